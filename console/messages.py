@@ -1,0 +1,205 @@
+"""The wire vocabulary: typed commands (browser -> kernel) and events (kernel -> browser).
+
+Every message is a frozen dataclass with a `type` tag. `to_wire` turns one into the JSON dict
+sent over Socket.IO (and through the kernel pipe); `from_wire` turns it back. docs/protocol.md
+lists every message here, and tests/test_protocol_docs.py keeps the two in step.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+KernelState = Literal["starting", "idle", "busy", "dead"]
+CellState = Literal["queued", "running", "done", "error", "interrupted", "cancelled"]
+
+_REGISTRY: dict[str, type["Message"]] = {}
+
+
+@dataclass(frozen=True)
+class Message:
+    type: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.type:
+            _REGISTRY[cls.type] = cls
+
+    def to_wire(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["type"] = self.type
+        return data
+
+
+def from_wire(data: dict[str, Any]) -> Message:
+    """Build the message named by data['type']; unknown types or fields raise ValueError."""
+    kind = data.get("type")
+    cls = _REGISTRY.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError(f"unknown message type {kind!r}")
+    names = {f.name for f in dataclasses.fields(cls)}
+    extra = set(data) - names - {"type"}
+    if extra:
+        raise ValueError(f"{kind}: unknown fields {sorted(extra)}")
+    try:
+        return cls(**{k: v for k, v in data.items() if k != "type"})
+    except TypeError as exc:
+        raise ValueError(f"{kind}: {exc}") from exc
+
+
+def message_types() -> dict[str, type[Message]]:
+    return dict(_REGISTRY)
+
+
+# ---------------------------------------------------------------- output inside a run
+# These are what the engine and the Python runtime produce while a cell runs; the session layer
+# stamps them with notebook, run and sequence numbers before they go on the wire.
+
+
+@dataclass(frozen=True)
+class OutputEvent(Message):
+    """A batch of output text from one source of one cell run.
+
+    source: "driver" or the Ray actor that printed it, e.g. "Network pid=1234".
+    stream: "stdout" | "stderr" | "system".
+    seq: per-run sequence number, 1-based, no gaps; a reconnecting client asks for seq > last.
+    """
+
+    type: ClassVar[str] = "output"
+    text: str
+    source: str = "driver"
+    stream: str = "stdout"
+    notebook_id: str = ""
+    cell_id: str = ""
+    run_id: str = ""
+    seq: int = 0
+
+
+@dataclass(frozen=True)
+class MetricsEvent(Message):
+    """One point of a run's metrics series: values such as loss/accuracy at a step.
+
+    source: the worker that reported it; step: epoch or batch number, as reported.
+    """
+
+    type: ClassVar[str] = "metrics"
+    values: dict[str, float]
+    source: str = "driver"
+    step: int | None = None
+    notebook_id: str = ""
+    cell_id: str = ""
+    run_id: str = ""
+    seq: int = 0
+    ts: float = 0.0
+
+
+@dataclass(frozen=True)
+class ResultEvent(Message):
+    """A cell's result table: the first rows, the total row count and the column types.
+
+    columns: [{"name": str, "type": str}]; rows: list of lists of JSON-safe values.
+    """
+
+    type: ClassVar[str] = "result"
+    name: str
+    columns: list[dict[str, str]]
+    rows: list[list[Any]]
+    total_rows: int
+    notebook_id: str = ""
+    cell_id: str = ""
+    run_id: str = ""
+
+
+@dataclass(frozen=True)
+class ErrorEvent(Message):
+    """A user error in a cell (parse, SQL, Python, data); never a server fault.
+
+    kind: "parse" | "sql" | "python" | "data" | "worker" | "kernel" | "interrupted".
+    line/column: 1-based, within the cell; traceback: the user's part only.
+    """
+
+    type: ClassVar[str] = "error"
+    kind: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+    traceback: str = ""
+    notebook_id: str = ""
+    cell_id: str = ""
+    run_id: str = ""
+
+
+@dataclass(frozen=True)
+class CellStatusEvent(Message):
+    """A cell run changed state; elapsed_ms is set when it ends."""
+
+    type: ClassVar[str] = "cell_status"
+    notebook_id: str
+    cell_id: str
+    run_id: str
+    status: CellState
+    elapsed_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class KernelStatusEvent(Message):
+    """The notebook's kernel changed state; reason explains a dead kernel (exit code, signal, OOM)."""
+
+    type: ClassVar[str] = "kernel_status"
+    notebook_id: str
+    status: KernelState
+    reason: str = ""
+
+
+# ---------------------------------------------------------------- commands from the browser
+
+
+@dataclass(frozen=True)
+class JoinCommand(Message):
+    """Join a notebook's room; the server replays stored output after `since` (run_id -> last seq)."""
+
+    type: ClassVar[str] = "join"
+    notebook_id: str
+    since: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunCellCommand(Message):
+    """Run one cell (its stored source)."""
+
+    type: ClassVar[str] = "run_cell"
+    notebook_id: str
+    cell_id: str
+
+
+@dataclass(frozen=True)
+class RunAllCommand(Message):
+    """Run every cell of the notebook in order."""
+
+    type: ClassVar[str] = "run_all"
+    notebook_id: str
+
+
+@dataclass(frozen=True)
+class RunFromCommand(Message):
+    """Run the given cell and every cell after it."""
+
+    type: ClassVar[str] = "run_from"
+    notebook_id: str
+    cell_id: str
+
+
+@dataclass(frozen=True)
+class InterruptCommand(Message):
+    """Interrupt the running cell and cancel the queued ones."""
+
+    type: ClassVar[str] = "interrupt"
+    notebook_id: str
+
+
+@dataclass(frozen=True)
+class RestartCommand(Message):
+    """Stop the kernel (its tables go) and start a fresh one."""
+
+    type: ClassVar[str] = "restart"
+    notebook_id: str
