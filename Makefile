@@ -1,0 +1,49 @@
+# Two commands: `make run` and `make test`. Everything else here is what they need.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+CONSOLE := $(VENV)/bin/mlsql-console
+DATA_DIR ?= ./console-data
+
+.PHONY: run test test-quick bench setup assets system-deps demo clean
+
+setup: $(VENV)/.installed assets
+
+# The venv is rebuilt when pyproject.toml changes (a stamp file records the last install).
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+	touch $@
+
+# One esbuild command bundles frontend/src into console/web/static/dist (not committed).
+assets: frontend/node_modules/.installed
+	cd frontend && npm run --silent build
+
+# Debian packages the tests drive for real: Chromium (Playwright) and PostgreSQL (store tests).
+system-deps:
+	@if ! command -v chromium >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium postgresql >/dev/null; \
+	fi
+
+demo: setup
+	$(CONSOLE) demo --data-dir $(DATA_DIR)
+
+run: demo
+	$(CONSOLE) serve --data-dir $(DATA_DIR)
+
+test: setup system-deps
+	$(PY) -m pytest -q
+
+test-quick: setup
+	$(PY) -m pytest -q -m "not slow"
+
+bench: setup
+	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) frontend/node_modules console/web/static/dist
