@@ -1,0 +1,142 @@
+"""Helpers the repository modules share: row -> record conversion, cell checks, saving a revision."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session
+
+from .db import new_id
+from .errors import Conflict, Invalid, NotFound
+from .models import CELL_KINDS, Cell, Notebook, Revision, utcnow
+from .records import CellRecord, NotebookInfo, NotebookRecord
+
+_CELL_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+MAX_CELLS = 10_000
+
+
+def info(nb: Notebook) -> NotebookInfo:
+    return NotebookInfo(
+        id=nb.id, name=nb.name, folder=nb.folder, owner_id=nb.owner_id, revision=nb.revision,
+        created_at=nb.created_at, updated_at=nb.updated_at,
+    )
+
+
+def load_cells(session: Session, notebook_id: str) -> list[CellRecord]:
+    rows = session.scalars(
+        select(Cell).where(Cell.notebook_id == notebook_id).order_by(Cell.position)
+    )
+    return [CellRecord(id=c.id, kind=c.kind, source=c.source, position=c.position) for c in rows]
+
+
+def record(session: Session, nb: Notebook) -> NotebookRecord:
+    return NotebookRecord(**info(nb).__dict__, cells=load_cells(session, nb.id))
+
+
+def lock_notebook(session: Session, notebook_id: str, base_revision: int | None = None) -> Notebook:
+    """The notebook row, locked for this transaction on databases that lock rows (PostgreSQL).
+
+    SQLite's write transactions already hold the database's single write lock. A stale
+    base_revision raises Conflict here, before a missing cell could hide the real cause.
+    """
+    if not isinstance(notebook_id, str):
+        raise NotFound(f"no notebook {notebook_id!r}")
+    nb = session.scalars(
+        select(Notebook).where(Notebook.id == notebook_id).with_for_update()
+    ).one_or_none()
+    if nb is None:
+        raise NotFound(f"no notebook {notebook_id!r}")
+    if base_revision is not None and base_revision != nb.revision:
+        raise Conflict(nb.revision)
+    return nb
+
+
+def check_kind(kind: object) -> str:
+    if kind not in CELL_KINDS:
+        raise Invalid(f"cell kind must be one of {', '.join(CELL_KINDS)}, not {kind!r}")
+    return str(kind)
+
+
+def check_source(source: object) -> str:
+    if not isinstance(source, str):
+        raise Invalid("cell source must be a string")
+    return source
+
+
+def clean_cells(cells: Iterable[Any], keep_ids: bool = True) -> list[dict[str, str]]:
+    """Validate cells given as mappings {kind, source, id?}; give new ids where none (or keep_ids=False)."""
+    if isinstance(cells, (str, bytes, Mapping)) or not isinstance(cells, Iterable):
+        raise Invalid("cells must be a list")
+    out: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, Mapping):
+            raise Invalid(f"cell {i + 1} must be an object")
+        cid = cell.get("id") if keep_ids else None
+        if cid is None:
+            cid = new_id()
+            while cid in seen:  # pragma: no cover - 62 random bits
+                cid = new_id()
+        elif not isinstance(cid, str) or not _CELL_ID.match(cid):
+            raise Invalid(f"cell {i + 1}: id must be 1-32 letters, digits, '_' or '-'")
+        if cid in seen:
+            raise Invalid(f"cell {i + 1}: id {cid!r} appears twice")
+        seen.add(cid)
+        out.append({
+            "id": cid,
+            "kind": check_kind(cell.get("kind", "mlsql")),
+            "source": check_source(cell.get("source", "")),
+        })
+    if len(out) > MAX_CELLS:
+        raise Invalid(f"a notebook holds at most {MAX_CELLS} cells")
+    return out
+
+
+def as_dicts(cells: Iterable[CellRecord]) -> list[dict[str, str]]:
+    return [{"id": c.id, "kind": c.kind, "source": c.source} for c in cells]
+
+
+def save_revision(
+    session: Session,
+    nb: Notebook,
+    base_revision: int | None,
+    author_id: int | None,
+    name: str,
+    cells: list[dict[str, str]] | None,
+) -> NotebookRecord:
+    """Write a new revision of a locked notebook: name, cells (None = unchanged) and a snapshot.
+
+    A stale base_revision raises Conflict before anything is written; None skips the check
+    (used by operations that do not depend on what the client saw, such as a restore by number).
+    """
+    if base_revision is not None and base_revision != nb.revision:
+        raise Conflict(nb.revision)
+    if cells is None:
+        cells = as_dicts(load_cells(session, nb.id))
+    else:
+        write_cells(session, nb.id, cells)
+    nb.name = name
+    nb.revision += 1
+    nb.updated_at = utcnow()
+    add_snapshot(session, nb, author_id, cells)
+    session.flush()
+    return record(session, nb)
+
+
+def write_cells(session: Session, notebook_id: str, cells: list[dict[str, str]]) -> None:
+    # Delete-then-insert keeps positions dense and sidesteps key clashes while cells reorder.
+    session.execute(delete(Cell).where(Cell.notebook_id == notebook_id))
+    if cells:
+        session.execute(insert(Cell), [
+            {"notebook_id": notebook_id, "id": c["id"], "position": i, "kind": c["kind"], "source": c["source"]}
+            for i, c in enumerate(cells)
+        ])
+
+
+def add_snapshot(session: Session, nb: Notebook, author_id: int | None, cells: list[dict[str, str]]) -> None:
+    session.add(Revision(
+        notebook_id=nb.id, number=nb.revision, author_id=author_id,
+        snapshot={"name": nb.name, "cells": [dict(c) for c in cells]},
+    ))

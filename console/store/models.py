@@ -1,0 +1,210 @@
+"""SQLAlchemy models of the notebook store: the tables, their keys and constraints.
+
+Only the repository modules of console/store use these classes; everything outside the store
+sees plain records (console/store/records.py). Alembic migrations in store/migrations must
+match this file; tests/store/test_migrations.py fails when they drift apart.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+# Explicit constraint names, so migrations can name what they alter on every database.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+CELL_KINDS = ("mlsql", "python", "markdown")
+ROLES = ("viewer", "runner", "editor", "owner")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamps stored as naive UTC and read back timezone-aware.
+
+    SQLite drops time zones and PostgreSQL converts them; storing naive UTC everywhere makes the
+    two behave the same.
+    """
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is not None:
+            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.replace(tzinfo=timezone.utc)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON}
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    display_name: Mapped[str] = mapped_column(String(128), default="")
+    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Folder(Base):
+    """An explicit folder, so an empty one survives; folders are also implied by notebook paths."""
+
+    __tablename__ = "folders"
+
+    path: Mapped[str] = mapped_column(String(512), primary_key=True)
+    owner_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Notebook(Base):
+    __tablename__ = "notebooks"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    folder: Mapped[str] = mapped_column(String(512), default="/", index=True)
+    owner_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    revision: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Cell(Base):
+    # Cell ids are unique within a notebook only, so a duplicate or an import keeps its cell ids.
+    __tablename__ = "cells"
+    __table_args__ = (CheckConstraint("kind IN ('mlsql', 'python', 'markdown')", name="kind"),)
+
+    notebook_id: Mapped[str] = mapped_column(
+        ForeignKey("notebooks.id", ondelete="CASCADE"), primary_key=True
+    )
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))
+    source: Mapped[str] = mapped_column(Text, default="")
+
+
+class Revision(Base):
+    __tablename__ = "revisions"
+    __table_args__ = (UniqueConstraint("notebook_id", "number", name="uq_revisions_notebook_number"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    notebook_id: Mapped[str] = mapped_column(ForeignKey("notebooks.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # {"name": str, "cells": [{"id", "kind", "source"}]}
+    snapshot: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class Run(Base):
+    # cell_id is not a foreign key: a run's output outlives an edit that deletes its cell, and a
+    # restored revision brings the cell (same id) back together with its last output.
+    __tablename__ = "runs"
+    __table_args__ = (Index("ix_runs_notebook_cell", "notebook_id", "cell_id", "started_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    notebook_id: Mapped[str] = mapped_column(ForeignKey("notebooks.id", ondelete="CASCADE"))
+    cell_id: Mapped[str] = mapped_column(String(32))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column()
+    source: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    output_bytes: Mapped[int] = mapped_column(Integer, default=0)
+    hidden_bytes: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class OutputChunk(Base):
+    __tablename__ = "output_chunks"
+    __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_output_chunks_run_seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(String(128), default="driver")
+    stream: Mapped[str] = mapped_column(String(16), default="stdout")
+    text: Mapped[str] = mapped_column(Text)
+    ts: Mapped[float] = mapped_column(Float)
+
+
+class MetricPoint(Base):
+    __tablename__ = "metric_points"
+    __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_metric_points_run_seq"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    seq: Mapped[int] = mapped_column(Integer)
+    source: Mapped[str] = mapped_column(String(128), default="driver")
+    step: Mapped[int | None] = mapped_column(Integer)
+    values: Mapped[dict[str, Any]] = mapped_column(JSON)
+    ts: Mapped[float] = mapped_column(Float)
+
+
+class Share(Base):
+    """A role on one notebook, or on a folder and everything under it."""
+
+    __tablename__ = "shares"
+    __table_args__ = (
+        CheckConstraint("role IN ('viewer', 'runner', 'editor', 'owner')", name="role"),
+        CheckConstraint(
+            "(notebook_id IS NULL) <> (folder_path IS NULL)", name="one_target"
+        ),
+        # No unique key: NULLs never collide in SQL, so set_share keeps one row per target+user.
+        Index("ix_shares_user", "user_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    notebook_id: Mapped[str | None] = mapped_column(ForeignKey("notebooks.id", ondelete="CASCADE"))
+    folder_path: Mapped[str | None] = mapped_column(String(512))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Link(Base):
+    """A revocable read-only link to a notebook and its outputs."""
+
+    __tablename__ = "links"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    token: Mapped[str] = mapped_column(String(64), unique=True)
+    notebook_id: Mapped[str] = mapped_column(ForeignKey("notebooks.id", ondelete="CASCADE"), index=True)
+    created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column()

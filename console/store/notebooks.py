@@ -1,0 +1,123 @@
+"""Notebooks: create, read, full update with base_revision, rename, move, delete, duplicate."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import delete, select
+
+from ._rows import add_snapshot, as_dicts, clean_cells, info, lock_notebook, record, save_revision, write_cells
+from .db import StoreBase, new_id
+from .errors import NotFound
+from .models import Notebook, utcnow
+from .paths import check_name, normalize_folder
+from .records import NotebookInfo, NotebookRecord
+
+
+class NotebooksMixin(StoreBase):
+    def create_notebook(
+        self,
+        name: str,
+        folder: str = "/",
+        owner_id: int | None = None,
+        cells: Iterable[Any] | None = None,
+        keep_ids: bool = True,
+    ) -> NotebookRecord:
+        """A new notebook at revision 1 (with its first snapshot); cells are {kind, source, id?}."""
+        name = check_name(name)
+        folder = normalize_folder(folder)
+        clean = clean_cells(cells or [], keep_ids=keep_ids)
+        with self._write() as s:
+            now = utcnow()
+            nb = Notebook(id=new_id(), name=name, folder=folder, owner_id=owner_id, revision=1,
+                          created_at=now, updated_at=now)
+            s.add(nb)
+            s.flush()
+            write_cells(s, nb.id, clean)
+            add_snapshot(s, nb, owner_id, clean)
+            s.flush()
+            return record(s, nb)
+
+    def get_notebook(self, notebook_id: str) -> NotebookRecord:
+        with self._read() as s:
+            nb = s.get(Notebook, notebook_id) if isinstance(notebook_id, str) else None
+            if nb is None:
+                raise NotFound(f"no notebook {notebook_id!r}")
+            return record(s, nb)
+
+    def get_notebook_info(self, notebook_id: str) -> NotebookInfo:
+        with self._read() as s:
+            nb = s.get(Notebook, notebook_id) if isinstance(notebook_id, str) else None
+            if nb is None:
+                raise NotFound(f"no notebook {notebook_id!r}")
+            return info(nb)
+
+    def find_notebooks(self, name: str | None = None, owner_id: int | None = None) -> list[NotebookInfo]:
+        """Notebooks with exactly this name and/or owner, oldest first."""
+        q = select(Notebook).order_by(Notebook.created_at, Notebook.id)
+        if name is not None:
+            q = q.where(Notebook.name == name)
+        if owner_id is not None:
+            q = q.where(Notebook.owner_id == owner_id)
+        with self._read() as s:
+            return [info(nb) for nb in s.scalars(q)]
+
+    def update_notebook(
+        self,
+        notebook_id: str,
+        base_revision: int,
+        name: str | None = None,
+        cells: Iterable[Any] | None = None,
+        author_id: int | None = None,
+    ) -> NotebookRecord:
+        """Replace name and/or all cells; a stale base_revision raises Conflict and writes nothing.
+
+        Cells that carry the id of an existing cell keep it (and so their last output).
+        """
+        new_name = check_name(name) if name is not None else None
+        clean = clean_cells(cells) if cells is not None else None
+        with self._write() as s:
+            nb = lock_notebook(s, notebook_id, base_revision)
+            return save_revision(s, nb, base_revision, author_id, new_name or nb.name, clean)
+
+    def rename_notebook(
+        self, notebook_id: str, name: str, base_revision: int | None = None, author_id: int | None = None
+    ) -> NotebookRecord:
+        """A new name is a new revision (snapshots hold the name)."""
+        name = check_name(name)
+        with self._write() as s:
+            nb = lock_notebook(s, notebook_id)
+            return save_revision(s, nb, base_revision, author_id, name, None)
+
+    def move_notebook(self, notebook_id: str, folder: str) -> NotebookInfo:
+        """Move to another folder; not a new revision (snapshots hold content, not place)."""
+        folder = normalize_folder(folder)
+        with self._write() as s:
+            nb = lock_notebook(s, notebook_id)
+            nb.folder = folder
+            nb.updated_at = utcnow()
+            s.flush()
+            return info(nb)
+
+    def delete_notebook(self, notebook_id: str) -> None:
+        """Delete a notebook with its cells, revisions, runs, outputs, shares and links."""
+        with self._write() as s:
+            lock_notebook(s, notebook_id)
+            # ON DELETE CASCADE removes the dependent rows in the database itself.
+            s.execute(delete(Notebook).where(Notebook.id == notebook_id))
+
+    def duplicate_notebook(
+        self,
+        notebook_id: str,
+        owner_id: int | None = None,
+        name: str | None = None,
+        folder: str | None = None,
+    ) -> NotebookRecord:
+        """A copy of the current content (cell ids kept, no runs, fresh history) owned by owner_id."""
+        src = self.get_notebook(notebook_id)
+        return self.create_notebook(
+            name if name is not None else f"{src.name} (copy)",
+            folder if folder is not None else src.folder,
+            owner_id=owner_id,
+            cells=as_dicts(src.cells),
+        )

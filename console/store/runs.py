@@ -1,0 +1,223 @@
+"""Runs of cells and what they produced: output chunks and metric points, numbered by seq.
+
+The session layer numbers chunks (1, 2, 3 ... per run) as they stream; a reconnecting page asks
+for outputs_since(run_id, last_seq). `latest_runs` is what a reloaded notebook shows per cell.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from .db import StoreBase, new_id
+from .errors import Exists, Invalid, NotFound
+from .models import MetricPoint, Notebook, OutputChunk, Run, utcnow
+from .records import MetricRecord, OutputRecord, RunRecord
+
+RUN_STATES = ("queued", "running", "done", "error", "interrupted", "cancelled")
+FINAL_STATES = ("done", "error", "interrupted", "cancelled")
+
+
+def _get(item: Any, name: str, default: Any = None) -> Any:
+    """Read a field from a mapping or an object (dicts, OutputEvent, MetricsEvent all work)."""
+    if isinstance(item, Mapping):
+        return item.get(name, default)
+    return getattr(item, name, default)
+
+
+def _run(r: Run, outputs: list[OutputRecord] | None = None, metrics: list[MetricRecord] | None = None) -> RunRecord:
+    return RunRecord(
+        id=r.id, notebook_id=r.notebook_id, cell_id=r.cell_id, user_id=r.user_id, status=r.status,
+        started_at=r.started_at, finished_at=r.finished_at, source=r.source, error=r.error,
+        result=r.result, output_bytes=r.output_bytes, hidden_bytes=r.hidden_bytes,
+        outputs=outputs, metrics=metrics,
+    )
+
+
+def _output(c: OutputChunk) -> OutputRecord:
+    return OutputRecord(run_id=c.run_id, seq=c.seq, text=c.text, source=c.source, stream=c.stream, ts=c.ts)
+
+
+def _metric(m: MetricPoint) -> MetricRecord:
+    return MetricRecord(run_id=m.run_id, seq=m.seq, values=m.values, source=m.source, step=m.step, ts=m.ts)
+
+
+def _seq(item: Any) -> int:
+    seq = _get(item, "seq")
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        raise Invalid(f"seq must be a positive integer, not {seq!r}")
+    return seq
+
+
+def _outputs(s: Session, run_ids: list[str], since: int = 0) -> dict[str, list[OutputRecord]]:
+    out: dict[str, list[OutputRecord]] = {rid: [] for rid in run_ids}
+    if run_ids:
+        q = select(OutputChunk).where(OutputChunk.run_id.in_(run_ids), OutputChunk.seq > since)
+        for c in s.scalars(q.order_by(OutputChunk.run_id, OutputChunk.seq)):
+            out[c.run_id].append(_output(c))
+    return out
+
+
+def _metrics(s: Session, run_ids: list[str], since: int = 0) -> dict[str, list[MetricRecord]]:
+    out: dict[str, list[MetricRecord]] = {rid: [] for rid in run_ids}
+    if run_ids:
+        q = select(MetricPoint).where(MetricPoint.run_id.in_(run_ids), MetricPoint.seq > since)
+        for m in s.scalars(q.order_by(MetricPoint.run_id, MetricPoint.seq)):
+            out[m.run_id].append(_metric(m))
+    return out
+
+
+class RunsMixin(StoreBase):
+    def create_run(
+        self, notebook_id: str, cell_id: str, source: str, user_id: int | None = None,
+        status: str = "queued",
+    ) -> RunRecord:
+        if status not in RUN_STATES:
+            raise Invalid(f"run status must be one of {', '.join(RUN_STATES)}")
+        with self._write() as s:
+            if s.get(Notebook, notebook_id) is None:
+                raise NotFound(f"no notebook {notebook_id!r}")
+            r = Run(id=new_id(16), notebook_id=notebook_id, cell_id=cell_id, user_id=user_id,
+                    status=status, started_at=utcnow(), source=source, output_bytes=0, hidden_bytes=0)
+            s.add(r)
+            s.flush()
+            return _run(r)
+
+    def get_run(self, run_id: str, with_outputs: bool = False) -> RunRecord:
+        with self._read() as s:
+            r = s.get(Run, run_id)
+            if r is None:
+                raise NotFound(f"no run {run_id!r}")
+            if not with_outputs:
+                return _run(r)
+            return _run(r, _outputs(s, [r.id])[r.id], _metrics(s, [r.id])[r.id])
+
+    def set_run_status(self, run_id: str, status: str) -> RunRecord:
+        """Move a run along (queued -> running); use finish_run for final states."""
+        if status not in RUN_STATES:
+            raise Invalid(f"run status must be one of {', '.join(RUN_STATES)}")
+        with self._write() as s:
+            r = s.get(Run, run_id)
+            if r is None:
+                raise NotFound(f"no run {run_id!r}")
+            r.status = status
+            if status == "running":
+                r.started_at = utcnow()
+            s.flush()
+            return _run(r)
+
+    def finish_run(
+        self, run_id: str, status: str, error: dict[str, Any] | None = None,
+        result: dict[str, Any] | None = None,
+    ) -> RunRecord:
+        """Record how a run ended: status done|error|interrupted|cancelled, the error event or result."""
+        if status not in FINAL_STATES:
+            raise Invalid(f"a finished run's status must be one of {', '.join(FINAL_STATES)}")
+        with self._write() as s:
+            r = s.get(Run, run_id)
+            if r is None:
+                raise NotFound(f"no run {run_id!r}")
+            r.status, r.error, r.result, r.finished_at = status, error, result, utcnow()
+            s.flush()
+            return _run(r)
+
+    def fail_unfinished_runs(self, status: str = "interrupted") -> int:
+        """Close runs a previous server left queued or running (a crash, a kill); returns how many."""
+        with self._write() as s:
+            res = s.execute(
+                update(Run).where(Run.status.in_(("queued", "running")))
+                .values(status=status, finished_at=utcnow(),
+                        error={"kind": "kernel", "message": "the server stopped while this cell ran"})
+            )
+            return int(res.rowcount or 0)  # type: ignore[attr-defined]
+
+    def append_output(self, run_id: str, chunks: Iterable[Any], hidden_bytes: int = 0) -> int:
+        """Store numbered output chunks ({seq, text, source, stream, ts} mappings or events).
+
+        hidden_bytes: output the session dropped from the inline copy (the middle of a huge log).
+        Returns the run's output_bytes after this batch. A seq stored already raises Exists and
+        the whole batch is left out.
+        """
+        rows = []
+        added = 0
+        for c in chunks:
+            text = _get(c, "text", "")
+            if not isinstance(text, str):
+                raise Invalid("output text must be a string")
+            added += len(text.encode("utf-8"))
+            rows.append(OutputChunk(
+                run_id=run_id, seq=_seq(c), text=text, source=_get(c, "source") or "driver",
+                stream=_get(c, "stream") or "stdout", ts=float(_get(c, "ts") or time.time()),
+            ))
+        try:
+            with self._write() as s:
+                r = s.get(Run, run_id)
+                if r is None:
+                    raise NotFound(f"no run {run_id!r}")
+                s.add_all(rows)
+                r.output_bytes += added
+                r.hidden_bytes += int(hidden_bytes)
+                s.flush()
+                return r.output_bytes
+        except IntegrityError as exc:
+            raise Exists(f"run {run_id}: an output chunk with one of these seq numbers exists") from exc
+
+    def outputs_since(self, run_id: str, seq: int = 0) -> list[OutputRecord]:
+        """The run's chunks with seq > `seq`, in order."""
+        with self._read() as s:
+            if s.get(Run, run_id) is None:
+                raise NotFound(f"no run {run_id!r}")
+            return _outputs(s, [run_id], seq)[run_id]
+
+    def last_output_seq(self, run_id: str) -> int:
+        with self._read() as s:
+            return int(s.scalar(select(func.max(OutputChunk.seq)).where(OutputChunk.run_id == run_id)) or 0)
+
+    def append_metrics(self, run_id: str, points: Iterable[Any]) -> None:
+        """Store numbered metric points ({seq, values, source, step, ts} mappings or MetricsEvents)."""
+        rows = []
+        for p in points:
+            values = _get(p, "values")
+            if not isinstance(values, Mapping):
+                raise Invalid("metric values must be an object")
+            step = _get(p, "step")
+            rows.append(MetricPoint(
+                run_id=run_id, seq=_seq(p), values=dict(values), source=_get(p, "source") or "driver",
+                step=step if isinstance(step, int) else None, ts=float(_get(p, "ts") or time.time()),
+            ))
+        try:
+            with self._write() as s:
+                if s.get(Run, run_id) is None:
+                    raise NotFound(f"no run {run_id!r}")
+                s.add_all(rows)
+        except IntegrityError as exc:
+            raise Exists(f"run {run_id}: a metric point with one of these seq numbers exists") from exc
+
+    def metrics_for(self, run_id: str, since: int = 0) -> list[MetricRecord]:
+        with self._read() as s:
+            if s.get(Run, run_id) is None:
+                raise NotFound(f"no run {run_id!r}")
+            return _metrics(s, [run_id], since)[run_id]
+
+    def latest_runs(self, notebook_id: str, with_outputs: bool = True) -> dict[str, RunRecord]:
+        """The newest run of each cell of the notebook (cell_id -> run), with outputs and metrics."""
+        ranked = (
+            select(Run.id, func.row_number().over(
+                partition_by=Run.cell_id, order_by=(Run.started_at.desc(), Run.id.desc())
+            ).label("rank"))
+            .where(Run.notebook_id == notebook_id)
+            .subquery()
+        )
+        q = select(Run).join(ranked, ranked.c.id == Run.id).where(ranked.c.rank == 1)
+        with self._read() as s:
+            if s.get(Notebook, notebook_id) is None:
+                raise NotFound(f"no notebook {notebook_id!r}")
+            runs = list(s.scalars(q))
+            ids = [r.id for r in runs]
+            outs = _outputs(s, ids) if with_outputs else {}
+            mets = _metrics(s, ids) if with_outputs else {}
+            return {r.cell_id: _run(r, outs.get(r.id), mets.get(r.id)) for r in runs}

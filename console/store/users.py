@@ -1,0 +1,77 @@
+"""Users: create, look up, list, set a password hash (hashing itself belongs to the auth layer)."""
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from .db import StoreBase
+from .errors import Exists, Invalid, NotFound
+from .models import User, utcnow
+from .records import UserRecord
+
+_USERNAME = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+
+
+def _user(u: User) -> UserRecord:
+    return UserRecord(id=u.id, username=u.username, display_name=u.display_name, is_admin=u.is_admin,
+                      created_at=u.created_at, has_password=u.password_hash is not None)
+
+
+class UsersMixin(StoreBase):
+    def create_user(
+        self, username: str, password_hash: str | None = None, display_name: str = "", is_admin: bool = False
+    ) -> UserRecord:
+        if not isinstance(username, str) or not _USERNAME.match(username):
+            raise Invalid("username must be 1-64 letters, digits or . _ @ -")
+        try:
+            with self._write() as s:
+                u = User(username=username, password_hash=password_hash, display_name=display_name or username,
+                         is_admin=is_admin, created_at=utcnow())
+                s.add(u)
+                s.flush()
+                return _user(u)
+        except IntegrityError as exc:
+            raise Exists(f"user {username!r} exists already") from exc
+
+    def ensure_user(self, username: str, display_name: str = "", is_admin: bool = False) -> UserRecord:
+        """The user with this name, created (without a password) when missing; safe under races."""
+        try:
+            return self.get_user_by_name(username)
+        except NotFound:
+            pass
+        try:
+            return self.create_user(username, display_name=display_name, is_admin=is_admin)
+        except Exists:  # created by another thread or process meanwhile
+            return self.get_user_by_name(username)
+
+    def get_user(self, user_id: int) -> UserRecord:
+        with self._read() as s:
+            u = s.get(User, user_id)
+            if u is None:
+                raise NotFound(f"no user {user_id!r}")
+            return _user(u)
+
+    def get_user_by_name(self, username: str) -> UserRecord:
+        with self._read() as s:
+            u = s.scalars(select(User).where(User.username == username)).one_or_none()
+            if u is None:
+                raise NotFound(f"no user {username!r}")
+            return _user(u)
+
+    def list_users(self) -> list[UserRecord]:
+        with self._read() as s:
+            return [_user(u) for u in s.scalars(select(User).order_by(User.username))]
+
+    def password_hash(self, username: str) -> str | None:
+        """The stored hash for a login check (None: no such user or no password)."""
+        with self._read() as s:
+            return s.scalar(select(User.password_hash).where(User.username == username))
+
+    def set_password(self, user_id: int, password_hash: str | None) -> None:
+        with self._write() as s:
+            u = s.get(User, user_id)
+            if u is None:
+                raise NotFound(f"no user {user_id!r}")
+            u.password_hash = password_hash
