@@ -78,22 +78,24 @@ class JdbcSource(Source):
             raise SourceError(f"no database driver for '{url}': {exc}") from None
 
     def read(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pa.Table":
-        from sqlalchemy import text
+        from sqlalchemy import select, text
         from sqlalchemy.exc import SQLAlchemyError
 
         opts, name = split_target(ctx, path, options)
-        query = option(opts, "directQuery") or option(options, "query")
+        query = option(opts, "directQuery")
         engine = self._engine(opts)
         try:
             with engine.connect() as conn:
                 types: dict[str, "pa.DataType"] = {}
-                if not query:
+                if query:
+                    result = conn.execute(text(query))
+                else:
                     table = self._reflect(conn, name)
                     if table is None:
                         raise SourceError(f"table {name} does not exist in {engine.url.render_as_string()}")
                     types = {c.name: arrow_type(c.type) for c in table.columns}
-                    query = f"SELECT * FROM {self._quoted(conn, name)}"
-                result = conn.execute(text(query))
+                    # A select over the reflected table lets the dialect turn stored text into dates etc.
+                    result = conn.execute(select(table))
                 return rows_to_arrow(list(result.keys()), _batches(result), types)
         except SQLAlchemyError as exc:
             raise SourceError(f"cannot load jdbc {path}: {_first_line(exc)}") from exc
@@ -140,15 +142,16 @@ class JdbcSource(Source):
         schema, _, base = name.rpartition(".")
         temp = f"{base}__new_{uuid.uuid4().hex[:8]}"
         temp_name = f"{schema}.{temp}" if schema else temp
-        with engine.begin() as conn:
-            created = self._create(conn, temp_name, table)
-            self._insert(conn, created, table)
         try:
+            with engine.begin() as conn:
+                created = self._create(conn, temp_name, table)
+                self._insert(conn, created, table)
             with engine.begin() as conn:
                 prep = conn.dialect.identifier_preparer
                 conn.execute(text(f"DROP TABLE {self._quoted(conn, name)}"))
                 conn.execute(text(f"ALTER TABLE {self._quoted(conn, temp_name)} RENAME TO {prep.quote(base)}"))
-        except Exception:
+        except BaseException:
+            # The half-filled table outlives a rollback where CREATE committed on its own.
             with engine.begin() as conn:
                 conn.execute(text(f"DROP TABLE IF EXISTS {self._quoted(conn, temp_name)}"))
             raise
@@ -235,6 +238,8 @@ def arrow_type(sql: Any) -> "pa.DataType | None":
     for cls, arrow in checks:
         if isinstance(sql, cls):
             return arrow
+    if isinstance(sql, t.Numeric) and sql.precision and sql.precision <= 38:
+        return pa.decimal128(sql.precision, sql.scale or 0)
     return None
 
 
