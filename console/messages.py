@@ -143,12 +143,34 @@ class CellStatusEvent(Message):
 
 @dataclass(frozen=True)
 class KernelStatusEvent(Message):
-    """The notebook's kernel changed state; reason explains a dead kernel (exit code, signal, OOM)."""
+    """The notebook's kernel changed state; reason explains a dead kernel (exit code, signal, OOM).
+
+    user_id: whose kernel it is; each (user, notebook) has its own kernel, all in one room.
+    """
 
     type: ClassVar[str] = "kernel_status"
     notebook_id: str
     status: KernelState
     reason: str = ""
+    user_id: int | None = None
+
+
+@dataclass(frozen=True)
+class OutputHiddenEvent(Message):
+    """Stands in for output chunks first_seq..last_seq of a run that are not sent inline.
+
+    Big outputs keep their head and tail inline; the middle is this marker, with the size hidden
+    and where the full log is (GET log_url).
+    """
+
+    type: ClassVar[str] = "output_hidden"
+    notebook_id: str
+    cell_id: str
+    run_id: str
+    first_seq: int
+    last_seq: int
+    hidden_bytes: int
+    log_url: str = ""
 
 
 # ---------------------------------------------------------------- commands from the browser
@@ -156,11 +178,23 @@ class KernelStatusEvent(Message):
 
 @dataclass(frozen=True)
 class JoinCommand(Message):
-    """Join a notebook's room; the server replays stored output after `since` (run_id -> last seq)."""
+    """Join a notebook's room; the server replays stored output after `since` (run_id -> last seq).
+
+    metrics_since: the same for metrics points (their seq is counted apart from output's).
+    """
 
     type: ClassVar[str] = "join"
     notebook_id: str
     since: dict[str, int] = field(default_factory=dict)
+    metrics_since: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LeaveCommand(Message):
+    """Leave a notebook's room (the page shows another notebook)."""
+
+    type: ClassVar[str] = "leave"
+    notebook_id: str
 
 
 @dataclass(frozen=True)
@@ -203,3 +237,18 @@ class RestartCommand(Message):
 
     type: ClassVar[str] = "restart"
     notebook_id: str
+
+
+# ---------------------------------------------------------------- server -> kernel process only
+
+
+@dataclass(frozen=True)
+class ExecuteCommand(Message):
+    """Run source in the kernel as run run_id (sent by the session layer; never by a browser)."""
+
+    type: ClassVar[str] = "execute"
+    notebook_id: str
+    cell_id: str
+    run_id: str
+    source: str
+    kind: str = "mlsql"
