@@ -3,6 +3,7 @@
 Everything outside this package uses `Store` and the records it returns; nothing else opens a
 database session.
 """
+from ._rows import valid_cell_id
 from .errors import Conflict, Exists, Invalid, NotFound, StoreError
 from .models import CELL_KINDS, ROLES
 from .paths import normalize_folder
@@ -25,7 +26,7 @@ from .store import Store
 
 __all__ = [
     "CELL_KINDS", "ROLES", "RUN_STATES", "FINAL_STATES", "Store", "StoreError", "NotFound", "Invalid",
-    "Conflict", "Exists", "normalize_folder", "CellRecord", "FolderListing", "LinkRecord", "MetricRecord",
+    "Conflict", "Exists", "normalize_folder", "valid_cell_id", "CellRecord", "FolderListing", "LinkRecord", "MetricRecord",
     "NotebookInfo", "NotebookRecord", "OutputRecord", "RevisionInfo", "RevisionRecord", "RunRecord",
     "ShareRecord", "UserRecord",
 ]

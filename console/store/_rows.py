@@ -17,6 +17,11 @@ _CELL_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 MAX_CELLS = 10_000
 
 
+def valid_cell_id(cell_id: object) -> bool:
+    """Whether a cell id can be kept as given: 1-32 letters, digits, '_' or '-'."""
+    return isinstance(cell_id, str) and bool(_CELL_ID.match(cell_id))
+
+
 def info(nb: Notebook) -> NotebookInfo:
     return NotebookInfo(
         id=nb.id, name=nb.name, folder=nb.folder, owner_id=nb.owner_id, revision=nb.revision,

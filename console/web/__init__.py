@@ -1,0 +1,60 @@
+"""The web tier: `create_app(overrides)` builds a Flask app with the JSON API, the frontend's
+pages and a Socket.IO server; nothing is created at import time.
+
+Settings come from console.config (defaults, then CONSOLE_* env, then `overrides`); other
+upper-case keys in `overrides` (TESTING, ...) go to Flask's own config. On app.extensions:
+"store" (console.store.Store), "config" (console.config.Config), "socketio"
+(flask_socketio.SocketIO, for console/web/sockets.py to attach handlers to).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flask import Flask
+
+from console.config import SETTINGS, load_config, ensure_secret_key
+
+STATIC_DIR = Path(__file__).parent / "static"
+_SETTING_NAMES = {s.name for s in SETTINGS}
+
+
+def create_app(overrides: dict[str, Any] | None = None) -> Flask:
+    from flask_socketio import SocketIO
+
+    from console.store import Store
+
+    from .api import create_api
+    from .auth import init_auth
+    from .deps import CONFIG_KEY, STORE_KEY
+    from .errors import register_error_handler
+    from .pages import create_blueprint as create_pages
+
+    overrides = dict(overrides or {})
+    flask_overrides = {k: overrides.pop(k) for k in list(overrides) if k not in _SETTING_NAMES}
+    cfg = load_config(overrides)
+    cfg.data_dir.mkdir(parents=True, exist_ok=True)
+
+    app = Flask("console.web", static_folder=str(STATIC_DIR), static_url_path="/static")
+    app.config.update(
+        SECRET_KEY=ensure_secret_key(cfg),
+        MAX_CONTENT_LENGTH=cfg.MAX_BODY_BYTES,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+    )
+    app.config.update(flask_overrides)
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+
+    store = Store(cfg.database_url)
+    app.extensions[STORE_KEY] = store
+    app.extensions[CONFIG_KEY] = cfg
+    init_auth(app, store)
+
+    register_error_handler(app)
+    app.register_blueprint(create_api())
+    app.register_blueprint(create_pages())
+
+    # Socket.IO registers itself as app.extensions["socketio"]; console/web/sockets.py adds the
+    # notebook namespace. Threading mode: gunicorn's gthread worker or the dev server.
+    SocketIO(app, async_mode="threading", max_http_buffer_size=cfg.MAX_BODY_BYTES)
+    return app

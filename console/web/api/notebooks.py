@@ -1,0 +1,89 @@
+"""Notebook endpoints: list by folder, create, get (with latest outputs), replace, rename, move,
+duplicate, delete."""
+from __future__ import annotations
+
+from flask import Blueprint, Response, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from .. import serialize
+from ..auth import current_user
+from ..deps import get_store
+from ..validate import base_revision, field, json_body
+
+
+def list_notebooks() -> ResponseReturnValue:
+    listing = get_store().list_folder(request.args.get("folder", "/"))
+    return jsonify({
+        "folder": listing.path,
+        "folders": [{"path": p, "name": p.rsplit("/", 1)[-1]} for p in listing.folders],
+        "notebooks": [serialize.notebook_info(nb) for nb in listing.notebooks],
+    })
+
+
+def create_notebook() -> ResponseReturnValue:
+    body = json_body()
+    nb = get_store().create_notebook(
+        field(body, "name", str),
+        field(body, "folder", str, "/"),
+        owner_id=current_user().id,
+        cells=field(body, "cells", list, []),
+    )
+    return jsonify(serialize.notebook(nb, {})), 201
+
+
+def get_notebook(notebook_id: str) -> ResponseReturnValue:
+    store = get_store()
+    nb = store.get_notebook(notebook_id)
+    return jsonify(serialize.notebook(nb, store.latest_runs(notebook_id)))
+
+
+def replace_notebook(notebook_id: str) -> ResponseReturnValue:
+    body = json_body()
+    nb = get_store().update_notebook(
+        notebook_id,
+        base_revision(body),
+        name=field(body, "name", str, None),
+        cells=field(body, "cells", list),
+        author_id=current_user().id,
+    )
+    return jsonify(serialize.notebook(nb))
+
+
+def rename_notebook(notebook_id: str) -> ResponseReturnValue:
+    body = json_body()
+    nb = get_store().rename_notebook(
+        notebook_id, field(body, "name", str), base_revision(body, required=False), current_user().id
+    )
+    return jsonify(serialize.notebook(nb))
+
+
+def move_notebook(notebook_id: str) -> ResponseReturnValue:
+    body = json_body()
+    return jsonify(serialize.notebook_info(get_store().move_notebook(notebook_id, field(body, "folder", str))))
+
+
+def duplicate_notebook(notebook_id: str) -> ResponseReturnValue:
+    body = json_body(required=False)
+    nb = get_store().duplicate_notebook(
+        notebook_id, owner_id=current_user().id,
+        name=field(body, "name", str, None), folder=field(body, "folder", str, None),
+    )
+    return jsonify(serialize.notebook(nb, {})), 201
+
+
+def delete_notebook(notebook_id: str) -> ResponseReturnValue:
+    get_store().delete_notebook(notebook_id)
+    return Response(status=204)
+
+
+def create_blueprint() -> Blueprint:
+    bp = Blueprint("notebooks", __name__, url_prefix="/notebooks")
+    bp.add_url_rule("", "list", list_notebooks, methods=["GET"])
+    bp.add_url_rule("", "create", create_notebook, methods=["POST"])
+    bp.add_url_rule("/<notebook_id>", "get", get_notebook, methods=["GET"])
+    bp.add_url_rule("/<notebook_id>", "replace", replace_notebook, methods=["PUT"])
+    bp.add_url_rule("/<notebook_id>", "delete", delete_notebook, methods=["DELETE"])
+    bp.add_url_rule("/<notebook_id>/rename", "rename", rename_notebook, methods=["POST"])
+    bp.add_url_rule("/<notebook_id>/move", "move", move_notebook, methods=["POST"])
+    bp.add_url_rule("/<notebook_id>/duplicate", "duplicate", duplicate_notebook, methods=["POST"])
+    return bp
