@@ -35,6 +35,8 @@ def run_include(session: "Session", stmt: lang.Include, run: Any) -> None:
             raise CellError("data", f"notebook '{name}' has no cell {index.strip()!r} (it has {len(cells)} cells)",
                             stmt.line, stmt.column)
         numbered = [numbered[int(index) - 1]]
+        if numbered[0][1][0] == "markdown":
+            raise CellError("data", f"cell {index.strip()} of notebook '{name}' is a markdown cell", stmt.line, stmt.column)
     session._including.append(name)
     try:
         for n, (kind, source) in numbered:

@@ -155,7 +155,7 @@ class Session:
         if table is None:
             names = ", ".join(sorted(self.tables)) or "none yet"
             raise CellError("data", f"table '{name}' not found; tables in this session: {names}",
-                            stmt.line, stmt.column)
+                            *lang.template.position_in(stmt, name))
         return table
 
     def _source_context(self) -> Any:
@@ -179,8 +179,9 @@ class Session:
         table = self._table(stmt.table, stmt)
         source = get_source(stmt.format)
         source.write(self._source_context(), table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
-        self.emit(OutputEvent(text=f"saved {stmt.table} ({table.num_rows} rows) to {stmt.format}.`{stmt.path}` "
-                                   f"({stmt.mode})\n", source="engine", stream="system"))
+        rows = f"{table.num_rows} row{'s' if table.num_rows != 1 else ''}"
+        self.emit(OutputEvent(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
+                              source="engine", stream="system"))
 
     def _run_set(self, stmt: lang.Set, run: _CellRun, cell: Any) -> None:
         kind = stmt.type

@@ -93,7 +93,7 @@ class SqlEngine:
             eline, ecol = err.get("line") or 1, err.get("col") or 1
             cell_line = line + eline - 1
             cell_col = column + ecol - 1 if eline == 1 else ecol
-            desc = err.get("description") or str(exc)
+            desc = re.sub(r"<class '[\w.]+\.(\w+)'>", r"\1", err.get("description") or str(exc))
             near = (err.get("highlight") or "").strip()
             raise CellError("sql", f"SQL syntax error: {desc}" + (f" near {near!r}" if near else ""),
                             cell_line, cell_col) from None

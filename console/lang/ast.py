@@ -24,10 +24,13 @@ class Statement:
             if f.name in ("offset", "source"):
                 continue
             parts.append(f"  {f.name}: {_show(getattr(self, f.name))}")
-        return "\n".join(parts)
+        # No trailing spaces: editors strip them from the golden files.
+        return "\n".join(ln.rstrip() for ln in "\n".join(parts).split("\n"))
 
 
 def _show(value: Any) -> str:
+    if isinstance(value, dict) and any(isinstance(v, str) and "\n" in v for v in value.values()):
+        return "".join(f"\n    {k}: " + _show(v).replace("\n", "\n  ") for k, v in value.items())
     if isinstance(value, str) and "\n" in value:
         return "|\n" + "\n".join("    " + ln for ln in value.split("\n"))
     return repr(value)

@@ -37,7 +37,9 @@ def substitute(text: str, variables: Mapping[str, str], stmt: ast.Statement | No
         if not strict:
             return m.group(0)
         line, col = position_in(stmt, m.group(0)) if stmt is not None else (1, 1)
-        known = ", ".join(sorted(k for k in variables if not k.startswith("__"))) or "none"
+        # A ChainMap's first map holds what the user set; the rest are built-ins not worth listing.
+        user = getattr(variables, "maps", [variables])[0]
+        known = ", ".join(sorted(k for k in user if not k.startswith("__"))) or "none"
         raise ParseError(f"unknown variable ${{{name}}} (variables set: {known})", cell, line, col,
                          "a variable set earlier with `set name = …`",
                          snippet_at(cell_text, line, col) if cell_text else "")
