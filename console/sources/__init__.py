@@ -1,4 +1,4 @@
-"""Read and write tables by format name: parquet, csv, json, text, delta, jdbc (see docs/sources.md).
+"""Read and write tables by format name: parquet, csv, json, text, delta, jdbc, binaryFile (docs/sources.md).
 
 `get_source(fmt)` returns the registered Source; `Source.read(ctx, path, options)` gives a
 pyarrow Table and `Source.write(ctx, table, path, mode, options, partition_by)` saves one.
@@ -6,7 +6,7 @@ Every user mistake surfaces as SourceError with a message meant for the notebook
 """
 from __future__ import annotations
 
-from . import delta, formats, jdbc  # noqa: F401  (importing registers the formats)
+from . import binary, delta, formats, jdbc  # noqa: F401  (importing registers the formats)
 from .base import Source, SourceContext, SourceError, get_source, known_formats, register
 
 __all__ = ["Source", "SourceContext", "SourceError", "get_source", "known_formats", "register"]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
-from .base import Source, SourceContext, SourceError, normalize_mode, schema_mismatch, schema_text
+from .base import Source, SourceContext, SourceError, normalize_mode
 from .paths import data_files, part_name, resolve, staged_write
 
 if TYPE_CHECKING:
@@ -173,5 +173,3 @@ def same_columns(existing: "pa.Schema", new: "pa.Schema") -> bool:
     """Names and types equal in order; nullability and metadata do not count."""
     return [(f.name, f.type) for f in existing] == [(f.name, f.type) for f in new]
 
-
-__all__ = ["FileSource", "schema_mismatch", "schema_text", "same_columns"]
