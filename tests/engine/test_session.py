@@ -1,0 +1,101 @@
+"""Session behaviour: the Delta round trip of the issue, catalog atomicity, results, settings, include."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from console.engine import Session
+from console.messages import OutputEvent
+
+
+def test_parquet_groupby_delta_round_trip_with_versions(session: Session, tmp_path: Path) -> None:
+    labels = pa.array([i % 10 for i in range(1000)], pa.int64())
+    pq.write_table(pa.table({"image": [[i, i] for i in range(1000)], "label": labels}), tmp_path / "mnist.parquet")
+    out = session.run_cell(f"""load parquet.`{tmp_path}/mnist.parquet` as mnist;
+select label, count(*) as n from mnist group by label order by label as c;
+save overwrite c as delta.`ai_model.counts`;
+load delta.`ai_model.counts` as c2;""")
+    assert out.ok, out.error
+    assert session.tables["c2"].sort_by("label").equals(session.tables["c"])
+    assert (tmp_path / "lake" / "ai_model" / "counts" / "_delta_log").is_dir()
+    out = session.run_cell("""select label, n * 2 as n from c as doubled;
+save overwrite doubled as delta.`ai_model.counts`;
+load delta.`ai_model.counts` where versionAsOf="1" as v1;
+load delta.`ai_model.counts` where versionAsOf="0" as v0;""")
+    assert out.ok, out.error
+    assert session.tables["v1"].sort_by("label").equals(session.tables["doubled"])
+    assert session.tables["v0"].sort_by("label").equals(session.tables["c"])
+
+
+def test_failed_statement_keeps_earlier_tables(session: Session) -> None:
+    assert session.run_cell("select 1 as a as t;").ok
+    t = session.tables["t"]
+    out = session.run_cell("select 2 as a as t2;\nselect nope from t as t;")
+    assert not out.ok and out.error is not None and out.error.kind == "sql" and out.error.line == 2
+    assert session.tables["t"] is t and "t2" in session.tables
+    assert out.tables_changed == ["t2"]
+
+
+def test_result_is_last_table_head_with_types(session: Session) -> None:
+    session.cfg["RESULT_ROWS"] = 3
+    out = session.run_cell("select id, cast('Infinity' as double) as inf, date'2024-01-02' as d, "
+                           "cast('abc' as binary) as b, array(1, 2) as arr from range(5) t(id) as r;")
+    assert out.ok and out.result is not None
+    assert out.result.total_rows == 5 and len(out.result.rows) == 3
+    assert [c["name"] for c in out.result.columns] == ["id", "inf", "d", "b", "arr"]
+    assert out.result.columns[0]["type"] == "int64"
+    assert out.result.rows[1] == [1, "inf", "2024-01-02", "base64:YWJj", [1, 2]]
+
+
+def test_python_settings_persist_and_replace(session: Session) -> None:
+    assert session.run_cell('!python conf "schema=file"; !python env "A=1";').ok
+    out = session.run_cell('!python conf "schema=st(field(a,long))";')
+    assert session.python_conf == {"schema": "st(field(a,long))"} and session.python_env == {"A": "1"}
+    assert out.result is not None and out.result.rows == [["schema", "st(field(a,long))"]]
+
+
+def test_variables_persist_between_cells(session: Session) -> None:
+    assert session.run_cell('set x = "5";').ok
+    out = session.run_cell("select ${x} as v as t;")
+    assert out.ok and out.result is not None and out.result.rows == [[5]]
+
+
+def test_save_emits_a_system_line(session: Session, events: list[Any]) -> None:
+    assert session.run_cell("select 1 as a as t; save overwrite t as parquet.`out/t`;").ok
+    assert any(isinstance(e, OutputEvent) and e.stream == "system" and "parquet.`out/t`" in e.text for e in events)
+
+
+def test_include_through_loader_and_cycles(tmp_path: Path) -> None:
+    from console.config import load_config
+
+    notebooks = {"lib": [("mlsql", "select 1 as one as one;"), ("markdown", "# x"), ("mlsql", "select 2 as two as two;")],
+                 "loop": [("mlsql", "include notebook.`loop`;")],
+                 "bad": [("mlsql", "select 1 as a as t;\nselect zz from t as u;")]}
+    s = Session(load_config({"DATA_DIR": str(tmp_path)}), notebook_loader=lambda name: notebooks[name])
+    out = s.run_cell("include notebook.`lib`;")
+    assert out.ok and set(s.tables) == {"one", "two"}
+    out = s.run_cell("include notebook.`loop`;")
+    assert out.error is not None and "include cycle: loop -> loop" in out.error.message
+    out = s.run_cell("\ninclude notebook.`bad#1`;")
+    assert out.error is not None and out.error.line == 2
+    assert out.error.message.startswith("in bad#1, line 2, column 8: Binder Error")
+    out = s.run_cell("include notebook.`missing`;")
+    assert out.error is not None and out.error.message.startswith("cannot include notebook 'missing'")
+
+
+def test_table_names_are_case_insensitive_in_sql(session: Session) -> None:
+    assert session.run_cell("select 1 as a as MyTable;").ok
+    out = session.run_cell("select a from mytable as t;")
+    assert out.ok, out.error
+
+
+def test_unexpected_failure_is_reported_not_raised(session: Session, monkeypatch: Any) -> None:
+    def boom(*args: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(session, "_run_select", boom)
+    out = session.run_cell("select 1 as a as t;")
+    assert out.error is not None and out.error.kind == "kernel" and "boom" in out.error.message
