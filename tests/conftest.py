@@ -1,0 +1,94 @@
+"""Shared fixtures: settings and a Flask app over a temporary data dir, and a real PostgreSQL.
+
+`postgres_url` starts Debian's PostgreSQL once per test session (initdb + pg_ctl as the postgres
+user, 127.0.0.1, a free port, in a temporary directory) and stops it at the end;
+`postgres_db` gives each test a fresh empty database on it.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from console.config import Config, load_config
+
+
+@pytest.fixture
+def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
+    # The developer's own CONSOLE_* variables must not leak into tests.
+    for key in list(os.environ):
+        if key.startswith("CONSOLE_"):
+            monkeypatch.delenv(key)
+    return load_config({"DATA_DIR": str(tmp_path / "data")})
+
+
+@pytest.fixture
+def app(cfg: Config) -> Iterator[Flask]:
+    from console.web import create_app
+
+    app = create_app({**cfg, "TESTING": True})
+    yield app
+    app.extensions["store"].close()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """URL of the `postgres` database of a PostgreSQL server private to this test session."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        pytest.fail("PostgreSQL is not installed (apt-get install -y postgresql; `make test` does it)")
+    bindir = Path(found[-1]).parent
+    # initdb refuses to run as root: run the server as the postgres user in a folder it owns.
+    as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    base = Path(tempfile.mkdtemp(prefix="console-pg-"))
+    data = base / "data"
+    if as_pg:
+        shutil.chown(base, "postgres", "postgres")
+    port = _free_port()
+
+    def pg(*args: str) -> None:
+        subprocess.run([*as_pg, *args], check=True, capture_output=True, timeout=120)
+
+    pg(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync")
+    opts = f"-h 127.0.0.1 -p {port} -k {base} -F -c max_connections=200"
+    pg(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "-o", opts, "start")
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        pg(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_db(postgres_url: str) -> Iterator[str]:
+    """URL of a new, empty database on the session's PostgreSQL, dropped after the test."""
+    import psycopg
+
+    name = "t_" + uuid.uuid4().hex[:12]
+    admin = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield postgres_url.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

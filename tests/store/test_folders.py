@@ -1,0 +1,72 @@
+"""Folders: implied by notebooks or explicit; listing, rename with everything below, delete."""
+from __future__ import annotations
+
+import pytest
+
+from console.store import Exists, Invalid, NotFound, Store
+
+
+def test_listing(store: Store) -> None:
+    store.create_notebook("top", "/")
+    store.create_notebook("deep", "/team/a/b")
+    store.create_notebook("a1", "/team/a")
+    store.create_folder("/team/empty")
+    store.create_folder("/solo")
+    root = store.list_folder("/")
+    assert root.folders == ["/solo", "/team"] and [n.name for n in root.notebooks] == ["top"]
+    team = store.list_folder("/team/")
+    assert team.path == "/team" and team.folders == ["/team/a", "/team/empty"] and team.notebooks == []
+    a = store.list_folder("/team/a")
+    assert a.folders == ["/team/a/b"] and [n.name for n in a.notebooks] == ["a1"]
+    assert store.list_folder("/missing").folders == []
+    assert store.folder_exists("/team/a/b") and not store.folder_exists("/team/b")
+
+
+def test_like_wildcards_are_literal(store: Store) -> None:
+    store.create_notebook("x", "/a_b/c")
+    store.create_notebook("y", "/axb/c")
+    store.create_notebook("z", "/a%/c")
+    assert store.list_folder("/a_b").folders == ["/a_b/c"]
+    store.rename_folder("/a_b", "/renamed")
+    assert sorted(store.list_folder("/").folders) == ["/a%", "/axb", "/renamed"]
+
+
+def test_rename_moves_everything_below(store: Store, user) -> None:
+    nb = store.create_notebook("n", "/old/sub")
+    store.create_folder("/old/empty")
+    store.set_share(user.id, "viewer", folder_path="/old/sub")
+    assert store.rename_folder("/old", "/new/place") == "/new/place"
+    assert store.get_notebook(nb.id).folder == "/new/place/sub"
+    assert store.list_folder("/new/place").folders == ["/new/place/empty", "/new/place/sub"]
+    assert not store.folder_exists("/old")
+    assert store.list_shares(user_id=user.id)[0].folder_path == "/new/place/sub"
+
+
+def test_rename_errors(store: Store) -> None:
+    store.create_notebook("n", "/a")
+    store.create_notebook("m", "/b")
+    with pytest.raises(Invalid):
+        store.rename_folder("/a", "/a/inside")
+    with pytest.raises(Exists):
+        store.rename_folder("/a", "/b")
+    with pytest.raises(NotFound):
+        store.rename_folder("/nope", "/c")
+    with pytest.raises(Invalid):
+        store.rename_folder("/", "/c")
+    with pytest.raises(Exists):
+        store.create_folder("/a")
+
+
+def test_delete(store: Store) -> None:
+    nb = store.create_notebook("n", "/full/x")
+    store.create_folder("/empty")
+    with pytest.raises(Exists, match="not empty"):
+        store.delete_folder("/full")
+    assert store.get_notebook(nb.id)
+    assert store.delete_folder("/empty") == 0
+    assert store.delete_folder("/full", recursive=True) == 1
+    with pytest.raises(NotFound):
+        store.get_notebook(nb.id)
+    assert store.list_folder("/").folders == []
+    with pytest.raises(NotFound):
+        store.delete_folder("/empty")
