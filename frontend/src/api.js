@@ -1,0 +1,78 @@
+// The JSON API under /api: one function per endpoint, errors as ApiError (409 as Conflict).
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.error) || `HTTP ${status}`);
+    this.status = status;
+    this.body = body || {};
+  }
+}
+
+// A write based on a stale revision; currentRevision is what the server holds now.
+export class Conflict extends ApiError {
+  get currentRevision() {
+    return this.body.current_revision;
+  }
+}
+
+function csrfToken() {
+  const meta = document.querySelector('meta[name="csrf-token"]');
+  if (meta) return meta.content;
+  const m = document.cookie.match(/(?:^|;\s*)csrf_token=([^;]+)/);
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+export function createApi(base = "/api") {
+  async function request(method, path, body) {
+    const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+    if (method !== "GET") init.headers["X-CSRF-Token"] = csrfToken();
+    if (body !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    const res = await fetch(base + path, init);
+    const text = await res.text();
+    let data = null;
+    try {
+      data = text ? JSON.parse(text) : null;
+    } catch {
+      data = { error: text.slice(0, 200) };
+    }
+    if (res.status === 409) throw new Conflict(res.status, data);
+    if (!res.ok) throw new ApiError(res.status, data);
+    return data;
+  }
+  const nb = (id) => `/notebooks/${encodeURIComponent(id)}`;
+  const cell = (id, cellId) => `${nb(id)}/cells/${encodeURIComponent(cellId)}`;
+  const q = (params) => {
+    const s = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== "")).toString();
+    return s ? `?${s}` : "";
+  };
+
+  return {
+    base,
+    request,
+    // workspace
+    listFolder: (folder = "/") => request("GET", `/notebooks${q({ folder })}`),
+
+    createFolder: (path) => request("POST", "/folders", { path }),
+    renameFolder: (path, newPath) => request("POST", "/folders/rename", { path, new_path: newPath }),
+    deleteFolder: (path, recursive = false) => request("DELETE", `/folders${q({ path, recursive: recursive ? "1" : "" })}`),
+    createNotebook: (body) => request("POST", "/notebooks", body),
+    renameNotebook: (id, name) => request("POST", `${nb(id)}/rename`, { name }),
+    moveNotebook: (id, folder) => request("POST", `${nb(id)}/move`, { folder }),
+    duplicateNotebook: (id, body = {}) => request("POST", `${nb(id)}/duplicate`, body),
+    deleteNotebook: (id) => request("DELETE", nb(id)),
+    // The body is the notebook file itself (JSON); the folder goes in the query.
+    importNotebook: (data, folder) => request("POST", `/notebooks/import${q({ folder })}`, data),
+    exportUrl: (id) => `${base}${nb(id)}/export`,
+    // one notebook
+    getNotebook: (id) => request("GET", nb(id)),
+    putNotebook: (id, body) => request("PUT", nb(id), body),
+    addCell: (id, body) => request("POST", `${nb(id)}/cells`, body),
+    patchCell: (id, cellId, body) => request("PATCH", cell(id, cellId), body),
+    moveCell: (id, cellId, body) => request("POST", `${cell(id, cellId)}/move`, body),
+    deleteCell: (id, cellId, baseRevision) => request("DELETE", `${cell(id, cellId)}${q({ base_revision: baseRevision })}`, { base_revision: baseRevision }),
+    logUrl: (id, runId) => `${base}${nb(id)}/runs/${encodeURIComponent(runId)}/log`,
+  };
+}

@@ -1,0 +1,154 @@
+// One cell on the notebook page: its header (kind, run state, time, actions), its editor (or
+// rendered Markdown) and its output. It reports what the user does as CustomEvents on its element
+// ("cell-action" with {cellId, action}, "cell-edit" with {cellId, source}); the notebook decides.
+
+import { h, emit } from "./dom.js";
+import { createEditor } from "./editor.js";
+import { editorBindings } from "./shortcuts.js";
+import { renderMarkdown } from "./markdown.js";
+import { CellOutput } from "./output.js";
+import { formatElapsed } from "./paging.js";
+
+const KINDS = [["mlsql", "MLSQL"], ["python", "Python"], ["markdown", "Markdown"]];
+const STATUS_TEXT = {
+  queued: "queued", running: "running", done: "done", error: "failed",
+  interrupted: "interrupted", cancelled: "cancelled",
+};
+
+export class Cell {
+  constructor({ id, kind, source }, { downloadUrl, readOnly = false }) {
+    this.id = id;
+    this.kind = kind;
+    this.source = source;
+    this.status = "";
+    this.startedAt = 0;
+    this.elapsedMs = null;
+    this.editing = false;
+
+    const button = (action, text, title) =>
+      h("button.icon", { type: "button", title, dataset: { action }, text });
+    this.kindSelect = h("select.kind", { title: "Cell kind", dataset: { role: "kind" }, disabled: readOnly },
+      KINDS.map(([value, label]) => h("option", { value, text: label, selected: value === kind })));
+    this.statusEl = h("span.status", { dataset: { role: "status" } });
+    this.timeEl = h("span.elapsed", { dataset: { role: "elapsed" } });
+    this.editorBox = h("div.cell-editor");
+    this.markdownView = h("div.markdown-view", { dataset: { role: "markdown" }, title: "Double-click to edit" });
+    this.output = new CellOutput({ downloadUrl });
+
+    this.el = h("section.cell", { dataset: { cellId: id, kind }, tabIndex: -1 },
+      h("div.cell-head", {},
+        button("run", "▶", "Run (Shift+Enter)"),
+        this.kindSelect, this.statusEl, this.timeEl,
+        h("span.spacer"),
+        button("run-from", "▶▶", "Run from here to the end"),
+        button("move-up", "↑", "Move up"),
+        button("move-down", "↓", "Move down"),
+        button("insert-below", "+", "Add a cell below"),
+        button("delete", "✕", "Delete the cell")),
+      this.editorBox, this.markdownView, this.output.el);
+
+    this.editor = createEditor(this.editorBox, {
+      doc: source,
+      kind,
+      readOnly,
+      keys: editorBindings((action) => this.act(action)),
+      onChange: (text) => {
+        this.source = text;
+        this.output.el.querySelector('[data-role="error"]')?.classList.add("outdated");
+        emit(this.el, "cell-edit", { cellId: this.id, source: text });
+      },
+    });
+
+    this.el.addEventListener("click", (e) => {
+      const b = e.target.closest("button[data-action]");
+      if (b && this.el.contains(b) && b.closest(".cell-head")) this.act(b.dataset.action);
+    });
+    this.kindSelect.addEventListener("change", () => this.act(`kind-${this.kindSelect.value}`));
+    this.markdownView.addEventListener("dblclick", () => this.startEditing());
+    this.el.addEventListener("cell-error-line", (e) => this.editor.markError(e.detail.line));
+    this.el.addEventListener("focusin", () => emit(this.el, "cell-select", { cellId: this.id }));
+    this.showKind();
+  }
+
+  act(action) {
+    emit(this.el, "cell-action", { cellId: this.id, action });
+  }
+
+  setKind(kind) {
+    this.kind = kind;
+    this.el.dataset.kind = kind;
+    this.kindSelect.value = kind;
+    this.editor.setKind(kind);
+    this.showKind();
+  }
+
+  // Markdown cells show their rendering until edited; code cells always show the editor.
+  showKind() {
+    const md = this.kind === "markdown";
+    const rendered = md && !this.editing;
+    this.editorBox.hidden = rendered;
+    this.markdownView.hidden = !rendered;
+    if (rendered) renderMarkdown(this.source, this.markdownView);
+  }
+
+  startEditing() {
+    this.editing = true;
+    this.showKind();
+    this.editor.focus();
+  }
+
+  stopEditing() {
+    this.editing = false;
+    this.showKind();
+  }
+
+  setSource(source) {
+    this.source = source;
+    this.editor.setText(source);
+    this.showKind();
+  }
+
+  // cell_status event: queued/running/done/error/interrupted/cancelled (+ elapsed_ms at the end).
+  setStatus(status, elapsedMs) {
+    this.status = status;
+    this.el.dataset.status = status;
+    this.statusEl.textContent = STATUS_TEXT[status] || status;
+    if (status === "running" && !this.startedAt) this.startedAt = Date.now();
+    if (elapsedMs !== undefined && elapsedMs !== null) this.elapsedMs = elapsedMs;
+    if (status !== "running" && status !== "queued") this.startedAt = 0;
+    this.tick();
+  }
+
+  // Called by the notebook's clock while the cell runs.
+  tick() {
+    if (this.status === "running" && this.startedAt) this.timeEl.textContent = formatElapsed(Date.now() - this.startedAt);
+    else if (this.status === "queued") this.timeEl.textContent = "";
+    else this.timeEl.textContent = formatElapsed(this.elapsedMs);
+  }
+
+  // A new run of this cell: its output replaces the old one.
+  startRun(runId) {
+    if (this.output.startRun(runId)) {
+      this.editor.clearError();
+      this.elapsedMs = null;
+      this.startedAt = 0;
+    }
+  }
+
+  loadRun(run) {
+    this.output.loadRun(run);
+    const elapsed = run.elapsed_ms ?? (run.finished_at && run.started_at ? Date.parse(run.finished_at) - Date.parse(run.started_at) : null);
+    this.setStatus(run.status, elapsed);
+    if (run.status === "running" && run.started_at) this.startedAt = Date.parse(run.started_at);
+  }
+
+  focus() {
+    this.el.focus({ preventScroll: false });
+    this.el.scrollIntoView({ block: "nearest" });
+  }
+
+  destroy() {
+    this.editor.destroy();
+    this.el.remove();
+  }
+}

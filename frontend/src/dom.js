@@ -1,0 +1,44 @@
+// Tiny DOM helpers shared by the page modules. User data only ever goes in through textContent.
+
+// h("button.primary", {dataset: {action: "run"}, title: "Run"}, "Run") -> element
+export function h(spec, props = {}, ...children) {
+  const [tag, ...classes] = spec.split(".");
+  const el = document.createElement(tag || "div");
+  if (classes.length) el.className = classes.join(" ");
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "dataset") Object.assign(el.dataset, value);
+    else if (key === "text") el.textContent = value;
+    else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else if (key in el && typeof value !== "string") el[key] = value;
+    else el.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export function emit(target, name, detail) {
+  target.dispatchEvent(new CustomEvent(name, { detail, bubbles: true }));
+}
+
+export function debounce(fn, ms) {
+  let timer = null;
+  const wrapped = (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = null;
+      fn(...args);
+    }, ms);
+  };
+  wrapped.flush = (...args) => {
+    if (timer === null) return;
+    clearTimeout(timer);
+    timer = null;
+    fn(...args);
+  };
+  wrapped.pending = () => timer !== null;
+  return wrapped;
+}

@@ -1,0 +1,141 @@
+// The code editor of one cell: CodeMirror 6 with MLSQL / Python / plain text, the `--%`
+// annotation lines of Python cells marked, and the failing line of an error highlighted.
+
+import { EditorState, StateEffect, StateField, Compartment, Prec, RangeSetBuilder } from "@codemirror/state";
+import {
+  EditorView, keymap, lineNumbers, drawSelection, highlightActiveLine, Decoration, ViewPlugin,
+  highlightSpecialChars,
+} from "@codemirror/view";
+import {
+  StreamLanguage, syntaxHighlighting, HighlightStyle, bracketMatching, indentOnInput, indentUnit,
+} from "@codemirror/language";
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { python } from "@codemirror/lang-python";
+import { tags as t } from "@lezer/highlight";
+import { mlsqlStream } from "./mlsql-lang.js";
+
+// Colours come from CSS variables so one style serves light and dark (see style.css).
+const highlight = HighlightStyle.define([
+  { tag: [t.keyword, t.operatorKeyword, t.controlKeyword, t.definitionKeyword, t.moduleKeyword], color: "var(--hl-keyword)", fontWeight: "600" },
+  { tag: [t.string, t.special(t.string)], color: "var(--hl-string)" },
+  { tag: [t.comment, t.lineComment, t.blockComment], color: "var(--hl-comment)", fontStyle: "italic" },
+  { tag: [t.number, t.bool, t.null], color: "var(--hl-number)" },
+  { tag: [t.typeName, t.className], color: "var(--hl-type)" },
+  { tag: [t.special(t.variableName), t.function(t.variableName), t.function(t.propertyName)], color: "var(--hl-function)" },
+  { tag: [t.definition(t.variableName)], color: "var(--hl-def)" },
+]);
+
+const mlsql = StreamLanguage.define(mlsqlStream);
+
+function languageFor(kind) {
+  if (kind === "python") return [python(), annotationLines];
+  if (kind === "mlsql") return mlsql;
+  return []; // markdown: plain text while editing, rendered when not
+}
+
+// `--%python`, `--%input=t`, `#%output=m`: header lines at column 0 of a Python cell.
+const annotationMark = Decoration.line({ class: "cm-annotation" });
+const ANNOTATION = /^(--%|#%)/;
+
+const annotationLines = ViewPlugin.fromClass(
+  class {
+    constructor(view) {
+      this.decorations = this.build(view);
+    }
+    update(u) {
+      if (u.docChanged || u.viewportChanged) this.decorations = this.build(u.view);
+    }
+    build(view) {
+      const b = new RangeSetBuilder();
+      for (const { from, to } of view.visibleRanges) {
+        for (let pos = from; pos <= to; ) {
+          const line = view.state.doc.lineAt(pos);
+          if (ANNOTATION.test(line.text)) b.add(line.from, line.from, annotationMark);
+          pos = line.to + 1;
+        }
+      }
+      return b.finish();
+    }
+  },
+  { decorations: (v) => v.decorations },
+);
+
+// The error line: set by an error card, cleared as soon as the user edits the cell.
+const setErrorLine = StateEffect.define();
+const errorMark = Decoration.line({ class: "cm-error-line" });
+
+const errorLine = StateField.define({
+  create: () => Decoration.none,
+  update(deco, tr) {
+    for (const e of tr.effects) {
+      if (e.is(setErrorLine)) {
+        const n = e.value;
+        if (!n || n < 1 || n > tr.state.doc.lines) return Decoration.none;
+        const line = tr.state.doc.line(n);
+        return Decoration.set([errorMark.range(line.from)]);
+      }
+    }
+    return tr.docChanged ? Decoration.none : deco.map(tr.changes);
+  },
+  provide: (f) => EditorView.decorations.from(f),
+});
+
+const theme = EditorView.theme({
+  "&": { fontSize: "13px" },
+  ".cm-content": { fontFamily: "var(--mono)", caretColor: "var(--fg)" },
+  ".cm-gutters": { background: "transparent", border: "none", color: "var(--muted)" },
+  "&.cm-focused": { outline: "none" },
+});
+
+// keys: cell-level bindings (Shift-Enter, Escape...) that must win over the editor's own.
+export function createEditor(parent, { doc, kind, onChange, keys = [], readOnly = false }) {
+  const language = new Compartment();
+  const editable = new Compartment();
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({
+      doc,
+      extensions: [
+        Prec.highest(keymap.of(keys)),
+        lineNumbers(),
+        highlightSpecialChars(),
+        history(),
+        drawSelection(),
+        indentOnInput(),
+        bracketMatching(),
+        highlightActiveLine(),
+        indentUnit.of("    "),
+        syntaxHighlighting(highlight),
+        keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
+        language.of(languageFor(kind)),
+        editable.of(EditorView.editable.of(!readOnly)),
+        errorLine,
+        theme,
+        EditorView.lineWrapping,
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged && onChange) onChange(u.state.doc.toString());
+        }),
+      ],
+    }),
+  });
+  return {
+    view,
+    text: () => view.state.doc.toString(),
+    setText(text) {
+      if (text === view.state.doc.toString()) return;
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+    },
+    setKind: (k) => view.dispatch({ effects: language.reconfigure(languageFor(k)) }),
+    markError(line) {
+      view.dispatch({ effects: setErrorLine.of(line) });
+      if (line && line <= view.state.doc.lines) {
+        const pos = view.state.doc.line(line).from;
+        view.dispatch({ effects: EditorView.scrollIntoView(pos, { y: "nearest" }) });
+      }
+    },
+    clearError: () => view.dispatch({ effects: setErrorLine.of(null) }),
+    focus: () => view.focus(),
+    hasFocus: () => view.hasFocus,
+    destroy: () => view.destroy(),
+  };
+}

@@ -1,0 +1,191 @@
+// The DOM of a cell's live log: at most `windowLines` lines are in the page, writes are batched
+// into one animation frame, and a source filter (driver / each actor) narrows what is shown.
+//
+// Why the window: a cell that prints 50 MB must not put a million nodes in the page (the Jupyter
+// and marimo freezes in notebook-anchors.md). The model keeps the lines; the page shows the tail,
+// with a button that brings earlier lines in, a few hundred at a time.
+
+import { h } from "./dom.js";
+import { fmt, formatBytes } from "./paging.js";
+
+const MAX_LINE_CHARS = 4000; // a single 50 MB line is cut for display; the download has it all
+const MORE_STEP = 500;
+
+export class LogView {
+  constructor(model, { windowLines = 400 } = {}) {
+    this.model = model;
+    this.windowLines = windowLines;
+    this.filter = "";
+    this.nodes = new Map(); // absolute line index -> element
+    this.order = []; // absolute indexes in the page, ascending
+    this.renderedEnd = 0; // model lines below this index have been considered
+    this.knownSources = 0;
+    this.frame = 0;
+    this.full = true;
+
+    this.select = h("select.log-filter", { title: "Show lines from one source", dataset: { role: "log-filter" } },
+      h("option", { value: "", text: "all sources" }));
+    this.select.addEventListener("change", () => {
+      this.filter = this.select.value;
+      this.full = true;
+      this.schedule();
+    });
+    this.moreButton = h("button.log-more", { type: "button", dataset: { action: "log-more" }, hidden: true });
+    this.moreButton.addEventListener("click", () => {
+      this.windowLines += MORE_STEP;
+      this.full = true;
+      this.schedule();
+    });
+    this.droppedNote = h("div.log-dropped", { hidden: true });
+    this.lines = h("div.log-lines", { dataset: { role: "log-lines" } });
+    this.bar = h("div.log-bar", { hidden: true }, this.select);
+    this.el = h("div.log", { dataset: { role: "log" }, hidden: true },
+      this.bar, this.droppedNote, this.moreButton, this.lines);
+  }
+
+  schedule() {
+    if (this.frame) return;
+    // rAF does not run in a background tab; output keeps accumulating in the model meanwhile.
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.flush();
+    });
+  }
+
+  // Render immediately (first paint of stored output, tests).
+  flush() {
+    const m = this.model;
+    const atBottom = this.lines.scrollHeight - this.lines.scrollTop - this.lines.clientHeight < 24;
+    if (m.sources.size !== this.knownSources) this.refreshSources();
+    if (this.full) this.renderAll();
+    else this.renderIncrement();
+    this.el.hidden = m.end === 0;
+    this.bar.hidden = m.sources.size < 2;
+    if (m.dropped) {
+      this.droppedNote.hidden = false;
+      this.droppedNote.textContent = `${fmt(m.dropped)} earlier lines are not kept in the page; download the full log for them`;
+    }
+    if (atBottom) this.lines.scrollTop = this.lines.scrollHeight;
+  }
+
+  matches(line) {
+    return !this.filter || line.source === this.filter || !!line.hidden;
+  }
+
+  renderAll() {
+    const m = this.model;
+    m.takeDirty();
+    const picked = [];
+    let earlier = 0;
+    for (let i = m.end - 1; i >= m.first; i--) {
+      if (!this.matches(m.line(i))) continue;
+      if (picked.length < this.windowLines) picked.push(i);
+      else earlier++;
+    }
+    picked.reverse();
+    this.nodes.clear();
+    const frag = document.createDocumentFragment();
+    for (const i of picked) frag.append(this.makeLine(i));
+    this.lines.replaceChildren(frag);
+    this.order = picked;
+    this.hiddenAbove = earlier;
+    this.renderedEnd = m.end;
+    this.full = false;
+    this.updateMore();
+  }
+
+  renderIncrement() {
+    const m = this.model;
+    for (const i of m.takeDirty()) {
+      const node = this.nodes.get(i);
+      if (node) this.fillLine(node, m.line(i));
+    }
+    const frag = document.createDocumentFragment();
+    for (let i = Math.max(this.renderedEnd, m.first); i < m.end; i++) {
+      if (!this.matches(m.line(i))) continue;
+      frag.append(this.makeLine(i));
+      this.order.push(i);
+    }
+    this.renderedEnd = m.end;
+    this.lines.append(frag);
+    // Keep the page bounded: drop the oldest rendered lines (and any the model already dropped).
+    let cut = 0;
+    while (this.order.length - cut > this.windowLines || (cut < this.order.length && this.order[cut] < m.first)) cut++;
+    if (cut) {
+      for (const i of this.order.slice(0, cut)) {
+        this.nodes.get(i)?.remove();
+        this.nodes.delete(i);
+      }
+      this.order = this.order.slice(cut);
+      this.hiddenAbove += cut;
+    }
+    this.updateMore();
+  }
+
+  updateMore() {
+    this.moreButton.hidden = !this.hiddenAbove;
+    if (this.hiddenAbove) this.moreButton.textContent = `show ${fmt(Math.min(MORE_STEP, this.hiddenAbove))} earlier lines (${fmt(this.hiddenAbove)} hidden)`;
+  }
+
+  makeLine(i) {
+    const line = this.model.line(i);
+    if (line.hidden) return this.makeMarker(i, line.hidden);
+    const el = document.createElement("div");
+    el.className = line.stream === "stderr" ? "line err" : line.stream === "system" ? "line sys" : "line";
+    if (line.source !== "driver") {
+      const tag = document.createElement("span");
+      tag.className = "src";
+      tag.textContent = line.source;
+      el.append(tag);
+    }
+    el.append(document.createTextNode(""));
+    el.dataset.source = line.source;
+    this.nodes.set(i, el);
+    this.fillLine(el, line);
+    return el;
+  }
+
+  makeMarker(i, { bytes, url }) {
+    const el = h("div.line.hidden-marker", { dataset: { role: "hidden-marker" } },
+      h("span", { text: `… ${formatBytes(bytes)} hidden … ` }),
+      url ? h("a", { href: url, download: "", dataset: { role: "download-log" }, text: "download the full log" }) : null);
+    this.nodes.set(i, el);
+    return el;
+  }
+
+  fillLine(el, line) {
+    if (line.hidden) return;
+    let text = line.text;
+    if (text.length > MAX_LINE_CHARS) text = `${text.slice(0, MAX_LINE_CHARS)} … (${fmt(line.text.length - MAX_LINE_CHARS)} more characters)`;
+    el.lastChild.data = text;
+    if (line.stream === "stderr") el.classList.add("err");
+  }
+
+  refreshSources() {
+    const have = new Set([...this.select.options].map((o) => o.value));
+    for (const s of [...this.model.sources].sort()) {
+      if (!have.has(s)) this.select.append(h("option", { value: s, text: s }));
+    }
+    this.knownSources = this.model.sources.size;
+  }
+
+  // The whole log as text, for "copy" and the download fallback.
+  text() {
+    const m = this.model;
+    const out = [];
+    for (let i = m.first; i < m.end; i++) out.push(m.line(i).text);
+    return out.join("\n");
+  }
+
+  reset() {
+    this.model.clear();
+    this.filter = "";
+    this.select.replaceChildren(h("option", { value: "", text: "all sources" }));
+    this.knownSources = 0;
+    this.windowLines = Math.min(this.windowLines, 400);
+    this.hiddenAbove = 0;
+    this.droppedNote.hidden = true;
+    this.full = true;
+    this.schedule();
+  }
+}

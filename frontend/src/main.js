@@ -1,0 +1,29 @@
+// Entry point: read the page's configuration from the root element once, then start the
+// workspace or the notebook page depending on the URL.
+
+import "uplot/dist/uPlot.min.css";
+import "./style.css";
+import { createApi } from "./api.js";
+import { WorkspacePage } from "./workspace.js";
+import { NotebookPage } from "./notebook.js";
+
+function start() {
+  const root = document.getElementById("app");
+  const d = root.dataset;
+  const config = {
+    api: d.api || "/api",
+    socketNamespace: d.socketNamespace || "/",
+    socketPath: d.socketPath || "/socket.io",
+    userId: d.userId || "",
+  };
+  const api = createApi(config.api);
+  const m = location.pathname.match(/^\/notebooks\/([^/]+)\/?$/);
+  const page = m
+    ? new NotebookPage(root, { api, config, notebookId: decodeURIComponent(m[1]) })
+    : new WorkspacePage(root, { api, config });
+  // Tests and the page-load benchmark read these.
+  window.consolePage = page;
+  page.start();
+}
+
+start();

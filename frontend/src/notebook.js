@@ -1,0 +1,439 @@
+// The notebook page: the toolbar, the cells, autosave, and the live channel to the kernel.
+// Stored outputs (GET /api/notebooks/<id>) are drawn first, then the page joins the notebook's
+// room with what it holds and continues live; `data-ready` on the root marks it interactive.
+
+import { h } from "./dom.js";
+import { Cell } from "./cell.js";
+import { Saver } from "./autosave.js";
+import { SeqTracker } from "./seqtracker.js";
+import { connectNotebook } from "./socket.js";
+import { bindCommandKeys, helpOverlay } from "./shortcuts.js";
+import { Banners } from "./banner.js";
+
+const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "kernel busy", dead: "kernel dead", none: "no kernel" };
+const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
+const FINAL = new Set(["done", "error", "interrupted", "cancelled"]);
+
+export class NotebookPage {
+  constructor(root, { api, config, notebookId }) {
+    this.root = root;
+    this.api = api;
+    this.config = config;
+    this.id = notebookId;
+    this.cells = new Map(); // id -> Cell
+    this.order = []; // cell ids top to bottom
+    this.selected = null;
+    this.outputSeq = new SeqTracker();
+    this.metricSeq = new SeqTracker();
+    this.pendingRuns = new Map(); // cellId -> run id announced by cell_status, not yet drawn
+  }
+
+  async start() {
+    this.buildShell();
+    let nb;
+    try {
+      nb = await this.api.getNotebook(this.id);
+    } catch (err) {
+      this.banners.show("load", `Could not open this notebook: ${err.message}`, [["Back to the workspace", () => { location.href = "/"; }]]);
+      this.root.dataset.ready = "error";
+      return;
+    }
+    this.nb = nb;
+    this.saver = new Saver({
+      notebookId: this.id,
+      revision: nb.revision,
+      patchSource: (cellId, source, base) => this.api.patchCell(this.id, cellId, { source, base_revision: base }),
+      onState: (s) => this.showSaveState(s),
+      onConflict: (err) => this.showConflict(err),
+      onRevision: (rev) => { this.root.dataset.revision = String(rev); },
+    });
+    this.root.dataset.revision = String(nb.revision);
+    this.setTitle(nb.name);
+    this.renderCells(nb.cells);
+    this.bindEvents();
+    this.offerBackup(nb);
+    this.clock = setInterval(() => this.tickRunning(), 250);
+    this.root.dataset.ready = "1";
+    this.connect();
+  }
+
+  buildShell() {
+    const btn = (action, text, title) => h("button", { type: "button", dataset: { action }, title, text });
+    this.titleInput = h("input.nb-name", { dataset: { role: "name" }, "aria-label": "Notebook name" });
+    this.saveState = h("span.save-state", { dataset: { role: "save-state" }, text: "saved" });
+    this.kernelBadge = h("span.kernel", { dataset: { role: "kernel", status: "none" }, text: KERNEL_TEXT.none });
+    this.connBadge = h("span.conn", { dataset: { role: "connection", state: "connecting" }, text: "connecting" });
+    this.help = helpOverlay();
+    this.banners = new Banners();
+    this.kernelCard = h("div.kernel-card", { dataset: { role: "kernel-dead" }, hidden: true });
+    this.cellList = h("div.cells", { dataset: { role: "cells" } });
+    const toolbar = h("header.toolbar", {},
+      h("a.home", { href: "/", title: "Workspace", text: "◧ MLSQL Console" }),
+      this.titleInput, this.saveState,
+      h("span.spacer"),
+      btn("run-all", "▶▶ Run all", "Run every cell"),
+      btn("interrupt", "■ Interrupt", "Interrupt the running cell (i i)"),
+      btn("restart", "↻ Restart", "Restart the kernel (0 0)"),
+      this.kernelBadge, this.connBadge,
+      h("a.button", { href: `${this.api.exportUrl(this.id)}?outputs=1`, download: "", title: "Download as a notebook file", text: "Export" }),
+      btn("help", "?", "Keyboard shortcuts"));
+    const addBar = h("div.add-bar", {},
+      btn("add-mlsql", "+ MLSQL", "Add an MLSQL cell at the end"),
+      btn("add-python", "+ Python", "Add a Python cell at the end"),
+      btn("add-markdown", "+ Markdown", "Add a Markdown cell at the end"));
+    this.root.replaceChildren(toolbar, this.banners.el, this.kernelCard,
+      h("main.notebook", {}, this.cellList, addBar), this.help.el);
+    this.root.dataset.page = "notebook";
+  }
+
+  setTitle(name) {
+    this.titleInput.value = name;
+    document.title = `${name} · MLSQL Console`;
+  }
+
+  makeCell(data) {
+    const cell = new Cell(data, { downloadUrl: (runId) => this.api.logUrl(this.id, runId) });
+    this.cells.set(cell.id, cell);
+    return cell;
+  }
+
+  renderCells(cells) {
+    const frag = document.createDocumentFragment();
+    this.order = [];
+    for (const data of cells) {
+      const cell = this.makeCell(data);
+      this.order.push(cell.id);
+      frag.append(cell.el);
+      if (data.last_run) this.loadRun(cell, data.last_run);
+    }
+    this.cellList.replaceChildren(frag);
+  }
+
+  loadRun(cell, run) {
+    cell.loadRun(run);
+    for (const chunk of run.outputs || []) this.outputSeq.note(run.id, chunk.last_seq || chunk.seq);
+    for (const point of run.metrics || []) this.metricSeq.note(run.id, point.seq);
+    // A run we have no output for yet still needs a cursor, or the join would not replay it.
+    if (!this.outputSeq.last.has(run.id)) this.outputSeq.note(run.id, 0);
+  }
+
+  // ------------------------------------------------------------------ live channel
+
+  connect() {
+    this.live = connectNotebook({
+      namespace: this.config.socketNamespace || "/",
+      path: this.config.socketPath || "/socket.io",
+      notebookId: this.id,
+      cursors: () => ({ since: this.cursorMap(this.outputSeq), metrics_since: this.cursorMap(this.metricSeq) }),
+      onEvent: (type, ev) => this.onEvent(type, ev),
+      onConnection: (state) => {
+        this.connBadge.dataset.state = state;
+        this.connBadge.textContent = state;
+      },
+    });
+  }
+
+  // Runs shown on the page with the last seq each holds (0 when none yet).
+  cursorMap(tracker) {
+    const out = {};
+    for (const cell of this.cells.values()) {
+      const run = cell.output.runId;
+      if (run) out[run] = tracker.last.get(run) || 0;
+    }
+    return out;
+  }
+
+  onEvent(type, ev) {
+    if (ev.notebook_id && ev.notebook_id !== this.id) return;
+    if (type === "kernel_status") return this.onKernel(ev);
+    const cell = this.cells.get(ev.cell_id);
+    if (!cell) {
+      if (type === "error") this.banners.show("kernel-error", `${ev.kind || "error"}: ${ev.message}`);
+      return;
+    }
+    switch (type) {
+      case "output":
+        if (!this.outputSeq.accept(ev.run_id, ev.seq)) return;
+        this.useRun(cell, ev.run_id);
+        cell.output.output(ev);
+        break;
+      case "output_hidden":
+        if (ev.last_seq && !this.outputSeq.accept(ev.run_id, ev.last_seq)) return;
+        this.useRun(cell, ev.run_id);
+        cell.output.hiddenOutput(ev);
+        break;
+      case "metrics":
+        if (!this.metricSeq.accept(ev.run_id, ev.seq)) return;
+        this.useRun(cell, ev.run_id);
+        cell.output.metrics(ev);
+        break;
+      case "result":
+        this.useRun(cell, ev.run_id);
+        cell.output.result(ev);
+        break;
+      case "error":
+        this.useRun(cell, ev.run_id);
+        cell.output.error(ev);
+        break;
+      case "cell_status":
+        this.onCellStatus(cell, ev);
+        break;
+      default:
+    }
+  }
+
+  // Output of a new run replaces the old run's; until it comes, the old one stays, dimmed.
+  useRun(cell, runId) {
+    if (!runId || cell.output.runId === runId) return;
+    cell.startRun(runId);
+    this.pendingRuns.delete(cell.id);
+  }
+
+  onCellStatus(cell, ev) {
+    if (ev.run_id !== cell.output.runId) {
+      if (FINAL.has(ev.status)) this.useRun(cell, ev.run_id);
+      else {
+        this.pendingRuns.set(cell.id, ev.run_id);
+        cell.output.markStale();
+      }
+    }
+    cell.setStatus(ev.status, ev.elapsed_ms);
+  }
+
+  onKernel(ev) {
+    if (ev.user_id !== undefined && ev.user_id !== null && this.config.userId && String(ev.user_id) !== this.config.userId) return;
+    const status = ev.status || "none";
+    this.kernelBadge.dataset.status = status;
+    this.kernelBadge.textContent = KERNEL_TEXT[status] || status;
+    this.root.dataset.kernel = status;
+    if (status === "dead") {
+      this.kernelCard.replaceChildren(
+        h("strong", { text: "The kernel stopped." }),
+        h("span", { text: ` ${ev.reason || "It exited without saying why."} Tables and variables of this session are gone; saved notebooks and outputs are kept.` }),
+        h("button", { type: "button", dataset: { action: "restart" }, text: "Start a new kernel" }));
+      this.kernelCard.hidden = false;
+    } else if (status === "starting" || status === "idle") {
+      this.kernelCard.hidden = true;
+    }
+  }
+
+  tickRunning() {
+    for (const cell of this.cells.values()) if (cell.status === "running") cell.tick();
+  }
+
+  // ------------------------------------------------------------------ user actions
+
+  bindEvents() {
+    this.root.addEventListener("cell-edit", (e) => this.saver.edit(e.detail.cellId, e.detail.source));
+    this.root.addEventListener("cell-action", (e) => this.act(e.detail.action, e.detail.cellId));
+    this.root.addEventListener("cell-select", (e) => this.select(e.detail.cellId));
+    this.root.addEventListener("click", (e) => {
+      const b = e.target.closest("button[data-action]");
+      if (!b || b.closest(".cell") || b.closest(".overlay") || b.closest(".banner") || b.closest(".log")) return;
+      this.act(b.dataset.action, this.selected);
+    });
+    this.titleInput.addEventListener("change", () => this.rename(this.titleInput.value.trim()));
+    this.titleInput.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") this.titleInput.blur();
+    });
+    bindCommandKeys(document, (action) => this.act(action, this.selected), {
+      inEditor: (target) => !!(target.closest && target.closest(".cm-editor")),
+    });
+    window.addEventListener("beforeunload", (e) => {
+      if (this.saver.dirty || this.saver.conflict) {
+        e.preventDefault();
+        e.returnValue = "";
+      }
+    });
+  }
+
+  select(cellId) {
+    if (this.selected === cellId) return;
+    this.cells.get(this.selected)?.el.classList.remove("selected");
+    this.selected = cellId;
+    this.cells.get(cellId)?.el.classList.add("selected");
+  }
+
+  neighbour(cellId, delta) {
+    const i = this.order.indexOf(cellId);
+    return this.order[i + delta];
+  }
+
+  async act(action, cellId) {
+    const cell = this.cells.get(cellId);
+    try {
+      switch (action) {
+        case "run": return await this.run(cell);
+        case "run-next": {
+          await this.run(cell);
+          const next = this.neighbour(cellId, 1);
+          if (next) this.focusCell(next, true);
+          else await this.insert(this.order.length, cell ? cell.kind === "markdown" ? "mlsql" : cell.kind : "mlsql", true);
+          return;
+        }
+        case "run-insert":
+          await this.run(cell);
+          return await this.insert(this.order.indexOf(cellId) + 1, cell?.kind || "mlsql", true);
+        case "run-from": return await this.withSaved(() => cell && this.live.runFrom(cell.id));
+        case "run-all": return await this.withSaved(() => this.live.runAll());
+        case "interrupt": return this.live.interrupt();
+        case "restart": return this.live.restart();
+        case "save": return await this.saver.flush();
+        case "help": return this.help.toggle();
+        case "command-mode":
+          cell?.kind === "markdown" && cell.stopEditing();
+          return cell?.el.focus();
+        case "edit": return cell && (cell.kind === "markdown" ? cell.startEditing() : cell.editor.focus());
+        case "select-prev": case "select-next": {
+          const next = this.neighbour(cellId, action === "select-prev" ? -1 : 1) || (cellId ? null : this.order[0]);
+          return next && this.focusCell(next, false);
+        }
+        case "insert-above": return await this.insert(Math.max(0, this.order.indexOf(cellId)), "mlsql", true);
+        case "insert-below": return await this.insert(cell ? this.order.indexOf(cellId) + 1 : this.order.length, "mlsql", true);
+        case "add-mlsql": case "add-python": case "add-markdown":
+          return await this.insert(this.order.length, action.slice(4), true);
+        case "delete": return cell && await this.remove(cell);
+        case "move-up": case "move-down": return cell && await this.move(cell, action === "move-up" ? -1 : 1);
+        case "kind-mlsql": case "kind-python": case "kind-markdown":
+          return cell && await this.changeKind(cell, action.slice(5));
+        default:
+      }
+    } catch (err) {
+      if (err.status !== 409) this.banners.show("action", `${action} failed: ${err.message}`);
+    }
+  }
+
+  focusCell(cellId, edit) {
+    const cell = this.cells.get(cellId);
+    if (!cell) return;
+    this.select(cellId);
+    if (edit && cell.kind !== "markdown") cell.editor.focus();
+    else cell.focus();
+  }
+
+  // The server runs the stored source, so everything typed is saved first.
+  async withSaved(fn) {
+    await this.saver.flush();
+    fn();
+  }
+
+  async run(cell) {
+    if (!cell) return;
+    if (cell.kind === "markdown") {
+      cell.stopEditing();
+      return;
+    }
+    this.select(cell.id);
+    await this.withSaved(() => this.live.runCell(cell.id));
+  }
+
+  async insert(position, kind, focus) {
+    const res = await this.saver.op((base) => this.api.addCell(this.id, { kind, source: "", position, base_revision: base }));
+    const cell = this.makeCell(res.cell);
+    const before = this.cells.get(this.order[position]);
+    this.order.splice(position, 0, cell.id);
+    this.cellList.insertBefore(cell.el, before ? before.el : null);
+    if (focus) {
+      if (kind === "markdown") cell.startEditing();
+      this.focusCell(cell.id, true);
+    }
+    return cell;
+  }
+
+  async remove(cell) {
+    const next = this.neighbour(cell.id, 1) || this.neighbour(cell.id, -1);
+    await this.saver.op((base) => this.api.deleteCell(this.id, cell.id, base));
+    this.order.splice(this.order.indexOf(cell.id), 1);
+    this.cells.delete(cell.id);
+    cell.destroy();
+    if (next) this.focusCell(next, false);
+  }
+
+  async move(cell, delta) {
+    const from = this.order.indexOf(cell.id);
+    const to = from + delta;
+    if (to < 0 || to >= this.order.length) return;
+    // The page moves at once; the server is told in order behind any pending edits.
+    this.order.splice(from, 1);
+    this.order.splice(to, 0, cell.id);
+    const after = this.cells.get(this.order[to + 1]);
+    this.cellList.insertBefore(cell.el, after ? after.el : null);
+    cell.focus();
+    await this.saver.op((base) => this.api.moveCell(this.id, cell.id, { position: to, base_revision: base }));
+  }
+
+  async changeKind(cell, kind) {
+    if (cell.kind === kind) return;
+    cell.setKind(kind);
+    await this.saver.op((base) => this.api.patchCell(this.id, cell.id, { kind, base_revision: base }));
+  }
+
+  async rename(name) {
+    if (!name || name === this.nb.name) return;
+    const res = await this.saver.op((base) => this.api.renameNotebook(this.id, name, base));
+    this.nb.name = res.name;
+    this.setTitle(res.name);
+  }
+
+  // ------------------------------------------------------------------ saving
+
+  showSaveState(state) {
+    this.saveState.dataset.state = state;
+    this.saveState.textContent = SAVE_TEXT[state] || state;
+  }
+
+  localCells() {
+    return this.order.map((id) => {
+      const c = this.cells.get(id);
+      return { kind: c.kind, source: c.source };
+    });
+  }
+
+  showConflict(err) {
+    const rev = err.currentRevision;
+    this.root.dataset.conflict = "1";
+    this.banners.show("conflict",
+      `This notebook was changed somewhere else (it is now at revision ${rev ?? "?"}). Your latest edits here are not saved yet; nothing has been thrown away.`,
+      [
+        ["Reload their version", () => this.reloadTheirs(), "reload"],
+        ["Keep my copy as a new notebook", () => this.keepCopy(), "keep-copy"],
+      ], "warning");
+  }
+
+  reloadTheirs() {
+    this.saver.reset(this.saver.revision);
+    location.reload();
+  }
+
+  async keepCopy() {
+    const copy = await this.api.createNotebook({
+      name: `${this.nb.name} (my copy)`,
+      folder: this.nb.folder || "/",
+      cells: this.localCells(),
+    });
+    this.saver.reset(this.saver.revision);
+    location.href = `/notebooks/${encodeURIComponent(copy.id)}`;
+  }
+
+  // Edits that never reached the server (tab closed mid-save) come back from localStorage.
+  offerBackup(nb) {
+    const backup = this.saver.readBackup();
+    if (!backup || !backup.cells) return;
+    const changed = Object.entries(backup.cells).filter(([id, src]) => this.cells.has(id) && this.cells.get(id).source !== src);
+    if (!changed.length) {
+      this.saver.clearBackup();
+      return;
+    }
+    const apply = () => {
+      for (const [id, src] of changed) this.cells.get(id).setSource(src);
+      this.banners.hide("backup");
+    };
+    if (backup.revision === nb.revision) {
+      apply(); // nobody saved since: these edits simply had not been sent yet
+      return;
+    }
+    this.banners.show("backup",
+      `This browser holds unsaved edits to ${changed.length} cell(s) from an earlier visit (made on revision ${backup.revision}; the notebook is now at ${nb.revision}).`,
+      [["Restore my edits", apply, "restore"], ["Discard them", () => { this.saver.clearBackup(); this.banners.hide("backup"); }, "discard"]], "warning");
+  }
+}

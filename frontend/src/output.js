@@ -1,0 +1,114 @@
+// The output area under a cell: live log, hidden-bytes marker, result tables, metrics chart and
+// error card of the cell's current run. Fed the same way from stored runs (after a reload) and
+// from live Socket.IO events, so a reloaded page looks like the one that watched the run.
+
+import { h, emit } from "./dom.js";
+import { LogModel } from "./logmodel.js";
+import { LogView } from "./logview.js";
+import { MetricsChart } from "./chart.js";
+import { renderResult } from "./table.js";
+
+const ERROR_TITLES = {
+  parse: "Parse error",
+  sql: "SQL error",
+  python: "Python error",
+  data: "Data error",
+  worker: "Worker error",
+  kernel: "Kernel error",
+  interrupted: "Interrupted",
+};
+
+export class CellOutput {
+  constructor({ downloadUrl }) {
+    this.downloadUrl = downloadUrl; // (runId) -> URL of the run's full log
+    this.runId = "";
+    this.log = new LogView(new LogModel());
+    this.results = h("div.results");
+    this.chart = null; // created at the first metric: most cells never have one
+    this.chartSlot = h("div.chart-slot");
+    this.errorSlot = h("div.error-slot");
+    this.el = h("div.output", { dataset: { role: "output" } },
+      this.chartSlot, this.log.el, this.results, this.errorSlot);
+  }
+
+  // A new run of this cell replaces the previous run's output.
+  startRun(runId) {
+    if (runId === this.runId) return false;
+    this.runId = runId;
+    this.log.reset();
+    this.results.replaceChildren();
+    this.errorSlot.replaceChildren();
+    this.chart?.reset();
+    this.el.classList.remove("stale");
+    return true;
+  }
+
+  markStale() {
+    this.el.classList.add("stale");
+  }
+
+  output(ev) {
+    this.log.model.append(ev.text, ev.source || "driver", ev.stream || "stdout");
+    this.log.schedule();
+  }
+
+  metrics(ev) {
+    if (!this.chart) {
+      this.chart = new MetricsChart();
+      this.chartSlot.append(this.chart.el);
+    }
+    this.chart.add(ev);
+  }
+
+  result(ev) {
+    const existing = ev.name && this.results.querySelector(`[data-table="${CSS.escape(ev.name)}"]`);
+    const table = renderResult(ev);
+    if (existing) existing.replaceWith(table);
+    else this.results.append(table);
+  }
+
+  error(ev) {
+    const title = ERROR_TITLES[ev.kind] || "Error";
+    const where = ev.line ? ` at line ${ev.line}${ev.column ? `, column ${ev.column}` : ""}` : "";
+    const card = h("div.error-card", { dataset: { role: "error", kind: ev.kind || "", line: ev.line || "" } },
+      h("div.error-title", { text: `${title}${where}` }),
+      h("pre.error-message", { text: ev.message || "" }));
+    if (ev.traceback) {
+      card.append(h("details.traceback", {}, h("summary", { text: "traceback" }), h("pre", { text: ev.traceback })));
+    }
+    this.errorSlot.replaceChildren(card);
+    if (ev.line) emit(this.el, "cell-error-line", { line: ev.line });
+  }
+
+  // The server kept the head and tail of a big log inline; the marker sits where the middle was.
+  hiddenOutput(ev) {
+    this.log.model.hidden(ev.hidden_bytes, ev.log_url || this.downloadUrl(this.runId));
+    this.log.schedule();
+  }
+
+  // A stored run from GET /api/notebooks/<id>: its chunks, metric points, result, error.
+  loadRun(run) {
+    this.startRun(run.id);
+    let marked = false;
+    for (const chunk of run.outputs || []) {
+      if (chunk.type === "output_hidden") {
+        this.hiddenOutput(chunk);
+        marked = true;
+      } else this.output(chunk);
+    }
+    // Older stores say only how much was hidden, not where: the marker goes at the end then.
+    if (run.hidden_bytes && !marked) this.hiddenOutput({ hidden_bytes: run.hidden_bytes });
+    for (const point of run.metrics || []) this.metrics({ ...point, run_id: run.id });
+    if (run.result) this.result(run.result);
+    if (run.error) this.error(run.error);
+    // Stored output paints at once (not on the next frame) so the page is complete when ready.
+    this.log.flush();
+    this.chart?.draw();
+  }
+
+  clear() {
+    this.runId = "";
+    this.startRun("");
+    this.runId = "";
+  }
+}

@@ -1,0 +1,276 @@
+// The workspace page: a folder tree on the left, the chosen folder's notebooks on the right,
+// with create / rename / move / duplicate / delete, import / export and search by name.
+
+import { h } from "./dom.js";
+import { ask, confirmDialog } from "./dialog.js";
+import { Banners } from "./banner.js";
+import { matchName, joinPath } from "./names.js";
+
+export class WorkspacePage {
+  constructor(root, { api }) {
+    this.root = root;
+    this.api = api;
+    this.folder = new URLSearchParams(location.search).get("folder") || "/";
+    this.expanded = new Set(["/"]);
+    this.index = null; // every notebook, fetched on the first search
+  }
+
+  async start() {
+    this.build();
+    await Promise.all([this.showFolder(this.folder, false), this.drawTree()]);
+    this.root.dataset.ready = "1";
+    window.addEventListener("popstate", () => {
+      this.showFolder(new URLSearchParams(location.search).get("folder") || "/", false);
+    });
+  }
+
+  build() {
+    const btn = (action, text, title) => h("button", { type: "button", dataset: { action }, title, text });
+    this.search = h("input.search", { type: "search", placeholder: "Search notebooks by name", dataset: { role: "search" } });
+    this.fileInput = h("input", { type: "file", accept: ".json,.mlsql,application/json", hidden: true, dataset: { role: "import-file" } });
+    this.tree = h("nav.tree", { dataset: { role: "tree" } });
+    this.crumbs = h("div.crumbs", { dataset: { role: "crumbs" } });
+    this.list = h("div.listing", { dataset: { role: "listing" } });
+    this.banners = new Banners();
+    this.root.replaceChildren(
+      h("header.toolbar", {},
+        h("a.home", { href: "/", text: "◧ MLSQL Console" }),
+        this.search, h("span.spacer"),
+        btn("new-notebook", "+ Notebook", "Create a notebook in this folder"),
+        btn("new-folder", "+ Folder", "Create a folder here"),
+        btn("import", "Import…", "Import a notebook file into this folder"), this.fileInput),
+      this.banners.el,
+      h("div.workspace", {}, this.tree, h("section.folder-view", {}, this.crumbs, this.list)));
+    this.root.dataset.page = "workspace";
+
+    this.root.addEventListener("click", (e) => this.onClick(e));
+    this.search.addEventListener("input", () => this.onSearch());
+    this.fileInput.addEventListener("change", () => this.importFile());
+  }
+
+  async onClick(e) {
+    const el = e.target.closest("[data-action]");
+    if (!el) return;
+    const { action, id, path } = el.dataset;
+    const run = async () => {
+      switch (action) {
+        case "new-notebook": return this.newNotebook();
+        case "new-folder": return this.newFolder();
+        case "import": return this.fileInput.click();
+        case "open-folder":
+          e.preventDefault();
+          return this.showFolder(path);
+        case "toggle-folder": return this.toggle(path);
+        case "rename": return this.rename(id);
+        case "move": return this.move(id);
+        case "duplicate": return this.duplicate(id);
+        case "delete": return this.remove(id);
+        case "rename-folder": return this.renameFolder(path);
+        case "delete-folder": return this.removeFolder(path);
+        default:
+      }
+    };
+    try {
+      await run();
+    } catch (err) {
+      this.banners.show("action", `${action} failed: ${err.message}`);
+    }
+  }
+
+  async showFolder(folder, push = true) {
+    const listing = await this.api.listFolder(folder);
+    this.folder = listing.folder;
+    this.listing = listing;
+    if (push) history.pushState(null, "", folder === "/" ? "/" : `/?folder=${encodeURIComponent(folder)}`);
+    this.drawCrumbs();
+    if (!this.search.value) this.drawListing(listing.folders, listing.notebooks);
+    this.tree.querySelectorAll(".current").forEach((n) => n.classList.remove("current"));
+    this.tree.querySelector(`[data-path="${CSS.escape(this.folder)}"]`)?.classList.add("current");
+  }
+
+  drawCrumbs() {
+    const parts = this.folder.split("/").filter(Boolean);
+    const crumbs = [h("a", { href: "/", dataset: { action: "open-folder", path: "/" }, text: "workspace" })];
+    let path = "";
+    for (const p of parts) {
+      path += `/${p}`;
+      crumbs.push(" / ", h("a", { href: `/?folder=${encodeURIComponent(path)}`, dataset: { action: "open-folder", path }, text: p }));
+    }
+    this.crumbs.replaceChildren(...crumbs);
+  }
+
+  drawListing(folders, notebooks, { showFolder = false } = {}) {
+    const rows = [];
+    for (const f of folders) {
+      rows.push(h("li.row.folder", { dataset: { path: f.path } },
+        h("a.name", { href: `/?folder=${encodeURIComponent(f.path)}`, dataset: { action: "open-folder", path: f.path }, text: `📁 ${f.name}` }),
+        h("span.spacer"),
+        h("button", { type: "button", dataset: { action: "rename-folder", path: f.path }, text: "Rename" }),
+        h("button", { type: "button", dataset: { action: "delete-folder", path: f.path }, text: "Delete" })));
+    }
+    for (const nb of notebooks) {
+      rows.push(h("li.row.notebook", { dataset: { id: nb.id, name: nb.name } },
+        h("a.name", { href: `/notebooks/${encodeURIComponent(nb.id)}`, text: nb.name }),
+        showFolder ? h("span.where", { text: nb.folder }) : null,
+        h("span.when", { text: new Date(nb.updated_at).toLocaleString() }),
+        h("span.spacer"),
+        h("button", { type: "button", dataset: { action: "rename", id: nb.id }, text: "Rename" }),
+        h("button", { type: "button", dataset: { action: "move", id: nb.id }, text: "Move" }),
+        h("button", { type: "button", dataset: { action: "duplicate", id: nb.id }, text: "Duplicate" }),
+        h("a.button", { href: this.api.exportUrl(nb.id), download: "", text: "Export" }),
+        h("button.danger", { type: "button", dataset: { action: "delete", id: nb.id }, text: "Delete" })));
+    }
+    if (!rows.length) rows.push(h("li.empty", { text: this.search.value ? "No notebook matches." : "This folder is empty." }));
+    this.list.replaceChildren(h("ul", {}, rows));
+  }
+
+  // ------------------------------------------------------------------ the tree
+
+  async drawTree() {
+    this.tree.replaceChildren(await this.treeNode({ path: "/", name: "workspace" }));
+    this.tree.querySelector(`[data-path="${CSS.escape(this.folder)}"]`)?.classList.add("current");
+  }
+
+  async treeNode(folder) {
+    const open = this.expanded.has(folder.path);
+    const node = h("div.tree-node", {},
+      h("div.tree-label", { dataset: { path: folder.path } },
+        h("button.twisty", { type: "button", dataset: { action: "toggle-folder", path: folder.path }, text: open ? "▾" : "▸" }),
+        h("a", { href: `/?folder=${encodeURIComponent(folder.path)}`, dataset: { action: "open-folder", path: folder.path }, text: folder.name })));
+    if (open) {
+      const { folders } = await this.api.listFolder(folder.path);
+      const kids = await Promise.all(folders.map((f) => this.treeNode(f)));
+      node.append(h("div.tree-kids", {}, kids));
+    }
+    return node;
+  }
+
+  async toggle(path) {
+    if (this.expanded.has(path)) this.expanded.delete(path);
+    else this.expanded.add(path);
+    await this.drawTree();
+  }
+
+  async refresh() {
+    this.index = null;
+    await Promise.all([this.showFolder(this.folder, false), this.drawTree()]);
+    if (this.search.value) await this.onSearch();
+  }
+
+  // ------------------------------------------------------------------ search
+
+  // The API lists one folder at a time, so the first search walks the tree once and keeps it.
+  async allNotebooks() {
+    if (this.index) return this.index;
+    const out = [];
+    const walk = async (folder) => {
+      const listing = await this.api.listFolder(folder);
+      out.push(...listing.notebooks);
+      await Promise.all(listing.folders.map((f) => walk(f.path)));
+    };
+    await walk("/");
+    this.index = out;
+    return out;
+  }
+
+  async onSearch() {
+    const query = this.search.value.trim();
+    if (!query) {
+      this.drawListing(this.listing.folders, this.listing.notebooks);
+      return;
+    }
+    const hits = (await this.allNotebooks()).filter((nb) => matchName(nb.name, query));
+    if (this.search.value.trim() === query) this.drawListing([], hits, { showFolder: true });
+  }
+
+  // ------------------------------------------------------------------ actions
+
+  async newNotebook() {
+    const name = await ask("Name of the new notebook", "Untitled");
+    if (!name) return;
+    const nb = await this.api.createNotebook({ name, folder: this.folder, cells: [{ kind: "mlsql", source: "" }] });
+    location.href = `/notebooks/${encodeURIComponent(nb.id)}`;
+  }
+
+  async newFolder() {
+    const name = await ask("Name of the new folder", "");
+    if (!name) return;
+    await this.api.createFolder(joinPath(this.folder, name));
+    this.expanded.add(this.folder);
+    await this.refresh();
+  }
+
+  notebook(id) {
+    return (this.listing.notebooks.find((n) => n.id === id)) || (this.index || []).find((n) => n.id === id);
+  }
+
+  async rename(id) {
+    const nb = this.notebook(id);
+    const name = await ask("Rename notebook", nb ? nb.name : "");
+    if (!name) return;
+    await this.api.renameNotebook(id, name);
+    await this.refresh();
+  }
+
+  async move(id) {
+    const nb = this.notebook(id);
+    const folder = await ask("Move to folder (a path such as /team/mnist)", nb ? nb.folder : this.folder, { okText: "Move" });
+    if (!folder) return;
+    await this.api.moveNotebook(id, folder);
+    this.expanded.add(folder);
+    await this.refresh();
+  }
+
+  async duplicate(id) {
+    const nb = this.notebook(id);
+    await this.api.duplicateNotebook(id, { name: nb ? `${nb.name} (copy)` : undefined });
+    await this.refresh();
+  }
+
+  async remove(id) {
+    const nb = this.notebook(id);
+    if (!(await confirmDialog(`Delete the notebook "${nb ? nb.name : id}" with its outputs and history?`))) return;
+    await this.api.deleteNotebook(id);
+    await this.refresh();
+  }
+
+  async renameFolder(path) {
+    const target = await ask("Rename or move the folder to", path);
+    if (!target || target === path) return;
+    await this.api.renameFolder(path, target.startsWith("/") ? target : joinPath(path.replace(/\/[^/]*$/, "") || "/", target));
+    await this.refresh();
+  }
+
+  async removeFolder(path) {
+    if (!(await confirmDialog(`Delete the folder ${path} and every notebook in it?`))) return;
+    await this.api.deleteFolder(path, true);
+    if (this.folder.startsWith(path)) this.folder = "/";
+    await this.refresh();
+  }
+
+  async importFile() {
+    const file = this.fileInput.files[0];
+    this.fileInput.value = "";
+    if (!file) return;
+    const text = await file.text();
+    let data;
+    if (/\.mlsql$/i.test(file.name)) {
+      // A .mlsql script is one MLSQL cell (DESIGN §4).
+      data = { format: "mlsql-console-notebook", version: 1, name: file.name.replace(/\.mlsql$/i, ""), cells: [{ kind: "mlsql", source: text }] };
+    } else {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        this.banners.show("import", `${file.name} is not a JSON notebook file.`);
+        return;
+      }
+    }
+    try {
+      const nb = await this.api.importNotebook(data, this.folder);
+      this.banners.show("import", `Imported "${nb.name}".`, [["Open it", () => { location.href = `/notebooks/${encodeURIComponent(nb.id)}`; }, "open"]], "info");
+      await this.refresh();
+    } catch (err) {
+      this.banners.show("import", `Could not import ${file.name}: ${err.message}`);
+    }
+  }
+}
