@@ -50,7 +50,11 @@ def result_event(name: str, table: pa.Table, max_rows: int) -> ResultEvent:
     # Columns may repeat a name (select a, a); to_pydict keeps one, so fall back to positions.
     if len(values) != head.num_columns:
         values = [head.column(i).to_pylist() for i in range(head.num_columns)]
-    rows = [[json_safe(col[r]) for col in values] for r in range(head.num_rows)]
+    # Integers, strings and booleans are JSON-safe as they come: skip the per-value walk for them.
+    plain = [pa.types.is_integer(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+             or pa.types.is_boolean(f.type) for f in head.schema]
+    values = [col if ok else [json_safe(v) for v in col] for col, ok in zip(values, plain)]
+    rows = [list(row) for row in zip(*values)] if values else [[] for _ in range(head.num_rows)]
     cols = [{"name": f.name, "type": str(f.type)} for f in table.schema]
     return ResultEvent(name=name, columns=cols, rows=rows, total_rows=table.num_rows)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import functools
 import re
 import subprocess
 import traceback
@@ -23,6 +24,16 @@ from .sql import SqlEngine
 
 Emit = Callable[[Message], None]
 NotebookLoader = Callable[[str], list[tuple[str, str]]]
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(source: str, cell: str | int | None, kind: str) -> tuple[lang.Statement, ...]:
+    return tuple(lang.parse_cell(source, cell, kind))
+
+
+def _parse_cell(source: str, cell: str | int | None, kind: str) -> list[lang.Statement]:
+    """parse_cell, remembered: re-running a cell is common and statements are immutable."""
+    return list(_parse_cached(source, cell, kind))
 
 
 @dataclass
@@ -65,6 +76,7 @@ class Session:
         self._runtime: Any = None
         self._interrupted = False
         self._including: list[str] = []
+        self._builtins: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ public surface
     @property
@@ -84,10 +96,11 @@ class Session:
     def run_cell(self, source: str, kind: str = "mlsql", cell: str | int | None = None) -> CellOutcome:
         """Run every statement of a cell; user errors come back in the outcome, never as exceptions."""
         self._interrupted = False
+        self._builtins = None
         run = _CellRun()
         error: ErrorEvent | None = None
         try:
-            self._execute(lang.parse_cell(source, cell, kind), cell, source, run)
+            self._execute(_parse_cell(source, cell, kind), cell, source, run)
         except ParseError as exc:
             error = ErrorEvent(kind="parse", message=exc.message, line=exc.line, column=exc.column,
                                traceback=exc.snippet)
@@ -121,6 +134,12 @@ class Session:
 
     # ------------------------------------------------------------------ execution
     def _variables(self) -> Mapping[str, str]:
+        """User variables over the built-ins (computed once per cell: this sits on every statement's path)."""
+        if self._builtins is None:
+            self._builtins = self._builtin_variables()
+        return collections.ChainMap(self.variables, self._builtins)
+
+    def _builtin_variables(self) -> dict[str, str]:
         today = dt.date.today()
         builtins = {
             lang.CACHE_DIR_VAR: str(self.cache_dir),
@@ -128,7 +147,7 @@ class Session:
             "yesterday": (today - dt.timedelta(days=1)).isoformat(),
             "tomorrow": (today + dt.timedelta(days=1)).isoformat(),
         }
-        return collections.ChainMap(self.variables, builtins)
+        return builtins
 
     def _execute(self, stmts: list[lang.Statement], cell: str | int | None, text: str, run: _CellRun) -> None:
         from ..sources import SourceError
