@@ -1,0 +1,43 @@
+"""Headless runs of notebook JSON files: cells in order, markdown skipped, --cell, exit codes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from console.config import load_config
+from console.engine.headless import run_file
+
+
+def _notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
+    path.write_text(json.dumps({"format": "mlsql-console-notebook", "version": 1, "name": "nb",
+                                "cells": [{"kind": k, "source": s} for k, s in cells]}))
+    return path
+
+
+def test_notebook_runs_cells_and_stops_at_first_failure(tmp_path: Path) -> None:
+    nb = _notebook(tmp_path / "nb.json", [("mlsql", "select 1 as a as t;"), ("markdown", "# hi"),
+                                          ("mlsql", "set duckdb.threads = \"1\" where type=\"conf\";\n"
+                                                    "select a + 1 as b from t as u;"),
+                                          ("mlsql", "select 1 as a as t;\n\nselect zz from t as v;"),
+                                          ("mlsql", "select 3 as never as w;")])
+    chunks: list[str] = []
+    code = run_file(nb, load_config({"DATA_DIR": str(tmp_path)}), out=chunks.append)
+    lines = "\n".join(chunks).split("\n")
+    assert code == 1
+    assert lines[:4] == ["-- cell 1: t", "a", "-", "1"]
+    assert "-- cell 3: u" in lines
+    assert lines[-1].startswith("error: cell 4, line 3, column 8: Binder Error: Referenced column \"zz\"")
+    assert not any("cell 5" in ln for ln in lines)
+
+
+def test_single_cell_and_bad_files(tmp_path: Path) -> None:
+    nb = _notebook(tmp_path / "nb.json", [("mlsql", "select 1 as a as t;"), ("mlsql", "select 2 as b as u;")])
+    cfg = load_config({"DATA_DIR": str(tmp_path)})
+    lines: list[str] = []
+    assert run_file(nb, cfg, cell=2, out=lines.append) == 0
+    assert lines[0] == "-- cell 2: u"
+    assert run_file(nb, cfg, cell=9, out=lines.append) == 2
+    (tmp_path / "bad.json").write_text('{"format": "other"}')
+    assert run_file(tmp_path / "bad.json", cfg, out=lines.append) == 2
+    assert "not a notebook file" in lines[-1]
+    assert run_file(tmp_path / "missing.mlsql", cfg, out=lines.append) == 2
