@@ -99,3 +99,14 @@ def test_unexpected_failure_is_reported_not_raised(session: Session, monkeypatch
     monkeypatch.setattr(session, "_run_select", boom)
     out = session.run_cell("select 1 as a as t;")
     assert out.error is not None and out.error.kind == "kernel" and "boom" in out.error.message
+
+
+def test_interrupt_stops_a_running_query_and_the_cell(session: Session) -> None:
+    import threading
+
+    threading.Timer(0.3, session.interrupt).start()
+    out = session.run_cell("select count(*) as n from range(100000000) a(x), range(1000) b(y) "
+                           "where x % 7 = y % 3 as slow;\nselect 1 as a as after;")
+    assert out.error is not None and out.error.kind == "interrupted"
+    assert "slow" not in session.tables and "after" not in session.tables
+    assert session.run_cell("select 1 as a as t;").ok
