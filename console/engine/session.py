@@ -180,7 +180,9 @@ class Session:
     def _source_context(self) -> Any:
         from ..sources import SourceContext
 
-        return SourceContext(self.cfg.data_dir, self.connections, [Path(p) for p in self.cfg.DATA_ROOTS or []])
+        roots = [Path(p) for p in self.cfg.DATA_ROOTS or []]
+        # The data dir (lake, session caches) is the product's own: always allowed when roots are set.
+        return SourceContext(self.cfg.data_dir, self.connections, roots + [self.cfg.data_dir] if roots else [])
 
     def _run_load(self, stmt: lang.Load, run: _CellRun, cell: Any) -> None:
         from ..sources import get_source

@@ -90,7 +90,9 @@ class Parser:
     def _value(self, what: str) -> Token:
         """An option or set value: a string, block string, backquoted text, ${var}, word or number."""
         tok = self._next()
-        if tok.type in (T.STRING, T.BLOCK, T.BACKQUOTED, T.VARIABLE):
+        if tok.type is T.VARIABLE:  # substituted when the statement runs, like ${…} inside strings
+            return dataclasses.replace(tok, value=tok.text)
+        if tok.type in (T.STRING, T.BLOCK, T.BACKQUOTED):
             return tok
         if tok.type is T.SYMBOL and tok.value == "-" and self._peek().type is T.WORD:
             num = self._next()

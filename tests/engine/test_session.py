@@ -110,3 +110,16 @@ def test_interrupt_stops_a_running_query_and_the_cell(session: Session) -> None:
     assert out.error is not None and out.error.kind == "interrupted"
     assert "slow" not in session.tables and "after" not in session.tables
     assert session.run_cell("select 1 as a as t;").ok
+
+
+def test_bare_variables_as_values_and_cache_inside_data_roots(tmp_path: Path) -> None:
+    from console.config import load_config
+
+    outside = tmp_path / "allowed"
+    outside.mkdir()
+    s = Session(load_config({"DATA_DIR": str(tmp_path / "data"), "DATA_ROOTS": [str(outside)]}))
+    assert s.run_cell('set b = "4"; set a = ${b}; select ${a} as n as t;').ok
+    assert s.variables["a"] == "4"
+    assert s.run_cell("save overwrite t as parquet.`${__cache_dir__}/t`;").ok  # under the data dir
+    out = s.run_cell(f"save overwrite t as parquet.`{tmp_path}/elsewhere`;")
+    assert out.error is not None and "outside the allowed data roots" in out.error.message
