@@ -73,6 +73,8 @@ export function createApi(base = "/api") {
     patchCell: (id, cellId, body) => request("PATCH", cell(id, cellId), body),
     moveCell: (id, cellId, body) => request("POST", `${cell(id, cellId)}/move`, body),
     deleteCell: (id, cellId, baseRevision) => request("DELETE", `${cell(id, cellId)}${q({ base_revision: baseRevision })}`, { base_revision: baseRevision }),
-    logUrl: (id, runId) => `${base}${nb(id)}/runs/${encodeURIComponent(runId)}/log`,
+    // The latest run of each cell as replay events (output head + hidden marker + tail).
+    getRuns: (id) => request("GET", `${nb(id)}/runs`),
+    logUrl: (runId) => `${base}/runs/${encodeURIComponent(runId)}/log`,
   };
 }

@@ -135,13 +135,6 @@ export class Cell {
     }
   }
 
-  loadRun(run) {
-    this.output.loadRun(run);
-    const elapsed = run.elapsed_ms ?? (run.finished_at && run.started_at ? Date.parse(run.finished_at) - Date.parse(run.started_at) : null);
-    this.setStatus(run.status, elapsed);
-    if (run.status === "running" && run.started_at) this.startedAt = Date.parse(run.started_at);
-  }
-
   focus() {
     this.el.focus({ preventScroll: false });
     this.el.scrollIntoView({ block: "nearest" });

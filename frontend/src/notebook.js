@@ -31,8 +31,9 @@ export class NotebookPage {
   async start() {
     this.buildShell();
     let nb;
+    let runs;
     try {
-      nb = await this.api.getNotebook(this.id);
+      [nb, runs] = await Promise.all([this.api.getNotebook(this.id), this.api.getRuns(this.id).catch(() => null)]);
     } catch (err) {
       this.banners.show("load", `Could not open this notebook: ${err.message}`, [["Back to the workspace", () => { location.href = "/"; }]]);
       this.root.dataset.ready = "error";
@@ -49,7 +50,7 @@ export class NotebookPage {
     });
     this.root.dataset.revision = String(nb.revision);
     this.setTitle(nb.name);
-    this.renderCells(nb.cells);
+    this.renderCells(nb.cells, runs && runs.runs);
     this.bindEvents();
     this.offerBackup(nb);
     this.clock = setInterval(() => this.tickRunning(), 250);
@@ -92,29 +93,32 @@ export class NotebookPage {
   }
 
   makeCell(data) {
-    const cell = new Cell(data, { downloadUrl: (runId) => this.api.logUrl(this.id, runId) });
+    const cell = new Cell(data, { downloadUrl: (runId) => this.api.logUrl(runId) });
     this.cells.set(cell.id, cell);
     return cell;
   }
 
-  renderCells(cells) {
+  // Stored runs come as the same events the live channel sends (GET .../runs replays them with
+  // big logs cut to head + marker + tail), so one code path draws both.
+  renderCells(cells, runs) {
     const frag = document.createDocumentFragment();
     this.order = [];
     for (const data of cells) {
       const cell = this.makeCell(data);
       this.order.push(cell.id);
       frag.append(cell.el);
-      if (data.last_run) this.loadRun(cell, data.last_run);
     }
     this.cellList.replaceChildren(frag);
-  }
-
-  loadRun(cell, run) {
-    cell.loadRun(run);
-    for (const chunk of run.outputs || []) this.outputSeq.note(run.id, chunk.last_seq || chunk.seq);
-    for (const point of run.metrics || []) this.metricSeq.note(run.id, point.seq);
-    // A run we have no output for yet still needs a cursor, or the join would not replay it.
-    if (!this.outputSeq.last.has(run.id)) this.outputSeq.note(run.id, 0);
+    for (const [cellId, run] of Object.entries(runs || {})) {
+      const cell = this.cells.get(cellId);
+      if (!cell) continue;
+      for (const ev of run.events || []) this.onEvent(ev.type, ev);
+      this.useRun(cell, run.id);
+      if (run.status === "running" && run.started_at) cell.startedAt = Date.parse(run.started_at);
+      cell.output.log.flush(); // paint now, so the page is complete when it says ready
+      cell.output.chart?.draw();
+      cell.tick();
+    }
   }
 
   // ------------------------------------------------------------------ live channel
@@ -129,7 +133,9 @@ export class NotebookPage {
       onConnection: (state) => {
         this.connBadge.dataset.state = state;
         this.connBadge.textContent = state;
+        this.root.dataset.connection = state;
       },
+      onRefused: (ack) => this.banners.show("command", `${ack.type.replace("_", " ")} refused: ${ack.error || ack.status}`),
     });
   }
 

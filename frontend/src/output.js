@@ -86,26 +86,6 @@ export class CellOutput {
     this.log.schedule();
   }
 
-  // A stored run from GET /api/notebooks/<id>: its chunks, metric points, result, error.
-  loadRun(run) {
-    this.startRun(run.id);
-    let marked = false;
-    for (const chunk of run.outputs || []) {
-      if (chunk.type === "output_hidden") {
-        this.hiddenOutput(chunk);
-        marked = true;
-      } else this.output(chunk);
-    }
-    // Older stores say only how much was hidden, not where: the marker goes at the end then.
-    if (run.hidden_bytes && !marked) this.hiddenOutput({ hidden_bytes: run.hidden_bytes });
-    for (const point of run.metrics || []) this.metrics({ ...point, run_id: run.id });
-    if (run.result) this.result(run.result);
-    if (run.error) this.error(run.error);
-    // Stored output paints at once (not on the next frame) so the page is complete when ready.
-    this.log.flush();
-    this.chart?.draw();
-  }
-
   clear() {
     this.runId = "";
     this.startRun("");

@@ -5,10 +5,13 @@
 
 import { io } from "socket.io-client";
 
-export const EVENT_TYPES = ["output", "output_hidden", "metrics", "result", "error", "cell_status", "kernel_status"];
-
-// onEvent(type, payload); onConnection(state) with "connected" | "disconnected" | "reconnecting".
-export function connectNotebook({ namespace = "/", path = "/socket.io", notebookId, cursors, onEvent, onConnection }) {
+// onEvent(type, payload); onConnection(state) with "connected" | "disconnected" | "reconnecting";
+// onRefused({type, status, error}) when the server answers a command with ok: false.
+//
+// Wire (console/web/sockets.py): the browser emits "command" with a to_wire() dict of a
+// *Command (its `type` says which) and gets an ack {ok, ...}; the server emits "event" with a
+// to_wire() dict of an *Event, switched on its `type`.
+export function connectNotebook({ namespace = "/", path = "/socket.io", notebookId, cursors, onEvent, onConnection, onRefused }) {
   const socket = io(namespace, {
     path,
     // Websocket first: long-polling adds latency and, in the Python client, drops bursts.
@@ -16,15 +19,21 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
     reconnectionDelayMax: 3000,
   });
 
+  const send = (type, fields = {}) => new Promise((resolve) => {
+    socket.emit("command", { type, notebook_id: notebookId, ...fields }, (ack) => {
+      if (ack && ack.ok === false) onRefused?.({ type, ...ack });
+      resolve(ack || {});
+    });
+  });
+
   socket.on("connect", () => {
     onConnection?.("connected");
-    socket.emit("join", { notebook_id: notebookId, ...cursors() });
+    send("join", cursors());
   });
   socket.on("disconnect", () => onConnection?.("disconnected"));
   socket.io.on("reconnect_attempt", () => onConnection?.("reconnecting"));
-  for (const type of EVENT_TYPES) socket.on(type, (payload) => onEvent(type, payload || {}));
+  socket.on("event", (ev) => ev && onEvent(ev.type, ev));
 
-  const send = (type, fields = {}) => socket.emit(type, { notebook_id: notebookId, ...fields });
   return {
     socket,
     runCell: (cellId) => send("run_cell", { cell_id: cellId }),

@@ -38,6 +38,7 @@ export function renderResult(result) {
     }
     body.replaceChildren(frag);
     info.textContent = describeRows(p.start, p.end, rows.length, total);
+    prev.hidden = next.hidden = p.pages <= 1;
     prev.disabled = p.page === 0;
     next.disabled = p.page >= p.pages - 1;
   }
