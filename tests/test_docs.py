@@ -1,0 +1,48 @@
+"""Docs that promise something checkable: the README settings table and the notebook format."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from console.config import SETTINGS
+from console.notebook_file import parse_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _settings_table() -> list[list[str]]:
+    """Rows of the first table under '## Settings' in README.md whose first cell is `CONSOLE_…`."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = re.search(r"^## Settings\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert section, "README.md has no '## Settings' section"
+    rows = []
+    for line in section.group(1).splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and re.fullmatch(r"`CONSOLE_\w+`", cells[0]):
+            rows.append(cells)
+    return rows
+
+
+def _shown_default(value: object) -> str:
+    if value is None or value == []:
+        return "`(empty)`"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    return f"`{value}`"
+
+
+def test_readme_settings_table_matches_config() -> None:
+    rows = _settings_table()
+    assert [r[0] for r in rows] == [f"`{s.env}`" for s in SETTINGS], "names or order differ"
+    for row, setting in zip(rows, SETTINGS):
+        assert row[1] == _shown_default(setting.default), f"{setting.env}: default"
+        assert row[2] == setting.help, f"{setting.env}: help"
+
+
+def test_notebook_format_example_parses() -> None:
+    text = (ROOT / "docs" / "notebook-format.md").read_text(encoding="utf-8")
+    example = re.search(r"```json\n(.*?)```", text, re.S)
+    assert example, "docs/notebook-format.md shows a JSON example"
+    nb = parse_notebook(json.loads(example.group(1)))
+    assert {c["kind"] for c in nb["cells"]} == {"mlsql", "python", "markdown"}
