@@ -94,6 +94,8 @@ class RunRecord:
     # Filled only where asked for (latest_runs(..., with_outputs=True)).
     outputs: list[OutputRecord] | None = None
     metrics: list[MetricRecord] | None = None
+    # Characters of output between the head and tail left out of `outputs` (latest_runs inline_chars).
+    omitted_chars: int = 0
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,12 @@ for outputs_since(run_id, last_seq). `latest_runs` is what a reloaded notebook s
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -60,6 +61,36 @@ def _outputs(s: Session, run_ids: list[str], since: int = 0) -> dict[str, list[O
         for c in s.scalars(q.order_by(OutputChunk.run_id, OutputChunk.seq)):
             out[c.run_id].append(_output(c))
     return out
+
+
+def _inline_outputs(s: Session, run_id: str, budget: int) -> tuple[list[OutputRecord], int]:
+    """Head and tail chunks of a run within `budget` characters, and the characters left out.
+
+    Only chunk sizes are read for the whole run, so a huge log is never loaded to show its ends.
+    """
+    sizes = list(s.execute(
+        select(OutputChunk.seq, func.length(OutputChunk.text))
+        .where(OutputChunk.run_id == run_id).order_by(OutputChunk.seq)
+    ))
+    total = sum(int(n or 0) for _, n in sizes)
+    if total <= budget:
+        return _outputs(s, [run_id])[run_id], 0
+    head_last, used = 0, 0
+    for seq, n in sizes:
+        if used + int(n or 0) > budget // 2:
+            break
+        head_last, used = seq, used + int(n or 0)
+    tail_first, tail_used = None, 0
+    for seq, n in reversed(sizes):
+        if seq <= head_last or tail_used + int(n or 0) > budget - used:
+            break
+        tail_first, tail_used = seq, tail_used + int(n or 0)
+    cond = OutputChunk.seq <= head_last
+    if tail_first is not None:
+        cond = or_(cond, OutputChunk.seq >= tail_first)
+    chunks = [_output(c) for c in s.scalars(
+        select(OutputChunk).where(OutputChunk.run_id == run_id, cond).order_by(OutputChunk.seq))]
+    return chunks, total - used - tail_used
 
 
 def _metrics(s: Session, run_ids: list[str], since: int = 0) -> dict[str, list[MetricRecord]]:
@@ -203,8 +234,14 @@ class RunsMixin(StoreBase):
                 raise NotFound(f"no run {run_id!r}")
             return _metrics(s, [run_id], since)[run_id]
 
-    def latest_runs(self, notebook_id: str, with_outputs: bool = True) -> dict[str, RunRecord]:
-        """The newest run of each cell of the notebook (cell_id -> run), with outputs and metrics."""
+    def latest_runs(
+        self, notebook_id: str, with_outputs: bool = True, inline_chars: int | None = None
+    ) -> dict[str, RunRecord]:
+        """The newest run of each cell of the notebook (cell_id -> run), with outputs and metrics.
+
+        inline_chars: keep only the head and tail of each run's output within that many characters;
+        the run's `omitted_chars` says how much of the middle was left out.
+        """
         ranked = (
             select(Run.id, func.row_number().over(
                 partition_by=Run.cell_id, order_by=(Run.started_at.desc(), Run.id.desc())
@@ -218,6 +255,14 @@ class RunsMixin(StoreBase):
                 raise NotFound(f"no notebook {notebook_id!r}")
             runs = list(s.scalars(q))
             ids = [r.id for r in runs]
-            outs = _outputs(s, ids) if with_outputs else {}
-            mets = _metrics(s, ids) if with_outputs else {}
-            return {r.cell_id: _run(r, outs.get(r.id), mets.get(r.id)) for r in runs}
+            if not with_outputs:
+                return {r.cell_id: _run(r) for r in runs}
+            mets = _metrics(s, ids)
+            if inline_chars is None:
+                outs = _outputs(s, ids)
+                return {r.cell_id: _run(r, outs[r.id], mets[r.id]) for r in runs}
+            latest = {}
+            for r in runs:
+                chunks, omitted = _inline_outputs(s, r.id, inline_chars)
+                latest[r.cell_id] = dataclasses.replace(_run(r, chunks, mets[r.id]), omitted_chars=omitted)
+            return latest

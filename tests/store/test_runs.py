@@ -82,3 +82,14 @@ def test_run_errors(store: Store, nb) -> None:
         store.finish_run(run.id, "running")
     with pytest.raises(Invalid):
         store.append_metrics(run.id, [{"seq": 1, "values": [1, 2]}])
+
+
+def test_latest_runs_inline_keeps_head_and_tail(store: Store, nb) -> None:
+    run = store.create_run(nb.id, nb.cells[0].id, "a")
+    store.append_output(run.id, [{"seq": i, "text": f"{i:03d}\n"} for i in range(1, 101)])  # 100 x 4 chars
+    latest = store.latest_runs(nb.id, inline_chars=40)[nb.cells[0].id]
+    seqs = [o.seq for o in latest.outputs]
+    assert seqs == [1, 2, 3, 4, 5, 96, 97, 98, 99, 100]
+    assert latest.omitted_chars == 90 * 4
+    whole = store.latest_runs(nb.id, inline_chars=10_000)[nb.cells[0].id]
+    assert len(whole.outputs) == 100 and whole.omitted_chars == 0

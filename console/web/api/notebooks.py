@@ -7,7 +7,7 @@ from flask.typing import ResponseReturnValue
 
 from .. import serialize
 from ..auth import current_user
-from ..deps import get_store
+from ..deps import get_config, get_store
 from ..validate import base_revision, field, json_body
 
 
@@ -34,7 +34,9 @@ def create_notebook() -> ResponseReturnValue:
 def get_notebook(notebook_id: str) -> ResponseReturnValue:
     store = get_store()
     nb = store.get_notebook(notebook_id)
-    return jsonify(serialize.notebook(nb, store.latest_runs(notebook_id)))
+    # Head and tail of each output only: a long training log must not make the page heavy.
+    runs = store.latest_runs(notebook_id, inline_chars=get_config().OUTPUT_INLINE_BYTES)
+    return jsonify(serialize.notebook(nb, runs))
 
 
 def replace_notebook(notebook_id: str) -> ResponseReturnValue:
