@@ -20,9 +20,11 @@ from typing import IO
 
 from ..config import Config
 from ..messages import Message, from_wire
-from .kernel import CONFIG_ENV
 
 log = logging.getLogger(__name__)
+
+# The kernel reads its resolved settings (JSON) from this variable.
+CONFIG_ENV = "CONSOLE_KERNEL_CONFIG"
 
 OnEvent = Callable[[Message], None]
 OnSystem = Callable[[str, str], None]  # (stream, text)
@@ -58,8 +60,9 @@ def kernel_config(cfg: Config) -> str:
 
 class KernelProcess:
     def __init__(self, cfg: Config, notebook_id: str, session_id: str, on_event: OnEvent,
-                 on_system: OnSystem, on_exit: OnExit) -> None:
+                 on_system: OnSystem, on_exit: OnExit, extra_env: dict[str, str] | None = None) -> None:
         self.cfg = cfg
+        self.extra_env = dict(extra_env or {})
         self.notebook_id = notebook_id
         self.session_id = session_id
         self.on_event = on_event
@@ -83,6 +86,7 @@ class KernelProcess:
         cmd_r, cmd_w = os.pipe()
         evt_r, evt_w = os.pipe()
         env = dict(os.environ)
+        env.update(self.extra_env)
         env[CONFIG_ENV] = kernel_config(self.cfg)
         env["PYTHONUNBUFFERED"] = "1"
         argv = [sys.executable, "-m", "console.sessions.kernel", "--cmd-fd", str(cmd_r),

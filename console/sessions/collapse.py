@@ -18,7 +18,7 @@ import re
 # CSI (colours, cursor moves, erase-line), OSC (titles, hyperlinks), and two-byte escapes.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # An escape sequence cut off at the end of a piece: held back until the rest arrives.
-_ANSI_PARTIAL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?$")
+_ANSI_PARTIAL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z")
 
 
 class LineCollapser:
@@ -99,7 +99,7 @@ def render(chunks: list[str]) -> str:
 
 def terminal(raw: str) -> str:
     """What a notebook shows for raw text: the reference `render(collapse(...))` must match."""
-    text = _ANSI.sub("", raw.replace("\r\n", "\n"))
+    text = _ANSI.sub("", raw).replace("\r\n", "\n")
     lines: list[str] = []
     for part in text.split("\n"):
         cur: list[str] = []

@@ -20,6 +20,7 @@ import traceback
 from typing import IO, Any
 
 from ..config import Config, load_config
+from .client import CONFIG_ENV
 from ..messages import (
     CellStatusEvent,
     ErrorEvent,
@@ -32,7 +33,20 @@ from ..messages import (
     from_wire,
 )
 
-CONFIG_ENV = "CONSOLE_KERNEL_CONFIG"
+# "module:Class" of another engine with engine.Session's interface (tests plug a scripted one).
+ENGINE_ENV = "CONSOLE_KERNEL_ENGINE"
+
+
+def engine_class() -> Any:
+    spec = os.environ.get(ENGINE_ENV)
+    if not spec:
+        from ..engine import Session  # heavy (duckdb, pyarrow): only in the kernel process
+
+        return Session
+    import importlib
+
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 class EventWriter:
@@ -60,16 +74,15 @@ class Kernel:
         self.current: ExecuteCommand | None = None
         self.last: ExecuteCommand | None = None
         self.commands: queue.Queue[ExecuteCommand | None] = queue.Queue()
-        from ..engine import Session  # heavy (duckdb, pyarrow): only in the kernel process
-
-        self.session: Any = Session(cfg, self.emit, session_id=session_id, notebook_loader=self._load_notebook(cfg))
+        self.session: Any = engine_class()(cfg, self.emit, session_id=session_id,
+                                           notebook_loader=self._load_notebook(cfg))
 
     @staticmethod
     def _load_notebook(cfg: Config) -> Any:
         """`include notebook.`name`` reads other notebooks straight from the store."""
         store: list[Any] = []
 
-        def load(name: str) -> list[dict[str, str]]:
+        def load(name: str) -> list[tuple[str, str]]:
             if not store:
                 from ..store import Store
 
@@ -78,7 +91,7 @@ class Kernel:
             if not found:
                 raise LookupError(f"no notebook named {name!r}")
             nb = store[0].get_notebook(found[0].id)
-            return [{"id": c.id, "kind": c.kind, "source": c.source} for c in nb.cells]
+            return [(c.kind, c.source) for c in nb.cells]
 
         return load
 
@@ -101,9 +114,26 @@ class Kernel:
                 continue
             if isinstance(msg, ExecuteCommand):
                 self.commands.put(msg)
-            elif isinstance(msg, InterruptCommand) and self.current is not None:
-                self.session.interrupt()
+            elif isinstance(msg, InterruptCommand):
+                self.interrupt()
         self.commands.put(None)  # the web process closed the pipe: shut down
+
+    def interrupt(self) -> None:
+        """Stop the running cell, or the one sent but not yet started."""
+        if self.current is not None:
+            self.session.interrupt()
+            return
+        while True:
+            try:
+                cmd = self.commands.get_nowait()
+            except queue.Empty:
+                return
+            if cmd is None:
+                self.commands.put(None)
+                return
+            ids = {"notebook_id": cmd.notebook_id, "cell_id": cmd.cell_id, "run_id": cmd.run_id}
+            self.out.send(ErrorEvent(kind="interrupted", message="interrupted before it started", **ids))
+            self.out.send(CellStatusEvent(status="interrupted", elapsed_ms=0, **ids))
 
     def serve(self) -> None:
         self.out.send(KernelStatusEvent(self.notebook_id, "idle"))
