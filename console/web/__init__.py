@@ -57,4 +57,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     # Socket.IO registers itself as app.extensions["socketio"]; console/web/sockets.py adds the
     # notebook namespace. Threading mode: gunicorn's gthread worker or the dev server.
     SocketIO(app, async_mode="threading", max_http_buffer_size=cfg.MAX_BODY_BYTES)
+    from .sockets import init_sessions
+
+    init_sessions(app)  # kernels, run endpoints and the notebook namespace (console/sessions)
     return app
