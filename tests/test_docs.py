@@ -46,3 +46,14 @@ def test_notebook_format_example_parses() -> None:
     assert example, "docs/notebook-format.md shows a JSON example"
     nb = parse_notebook(json.loads(example.group(1)))
     assert {c["kind"] for c in nb["cells"]} == {"mlsql", "python", "markdown"}
+
+
+def test_documented_api_routes_exist(app) -> None:  # type: ignore[no-untyped-def]
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(GET|POST|PUT|PATCH|DELETE) (/api/[^`]*)`", text, re.M)
+    assert len(rows) > 20
+    adapter = app.url_map.bind("localhost")
+    for method, path in rows:
+        path = re.sub(r"\[.*?\]|\?.*$", "", path)
+        path = path.replace("<id>", "nb1").replace("<cell_id>", "c1").replace("<n>", "1")
+        adapter.match(path, method=method)  # raises NotFound / MethodNotAllowed when undocumented
