@@ -1,0 +1,42 @@
+"""docs/protocol.md lists every message of console/messages.py with exactly its fields."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from console.messages import message_types
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
+
+
+def documented() -> dict[str, set[str]]:
+    """type -> field names, from every table whose header starts `| type |`."""
+    found: dict[str, set[str]] = {}
+    in_table = False
+    for line in DOC.read_text().splitlines():
+        if line.startswith("| type |"):
+            in_table = True
+            continue
+        if not line.startswith("|"):
+            in_table = False
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip("|"))]
+        match = re.fullmatch(r"`([a-z_]+)`", cells[0]) if in_table else None
+        if match:
+            assert match.group(1) not in found, f"{match.group(1)} is documented twice"
+            found[match.group(1)] = set(re.findall(r"`([a-z_]+)`", cells[1]))
+    return found
+
+
+def test_every_message_is_documented_with_its_fields() -> None:
+    docs = documented()
+    code = {name: {f.name for f in dataclasses.fields(cls)} for name, cls in message_types().items()}
+    assert sorted(docs) == sorted(code), "docs/protocol.md and console/messages.py list different messages"
+    for name, fields in code.items():
+        assert docs[name] == fields, f"{name}: documented {sorted(docs[name])}, code has {sorted(fields)}"
+
+
+def test_every_message_has_a_docstring() -> None:
+    for name, cls in message_types().items():
+        assert cls.__doc__ and cls.__doc__.strip(), f"{name} needs a docstring"
