@@ -5,7 +5,7 @@
 
 import { io } from "socket.io-client";
 
-// onEvent(type, payload); onConnection(state) with "connected" | "disconnected" | "reconnecting";
+// onEvent(type, payload); onConnection(state): "connected" | "live" | "disconnected" | "reconnecting";
 // onRefused({type, status, error}) when the server answers a command with ok: false.
 //
 // Wire (console/web/sockets.py): the browser emits "command" with a to_wire() dict of a
@@ -26,9 +26,10 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
     });
   });
 
+  // "connected" when the socket is up, "live" once the join (and its replay) is acknowledged.
   socket.on("connect", () => {
     onConnection?.("connected");
-    send("join", cursors());
+    send("join", cursors()).then((ack) => ack.ok !== false && onConnection?.("live"));
   });
   socket.on("disconnect", () => onConnection?.("disconnected"));
   socket.io.on("reconnect_attempt", () => onConnection?.("reconnecting"));
