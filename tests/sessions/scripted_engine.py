@@ -7,6 +7,7 @@ streaming path (kernel pipe, batcher, store, room) is tested without waiting for
     print 100 every 0.01 from driver        # 100 numbered lines, 10 ms apart
     burst 5000 from A, B                    # two threads, 5000 lines each, as fast as possible
     progress 50                             # a \\r progress bar with 50 redraws, then a newline
+    metrics 3 from worker-0                 # epochs 1..3 with loss and accuracy
     sleep 2
     crash                                   # os.kill(getpid(), SIGKILL)
 """
@@ -19,7 +20,7 @@ import time
 from typing import Any
 
 from console.engine import CellOutcome, Session
-from console.messages import ErrorEvent, OutputEvent
+from console.messages import ErrorEvent, MetricsEvent, OutputEvent
 
 
 class ScriptedSession(Session):
@@ -79,6 +80,12 @@ class ScriptedSession(Session):
         for i in range(1, steps + 1):
             self._out(f"\rprogress {i}/{steps}")
         self._out("\n")
+
+    def _metrics(self, args: list[str]) -> None:
+        source = args[args.index("from") + 1] if "from" in args else "driver"
+        for epoch in range(1, int(args[0]) + 1):
+            self.emit(MetricsEvent(values={"loss": 1.0 / epoch, "accuracy": 1 - 0.5 / epoch}, source=source,
+                                   step=epoch))
 
     def _sleep(self, args: list[str]) -> None:
         self._stop.wait(float(args[0]))
