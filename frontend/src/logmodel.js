@@ -36,6 +36,8 @@ export class LogModel {
     this.lines = []; // {source, stream, text} or a hidden-output marker {hidden: {bytes, url}}
     this.first = 0; // absolute index of lines[0]
     this.dropped = 0; // lines dropped from the front
+    this.hiddenBytes = 0; // output the server kept out of the inline copy
+    this.hiddenUrl = "";
     this.open = new Map(); // "source\0stream" -> absolute index of its unfinished line
     this.sources = new Set();
     this.dirty = new Set(); // absolute indexes of lines edited in place
@@ -53,6 +55,8 @@ export class LogModel {
     this.lines = [];
     this.first = 0;
     this.dropped = 0;
+    this.hiddenBytes = 0;
+    this.hiddenUrl = "";
     this.open.clear();
     this.sources.clear();
     this.dirty.clear();
@@ -91,6 +95,8 @@ export class LogModel {
 
   // Output the server did not send inline (the middle of a huge log): one marker line.
   hidden(bytes, url) {
+    this.hiddenBytes += bytes;
+    this.hiddenUrl = url || this.hiddenUrl;
     this.lines.push({ source: "", stream: "hidden", text: "", hidden: { bytes, url } });
     this._trim();
   }

@@ -37,10 +37,12 @@ export class LogView {
       this.schedule();
     });
     this.droppedNote = h("div.log-dropped", { hidden: true });
+    // The marker line may be far above the window; this note keeps "N KB hidden" in view.
+    this.hiddenNote = h("div.log-hidden", { dataset: { role: "hidden-summary" }, hidden: true });
     this.lines = h("div.log-lines", { dataset: { role: "log-lines" } });
     this.bar = h("div.log-bar", { hidden: true }, this.select);
     this.el = h("div.log", { dataset: { role: "log" }, hidden: true },
-      this.bar, this.droppedNote, this.moreButton, this.lines);
+      this.bar, this.hiddenNote, this.droppedNote, this.moreButton, this.lines);
   }
 
   schedule() {
@@ -61,6 +63,13 @@ export class LogView {
     else this.renderIncrement();
     this.el.hidden = m.end === 0;
     this.bar.hidden = m.sources.size < 2;
+    if (m.hiddenBytes && this.shownHidden !== m.hiddenBytes) {
+      this.shownHidden = m.hiddenBytes;
+      this.hiddenNote.replaceChildren(
+        h("span", { text: `${formatBytes(m.hiddenBytes)} of this output is hidden here (head and tail shown) · ` }),
+        m.hiddenUrl ? h("a", { href: m.hiddenUrl, download: "", dataset: { role: "download-log" }, text: "download the full log" }) : null);
+      this.hiddenNote.hidden = false;
+    }
     if (m.dropped) {
       this.droppedNote.hidden = false;
       this.droppedNote.textContent = `${fmt(m.dropped)} earlier lines are not kept in the page; download the full log for them`;
@@ -185,6 +194,8 @@ export class LogView {
     this.windowLines = Math.min(this.windowLines, 400);
     this.hiddenAbove = 0;
     this.droppedNote.hidden = true;
+    this.hiddenNote.hidden = true;
+    this.shownHidden = 0;
     this.full = true;
     this.schedule();
   }
