@@ -8,6 +8,7 @@ streaming path (kernel pipe, batcher, store, room) is tested without waiting for
     burst 5000 from A, B                    # two threads, 5000 lines each, as fast as possible
     progress 50                             # a \\r progress bar with 50 redraws, then a newline
     metrics 3 from worker-0                 # epochs 1..3 with loss and accuracy
+    stamp 100 every 0.02 from A, B          # per source a thread printing "A 7 <time.time()>"
     sleep 2
     crash                                   # os.kill(getpid(), SIGKILL)
 """
@@ -68,6 +69,21 @@ class ScriptedSession(Session):
         def actor(source: str) -> None:
             for i in range(1, count + 1):
                 self._out(f"{source} line {i}\n", source)
+
+        threads = [threading.Thread(target=actor, args=(s,)) for s in sources]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def _stamp(self, args: list[str]) -> None:
+        count, every = int(args[0]), float(args[args.index("every") + 1])
+        sources = args[args.index("from") + 1:]
+
+        def actor(source: str) -> None:
+            for i in range(1, count + 1):
+                self._out(f"{source} {i} {time.time():.6f}\n", source)
+                time.sleep(every)
 
         threads = [threading.Thread(target=actor, args=(s,)) for s in sources]
         for t in threads:

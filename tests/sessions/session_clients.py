@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import threading
@@ -36,6 +37,41 @@ class Server:
         user = self.store.ensure_user(owner)
         return self.store.create_notebook(f"nb-{time.monotonic_ns()}", owner_id=user.id,
                                           cells=[{"kind": kind, "source": s} for s in sources])
+
+
+class LiveServer:
+    """create_app + a threaded Werkzeug server on 127.0.0.1; `auth.current_user` reads a test header."""
+
+    def __init__(self, data_dir: str, kernel_env: dict[str, str] | None = None, **settings: Any) -> None:
+        from flask import request
+        from werkzeug.serving import make_server
+
+        from console.web import auth, create_app
+
+        env = {"CONSOLE_KERNEL_ENGINE": "scripted_engine:ScriptedSession", "PYTHONPATH": pythonpath(),
+               **(kernel_env or {})}
+        self.app = create_app({"DATA_DIR": data_dir, "TESTING": True, "KERNEL_ENV": env, **settings})
+        self._original = original = auth.current_user
+        store = self.app.extensions["store"]
+
+        def test_user() -> Any:
+            name = request.headers.get(TEST_USER_HEADER) if request else None
+            return store.ensure_user(name) if name else original()
+
+        auth.current_user = test_user  # type: ignore[assignment]
+        # The dev server logs a websocket's closing frame as a bad HTTP request; that is noise here.
+        logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
+        port = free_port()
+        self._httpd = make_server("127.0.0.1", port, self.app, threaded=True)
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self.server = Server(self.app, f"http://127.0.0.1:{port}")
+
+    def close(self) -> None:
+        from console.web import auth
+
+        self.app.extensions["sessions"].shutdown()
+        self._httpd.shutdown()
+        auth.current_user = self._original  # type: ignore[assignment]
 
 
 def pythonpath() -> str:
