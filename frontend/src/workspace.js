@@ -103,7 +103,7 @@ export class WorkspacePage {
     const rows = [];
     for (const f of folders) {
       rows.push(h("li.row.folder", { dataset: { path: f.path } },
-        h("a.name", { href: `/?folder=${encodeURIComponent(f.path)}`, dataset: { action: "open-folder", path: f.path }, text: `📁 ${f.name}` }),
+        h("a.name", { href: `/?folder=${encodeURIComponent(f.path)}`, dataset: { action: "open-folder", path: f.path }, text: `${f.name}/` }),
         h("span.spacer"),
         h("button", { type: "button", dataset: { action: "rename-folder", path: f.path }, text: "Rename" }),
         h("button", { type: "button", dataset: { action: "delete-folder", path: f.path }, text: "Delete" })));
