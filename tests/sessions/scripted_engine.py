@@ -76,6 +76,9 @@ class ScriptedSession(Session):
         for t in threads:
             t.join()
 
+    def _burst_stamped(self, args: list[str]) -> None:
+        self._stamp([args[0], "every", "0", *args[1:]])
+
     def _stamp(self, args: list[str]) -> None:
         count, every = int(args[0]), float(args[args.index("every") + 1])
         sources = args[args.index("from") + 1:]
@@ -83,7 +86,8 @@ class ScriptedSession(Session):
         def actor(source: str) -> None:
             for i in range(1, count + 1):
                 self._out(f"{source} {i} {time.time():.6f}\n", source)
-                time.sleep(every)
+                if every:
+                    time.sleep(every)
 
         threads = [threading.Thread(target=actor, args=(s,)) for s in sources]
         for t in threads:
