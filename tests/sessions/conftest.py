@@ -38,3 +38,58 @@ def viewer(server: Server) -> Iterator[Callable[..., Viewer]]:
             v.close()
         except Exception:  # noqa: BLE001
             pass
+
+
+# ---------------------------------------------------------------- Ray (one cluster per test session)
+
+
+@pytest.fixture(scope="session")
+def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The embedded Ray head, through the runtime's cluster module; skips until the runtime exists."""
+    runtime = pytest.importorskip("console.runtime")
+    if not hasattr(runtime, "PythonRuntime"):
+        pytest.skip("console.runtime does not export PythonRuntime yet")
+    from console.runtime.cluster import RayCluster
+
+    cluster = RayCluster({"DATA_DIR": str(tmp_path_factory.mktemp("ray-data")), "RAY_CLIENT_PORT": 10001,
+                          "RAY_NUM_CPUS": 4})
+    info = cluster.ensure()
+    try:
+        yield info
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def ray_server(ray_head: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    live = LiveServer(str(tmp_path_factory.mktemp("sessions-ray-data")), RAY_ADDRESS=ray_head.address)
+    try:
+        yield live.server
+    finally:
+        live.close()
+
+
+@pytest.fixture
+def ray_viewer(ray_server: Server) -> Iterator[Callable[..., Viewer]]:
+    made: list[Viewer] = []
+
+    def make(user: str | None = None) -> Viewer:
+        v = Viewer(ray_server.url, user)
+        made.append(v)
+        return v
+
+    yield make
+    for v in made:
+        try:
+            v.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+@pytest.fixture(scope="session")
+def mnist_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from console.runtime.datasets import write_mnist
+
+    path = tmp_path_factory.mktemp("mnist") / "mnist"
+    write_mnist(str(path), synthetic=True, rows=2000, partitions=2)
+    return str(path)

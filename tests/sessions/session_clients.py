@@ -33,10 +33,12 @@ class Server:
     def manager(self) -> Any:
         return self.app.extensions["sessions"].get()
 
-    def notebook(self, *sources: str, owner: str = "admin", kind: str = "mlsql") -> Any:
+    def notebook(self, *sources: str | tuple[str, str], owner: str = "admin", kind: str = "mlsql") -> Any:
+        """A notebook of cells: a source (of `kind`) or a (kind, source) pair each."""
         user = self.store.ensure_user(owner)
-        return self.store.create_notebook(f"nb-{time.monotonic_ns()}", owner_id=user.id,
-                                          cells=[{"kind": kind, "source": s} for s in sources])
+        cells = [{"kind": s[0], "source": s[1]} if isinstance(s, tuple) else {"kind": kind, "source": s}
+                 for s in sources]
+        return self.store.create_notebook(f"nb-{time.monotonic_ns()}", owner_id=user.id, cells=cells)
 
 
 class LiveServer:

@@ -1,0 +1,112 @@
+"""Live sessions with real Ray and TensorFlow: actor output, interrupt in model.fit, the seed notebook.
+
+One Ray cluster for the test session (the `ray_head` fixture in conftest.py); the server's
+kernels reach it through CONSOLE_RAY_ADDRESS and the cells through the Ray Client on :10001.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from session_clients import Server, join
+
+BURST_CELL = """--%python
+import ray
+from pyjava.api.mlsql import RayContext
+ray_context = RayContext.connect(globals(), "127.0.0.1:10001")
+
+@ray.remote
+class Printer:
+    def burst(self, name, n):
+        for i in range(1, n + 1):
+            print(f"{name} line {i}")
+        return n
+
+actors = [Printer.remote(), Printer.remote()]
+print(ray.get([a.burst.remote(name, 5000) for a, name in zip(actors, ["A", "B"])]))
+"""
+
+FIT_CELL = """--%python
+import numpy as np
+from tensorflow.keras import layers, models
+from pyjava.api.mlsql import RayContext
+ray_context = RayContext.connect(globals(), None)
+x = np.random.rand(4000, 8).astype("float32")
+y = x.sum(axis=1)
+model = models.Sequential([layers.Dense(16, activation="relu", input_shape=(8,)), layers.Dense(1)])
+model.compile(optimizer="sgd", loss="mse")
+model.fit(x, y, epochs=100000, batch_size=16)
+"""
+
+
+def test_burst_from_two_ray_actors_is_complete_and_in_order(ray_server: Server, ray_viewer: Any) -> None:
+    nb = ray_server.notebook(BURST_CELL, kind="python")
+    v = ray_viewer()
+    join(v, nb)
+    run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
+    status = v.wait_status(run_id, "done", "error", "interrupted", timeout=300)
+    assert status["status"] == "done", [e for e in v.events if e["type"] == "error"]
+    chunks = v.outputs(run_id)
+    assert [c["seq"] for c in chunks] == list(range(1, len(chunks) + 1))
+    by_name: dict[str, list[str]] = {}
+    sources: dict[str, set[str]] = {}
+    for c in chunks:
+        for line in c["text"].splitlines():
+            if " line " in line:
+                name = line.split()[0]
+                by_name.setdefault(name, []).append(line)
+                sources.setdefault(name, set()).add(c["source"])
+    for name in ("A", "B"):
+        assert by_name[name] == [f"{name} line {i}" for i in range(1, 5001)]
+        assert len(sources[name]) == 1 and "Printer" in next(iter(sources[name]))
+    assert sources["A"] != sources["B"]  # each actor keeps its own tag
+
+
+def test_interrupt_during_model_fit(ray_server: Server, ray_viewer: Any) -> None:
+    nb = ray_server.notebook(("python", FIT_CELL), ("mlsql", "select 1 as still_here as t;"))
+    v = ray_viewer()
+    join(v, nb)
+    run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
+    v.wait_for(lambda e: e.get("run_id") == run_id and (
+        e["type"] == "metrics" or (e["type"] == "output" and "Epoch" in e["text"])), timeout=180)
+    started = time.monotonic()
+    assert v.command("interrupt", notebook_id=nb.id)["interrupted"] == run_id
+    assert v.wait_status(run_id, "interrupted", "error", "done", timeout=60)["status"] == "interrupted"
+    assert time.monotonic() - started < 30
+    # The kernel and its session live on.
+    after = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[1].id)["run_ids"][0]
+    assert v.wait_status(after, "done", "error", timeout=60)["status"] == "done"
+
+
+@pytest.mark.slow
+def test_seed_notebook_streams_both_actors_metrics_and_the_final_table(
+        ray_server: Server, ray_viewer: Any, mnist_dir: str) -> None:
+    from console.demo import seed_notebook
+
+    cells = seed_notebook()["cells"]
+    cells[0] = {**cells[0], "source": cells[0]["source"].replace("/tmp/mnist", mnist_dir)}
+    user = ray_server.store.ensure_user("admin")
+    nb = ray_server.store.create_notebook(f"seed-{time.monotonic_ns()}", owner_id=user.id, cells=cells)
+    v = ray_viewer()
+    join(v, nb)
+    ids = v.command("run_all", notebook_id=nb.id)["run_ids"]
+    assert len(ids) == 4
+    for run_id in ids:
+        status = v.wait_status(run_id, "done", "error", "interrupted", "cancelled", timeout=1200)
+        assert status["status"] == "done", [e for e in v.events if e["type"] == "error"]
+    train = ids[2]
+    actor_sources = {c["source"] for c in v.outputs(train) if c["source"].startswith("Network")}
+    assert len(actor_sources) == 2, {c["source"] for c in v.outputs(train)}
+    metrics = [e for e in v.events if e["type"] == "metrics" and e["run_id"] == train]
+    assert {m["source"] for m in metrics} >= actor_sources or len({m["source"] for m in metrics}) >= 2
+    assert all("loss" in m["values"] for m in metrics)
+    result = v.wait_for(lambda e: e["type"] == "result" and e["run_id"] == train)
+    assert [c["name"] for c in result["columns"]] == ["start", "offset", "value"]
+    assert result["total_rows"] > 0
+    # A reloaded page gets the same, from the store.
+    later = ray_viewer()
+    join(later, nb)
+    later.wait_for(lambda e: e["type"] == "result" and e["run_id"] == train)
+    assert len([e for e in later.events if e["type"] == "metrics" and e["run_id"] == train]) == len(metrics)
