@@ -62,8 +62,15 @@ class ManagerHolder:
     def shutdown(self) -> None:
         with self._lock:
             manager, self._manager = self._manager, None
-        if manager is not None and self._pid == os.getpid():
-            manager.shutdown()
+        if manager is None or self._pid != os.getpid():
+            return
+        manager.shutdown()
+        # Kernels start the embedded Ray head at first need and share it; the server stops it.
+        try:
+            from console.runtime.cluster import stop_embedded
+        except ImportError:
+            return
+        stop_embedded(manager.cfg)
 
 
 def get_manager() -> SessionManager:
