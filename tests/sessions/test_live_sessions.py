@@ -160,3 +160,14 @@ def test_rest_run_returns_202_and_the_log_downloads(server: Server, viewer: Any)
     assert code == 200 and log.splitlines()[0] == "(worker) worker line 1" and len(log.splitlines()) == 50
     code, body = http(server, "GET", f"/api/runs/{run_id}/outputs?since=0")
     assert code == 200 and "".join(e["text"] for e in body["events"] if e["type"] == "output").count("\n") == 50
+
+
+def test_interrupt_while_the_kernel_starts(server: Server, viewer: Any) -> None:
+    nb = server.notebook("--script\nsleep 60\n", "--script\nsleep 60\n")
+    v = viewer()
+    join(v, nb)
+    ids = v.command("run_all", notebook_id=nb.id)["run_ids"]
+    ack = v.command("interrupt", notebook_id=nb.id)  # the kernel process is still importing
+    assert ack["interrupted"] == ids[0] and ack["cancelled"] == [ids[1]]
+    assert v.wait_status(ids[0], "interrupted", "done", "error", timeout=60)["status"] == "interrupted"
+    v.wait_for(lambda e: e["type"] == "kernel_status" and e["notebook_id"] == nb.id and e["status"] == "idle")
