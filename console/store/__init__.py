@@ -11,6 +11,7 @@ from .records import (
     CellRecord,
     FolderListing,
     LinkRecord,
+    LoginSessionRecord,
     MetricRecord,
     NotebookInfo,
     NotebookRecord,
@@ -26,7 +27,7 @@ from .store import Store
 
 __all__ = [
     "CELL_KINDS", "ROLES", "RUN_STATES", "FINAL_STATES", "Store", "StoreError", "NotFound", "Invalid",
-    "Conflict", "Exists", "normalize_folder", "valid_cell_id", "CellRecord", "FolderListing", "LinkRecord", "MetricRecord",
+    "Conflict", "Exists", "normalize_folder", "valid_cell_id", "CellRecord", "FolderListing", "LinkRecord", "LoginSessionRecord", "MetricRecord",
     "NotebookInfo", "NotebookRecord", "OutputRecord", "RevisionInfo", "RevisionRecord", "RunRecord",
     "ShareRecord", "UserRecord",
 ]

@@ -208,3 +208,34 @@ class Link(Base):
     created_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column()
+
+
+class LoginSession(Base):
+    """A server-side login: the cookie holds a random token, this row holds only its SHA-256.
+
+    Revoking (logout, password change) sets revoked_at, so a stolen cookie stops working at once.
+    """
+
+    __tablename__ = "login_sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column()
+    revoked_at: Mapped[datetime | None] = mapped_column()
+    ip: Mapped[str] = mapped_column(String(64), default="")
+    user_agent: Mapped[str] = mapped_column(String(255), default="")
+
+
+class LoginFailure(Base):
+    """Failed logins per user name and client address, for the growing lockout window."""
+
+    __tablename__ = "login_failures"
+
+    username: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ip: Mapped[str] = mapped_column(String(64), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    last_failure_at: Mapped[datetime] = mapped_column(default=utcnow)
+    locked_until: Mapped[datetime | None] = mapped_column()

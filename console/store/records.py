@@ -128,3 +128,16 @@ class LinkRecord:
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+
+@dataclass(frozen=True)
+class LoginSessionRecord:
+    id: str
+    user_id: int
+    csrf_token: str
+    created_at: datetime
+    last_seen_at: datetime
+    expires_at: datetime
+    revoked_at: datetime | None
+    ip: str
+    user_agent: str

@@ -10,9 +10,10 @@ from sqlalchemy import select
 
 from .db import StoreBase
 from .errors import Invalid, NotFound
-from .models import ROLES, Link, Notebook, Share, User, utcnow
+from ._rows import info
+from .models import ROLES, Folder, Link, Notebook, Share, User, utcnow
 from .paths import normalize_folder
-from .records import LinkRecord, ShareRecord
+from .records import LinkRecord, NotebookInfo, ShareRecord
 
 
 def _share(sh: Share) -> ShareRecord:
@@ -72,6 +73,13 @@ class SharingMixin(StoreBase):
         with self._read() as s:
             return [_share(sh) for sh in s.scalars(q)]
 
+    def get_share(self, share_id: int) -> ShareRecord:
+        with self._read() as s:
+            sh = s.get(Share, share_id)
+            if sh is None:
+                raise NotFound(f"no share {share_id!r}")
+            return _share(sh)
+
     def delete_share(self, share_id: int) -> None:
         with self._write() as s:
             sh = s.get(Share, share_id)
@@ -83,7 +91,7 @@ class SharingMixin(StoreBase):
         with self._write() as s:
             if s.get(Notebook, notebook_id) is None:
                 raise NotFound(f"no notebook {notebook_id!r}")
-            ln = Link(token=secrets.token_urlsafe(24), notebook_id=notebook_id, created_by=created_by,
+            ln = Link(token=secrets.token_urlsafe(32), notebook_id=notebook_id, created_by=created_by,
                       created_at=utcnow())
             s.add(ln)
             s.flush()
@@ -111,3 +119,24 @@ class SharingMixin(StoreBase):
                 ln.revoked_at = utcnow()
             s.flush()
             return _link(ln)
+
+    def owned_folders(self, user_id: int) -> list[str]:
+        """Paths of the explicit folders this user created (their owner role covers what is below)."""
+        with self._read() as s:
+            return list(s.scalars(select(Folder.path).where(Folder.owner_id == user_id).order_by(Folder.path)))
+
+    def notebooks_under(self, folder: str = "/") -> list[NotebookInfo]:
+        """Every notebook at or below `folder` (for listings filtered by what a user may see)."""
+        folder = normalize_folder(folder)
+        q = select(Notebook).order_by(Notebook.folder, Notebook.name, Notebook.id)
+        if folder != "/":
+            q = q.where((Notebook.folder == folder) | Notebook.folder.startswith(folder + "/", autoescape=True))
+        with self._read() as s:
+            return [info(nb) for nb in s.scalars(q)]
+
+    def all_folder_paths(self) -> list[str]:
+        """Every explicit folder and every folder a notebook lives in."""
+        with self._read() as s:
+            paths = set(s.scalars(select(Folder.path)))
+            paths |= set(s.scalars(select(Notebook.folder).distinct()))
+            return sorted(paths)

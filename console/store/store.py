@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .cells import CellsMixin
 from .folders import FoldersMixin
+from .logins import LoginsMixin
 from .notebooks import NotebooksMixin
 from .revisions import RevisionsMixin
 from .runs import RunsMixin
@@ -11,7 +12,8 @@ from .users import UsersMixin
 
 
 class Store(
-    UsersMixin, NotebooksMixin, FoldersMixin, CellsMixin, RevisionsMixin, RunsMixin, SharingMixin
+    UsersMixin, NotebooksMixin, FoldersMixin, CellsMixin, RevisionsMixin, RunsMixin, SharingMixin,
+    LoginsMixin,
 ):
     """`Store(url)` connects, applies migrations, and offers the operations of each mixin.
 

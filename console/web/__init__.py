@@ -25,10 +25,13 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from console.store import Store
 
     from .api import create_api
+    from .access import init_access
     from .auth import init_auth
     from .deps import CONFIG_KEY, STORE_KEY
     from .errors import register_error_handler
     from .pages import create_blueprint as create_pages
+    from .publish import create_blueprint as create_publish
+    from .sharing import create_blueprint as create_sharing
 
     overrides = dict(overrides or {})
     flask_overrides = {k: overrides.pop(k) for k in list(overrides) if k not in _SETTING_NAMES}
@@ -48,11 +51,14 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     store = Store(cfg.database_url)
     app.extensions[STORE_KEY] = store
     app.extensions[CONFIG_KEY] = cfg
-    init_auth(app, store)
+    init_auth(app, store)  # the CSRF check runs first, then the endpoint's access policy
+    init_access(app)
 
     register_error_handler(app)
     app.register_blueprint(create_api())
     app.register_blueprint(create_pages())
+    app.register_blueprint(create_sharing())
+    app.register_blueprint(create_publish())
 
     # Socket.IO registers itself as app.extensions["socketio"]; console/web/sockets.py adds the
     # notebook namespace. Threading mode: gunicorn's gthread worker or the dev server.

@@ -14,6 +14,9 @@ def test_unhandled_exception_is_a_bare_500(app: Flask, caplog: pytest.LogCapture
     def boom() -> str:
         raise RuntimeError("secret internal detail")
 
+    from console.web.access import classify
+
+    classify(app, "boom", "public")
     r = app.test_client().get("/api/boom")
     assert r.status_code == 500
     assert r.json == {"error": "internal server error (the server log has the details)", "status": 500}

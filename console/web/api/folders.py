@@ -1,9 +1,17 @@
-"""Folder endpoints: list subfolders, create, rename (or move), delete."""
+"""Folder endpoints: list subfolders, create, rename (or move), delete.
+
+Creating needs the editor role where the folder goes (access.place); renaming and deleting need
+the owner role on the folder.
+"""
 from __future__ import annotations
 
 from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from console.store import Exists, normalize_folder
+from console.store.paths import parent_of
+
+from .. import access
 from ..auth import current_user
 from ..deps import get_store
 from ..errors import ApiError
@@ -11,20 +19,31 @@ from ..validate import field, json_body, query_bool
 
 
 def list_folders() -> ResponseReturnValue:
-    listing = get_store().list_folder(request.args.get("path", "/"))
-    return jsonify({"path": listing.path, "folders": [{"path": p, "name": p.rsplit("/", 1)[-1]}
-                                                      for p in listing.folders]})
+    path, folders, _ = access.visible_listing(request.args.get("path", "/"))
+    return jsonify({"path": path, "folders": [{"path": p, "name": p.rsplit("/", 1)[-1]} for p in folders]})
+
+
+def _new_path(path: str) -> str:
+    """A folder path that does not exist yet, in a place the caller may write to."""
+    store = get_store()
+    path = normalize_folder(path)
+    if path != "/" and store.folder_exists(path):
+        raise Exists(f"folder {path} exists already")
+    access.place(parent_of(path))
+    return path
 
 
 def create_folder() -> ResponseReturnValue:
     body = json_body()
-    path = get_store().create_folder(field(body, "path", str), owner_id=current_user().id)
+    path = get_store().create_folder(_new_path(field(body, "path", str)), owner_id=current_user().id)
     return jsonify({"path": path}), 201
 
 
 def rename_folder() -> ResponseReturnValue:
     body = json_body()
-    path = get_store().rename_folder(field(body, "path", str), field(body, "new_path", str))
+    old = field(body, "path", str)
+    access.require_folder(old, "owner")
+    path = get_store().rename_folder(old, _new_path(field(body, "new_path", str)))
     return jsonify({"path": path})
 
 
@@ -32,6 +51,7 @@ def delete_folder() -> ResponseReturnValue:
     path = request.args.get("path")
     if not path:
         raise ApiError(400, "'path' is required (DELETE /api/folders?path=/a/b)")
+    access.require_folder(path, "owner")
     deleted = get_store().delete_folder(path, recursive=query_bool("recursive"))
     return jsonify({"path": path, "deleted_notebooks": deleted})
 

@@ -1,22 +1,23 @@
 """Notebook endpoints: list by folder, create, get (with latest outputs), replace, rename, move,
-duplicate, delete."""
+duplicate/fork, delete. Roles are checked before a handler runs (console/web/access.py POLICIES);
+handlers that place a notebook in a folder also check that folder (access.place)."""
 from __future__ import annotations
 
 from flask import Blueprint, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from .. import serialize
+from .. import access, serialize
 from ..auth import current_user
 from ..deps import get_config, get_store
 from ..validate import base_revision, field, json_body
 
 
 def list_notebooks() -> ResponseReturnValue:
-    listing = get_store().list_folder(request.args.get("folder", "/"))
+    folder, folders, notebooks = access.visible_listing(request.args.get("folder", "/"))
     return jsonify({
-        "folder": listing.path,
-        "folders": [{"path": p, "name": p.rsplit("/", 1)[-1]} for p in listing.folders],
-        "notebooks": [serialize.notebook_info(nb) for nb in listing.notebooks],
+        "folder": folder,
+        "folders": [{"path": p, "name": p.rsplit("/", 1)[-1]} for p in folders],
+        "notebooks": [serialize.notebook_info(nb) for nb in notebooks],
     })
 
 
@@ -24,7 +25,7 @@ def create_notebook() -> ResponseReturnValue:
     body = json_body()
     nb = get_store().create_notebook(
         field(body, "name", str),
-        field(body, "folder", str, "/"),
+        access.place(field(body, "folder", str, "/")),
         owner_id=current_user().id,
         cells=field(body, "cells", list, []),
     )
@@ -61,14 +62,23 @@ def rename_notebook(notebook_id: str) -> ResponseReturnValue:
 
 def move_notebook(notebook_id: str) -> ResponseReturnValue:
     body = json_body()
-    return jsonify(serialize.notebook_info(get_store().move_notebook(notebook_id, field(body, "folder", str))))
+    folder = access.place(field(body, "folder", str))
+    return jsonify(serialize.notebook_info(get_store().move_notebook(notebook_id, folder)))
 
 
 def duplicate_notebook(notebook_id: str) -> ResponseReturnValue:
+    """A copy owned by the caller (anyone who can view may fork): in the source's folder when they
+    may write there, else at the root of their own workspace, unless `folder` says where."""
     body = json_body(required=False)
-    nb = get_store().duplicate_notebook(
+    store = get_store()
+    folder = field(body, "folder", str, None)
+    if folder is None:
+        src = store.get_notebook_info(notebook_id)
+        user = current_user()
+        folder = src.folder if access.at_least(access.folder_role(store, user, src.folder), "editor") else "/"
+    nb = store.duplicate_notebook(
         notebook_id, owner_id=current_user().id,
-        name=field(body, "name", str, None), folder=field(body, "folder", str, None),
+        name=field(body, "name", str, None), folder=access.place(folder),
     )
     return jsonify(serialize.notebook(nb, {})), 201
 
@@ -88,4 +98,5 @@ def create_blueprint() -> Blueprint:
     bp.add_url_rule("/<notebook_id>/rename", "rename", rename_notebook, methods=["POST"])
     bp.add_url_rule("/<notebook_id>/move", "move", move_notebook, methods=["POST"])
     bp.add_url_rule("/<notebook_id>/duplicate", "duplicate", duplicate_notebook, methods=["POST"])
+    bp.add_url_rule("/<notebook_id>/fork", "fork", duplicate_notebook, methods=["POST"])
     return bp

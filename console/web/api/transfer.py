@@ -1,4 +1,6 @@
-"""Export and import in the product's notebook file format (docs/notebook-format.md)."""
+"""Export and import: the product's notebook file format (docs/notebook-format.md), Jupyter .ipynb
+both ways, and Byzer Notebook .bznb/.mlnb in (console/interchange.py). A malformed file is a 400
+and creates nothing."""
 from __future__ import annotations
 
 import re
@@ -6,10 +8,12 @@ import re
 from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from console.notebook_file import NotebookFileError, dump_notebook, parse_notebook
-from console.store import valid_cell_id
+from console.interchange import read_any, to_ipynb
+from console.notebook_file import NotebookFileError, dump_notebook
+from console.store import StoreError, valid_cell_id
+from console.store.paths import check_name
 
-from .. import serialize
+from .. import access, serialize
 from ..auth import current_user
 from ..deps import get_store
 from ..errors import ApiError
@@ -24,29 +28,43 @@ def _outputs(run: dict) -> dict:
 def export_notebook(notebook_id: str) -> ResponseReturnValue:
     store = get_store()
     nb = store.get_notebook(notebook_id)
-    runs = store.latest_runs(notebook_id) if query_bool("outputs") else {}
+    fmt = request.args.get("format", "json")
+    if fmt not in ("json", "ipynb"):
+        raise ApiError(400, "'format' must be json or ipynb")
+    # Jupyter users expect outputs in an .ipynb; our own format keeps them opt-in.
+    with_outputs = query_bool("outputs") or (fmt == "ipynb" and request.args.get("outputs") is None)
+    runs = store.latest_runs(notebook_id) if with_outputs else {}
     cells = []
     for c in nb.cells:
         cell = {"id": c.id, "kind": c.kind, "source": c.source}
         if c.id in runs:
             cell["outputs"] = _outputs(serialize.run(runs[c.id]))
         cells.append(cell)
-    data = dump_notebook(nb.name, cells, {"folder": nb.folder, "revision": nb.revision})
+    meta = {"folder": nb.folder, "revision": nb.revision}
+    data = to_ipynb(nb.name, cells, meta) if fmt == "ipynb" else dump_notebook(nb.name, cells, meta)
     resp = jsonify(data)
     filename = re.sub(r"[^\w.-]+", "_", nb.name, flags=re.ASCII).strip("_") or "notebook"
-    resp.headers["Content-Disposition"] = f'attachment; filename="{filename}.json"'
+    resp.headers["Content-Disposition"] = f'attachment; filename="{filename}.{fmt}"'
     return resp
 
 
 def import_notebook() -> ResponseReturnValue:
-    """Body: a notebook file. Query: folder=/x (default: the file's metadata.folder or /), name=..."""
+    """Body: a notebook file. Query: format=json|ipynb|bznb|mlnb (default: from the content),
+    folder=/x (default: the file's metadata.folder or /), name=..."""
     try:
-        parsed = parse_notebook(json_body())
+        parsed = read_any(json_body(), request.args.get("format"))
     except NotebookFileError as exc:
         raise ApiError(400, f"not a notebook file: {exc}") from exc
-    folder = request.args.get("folder") or parsed["metadata"].get("folder") or "/"
-    if not isinstance(folder, str):
-        folder = "/"
+    name = check_name(request.args.get("name") or parsed["name"])
+    if request.args.get("folder"):
+        folder = access.place(request.args["folder"])
+    else:
+        # The file's own folder is a suggestion: where the importer may not write, the root.
+        folder = parsed["metadata"].get("folder")
+        try:
+            folder = access.place(folder if isinstance(folder, str) else "/")
+        except (ApiError, StoreError):
+            folder = "/"
     # Ids from other tools (or repeated ones) are replaced rather than refused.
     seen: set[str] = set()
     cells = []
@@ -57,7 +75,7 @@ def import_notebook() -> ResponseReturnValue:
             seen.add(cid)
         cells.append(c)
     nb = get_store().create_notebook(
-        request.args.get("name") or parsed["name"], folder, owner_id=current_user().id, cells=cells,
+        name, folder, owner_id=current_user().id, cells=cells,
     )
     return jsonify(serialize.notebook(nb, {})), 201
 
