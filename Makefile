@@ -33,8 +33,10 @@ system-deps:
 demo: setup
 	$(CONSOLE) demo --data-dir $(DATA_DIR)
 
+# Single-user mode (no login) unless CONSOLE_SINGLE_USER says otherwise; the server honours it
+# only on a loopback address (CONSOLE_HOST=0.0.0.0 means everyone logs in; see docs/security.md).
 run: demo
-	$(CONSOLE) serve --data-dir $(DATA_DIR)
+	CONSOLE_SINGLE_USER=$${CONSOLE_SINGLE_USER:-true} $(CONSOLE) serve --data-dir $(DATA_DIR)
 
 test: setup system-deps
 	$(PY) -m pytest -q

@@ -1,4 +1,4 @@
-"""The `mlsql-console` command: serve, init, run, datasets, demo.
+"""The `mlsql-console` command: serve, init, run, datasets, demo, users.
 
 Heavy modules (the web app, gunicorn, the engine, Ray, TensorFlow) are imported inside the
 commands that need them, so `mlsql-console --help` stays fast.
@@ -52,6 +52,10 @@ def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, t
     cfg = _config(data_dir, HOST=host, PORT=port)
     app = create_app(dict(cfg))
     click.echo(f"MLSQL Console on http://{cfg.HOST}:{cfg.PORT} (data in {cfg.data_dir})")
+    if app.extensions.get("console.single_user"):
+        click.echo("single-user mode: no login, every visitor through 127.0.0.1 is the local admin")
+    else:
+        click.echo(f"log in at http://{cfg.HOST}:{cfg.PORT}/login (add users: mlsql-console users add NAME)")
     if dev:
         socketio = app.extensions["socketio"]
         socketio.run(app, host=cfg.HOST, port=cfg.PORT, allow_unsafe_werkzeug=True, use_reloader=False)
@@ -109,15 +113,20 @@ def mnist(path: str, synthetic: bool, rows: int | None, partitions: int | None) 
 @main.command()
 @data_dir_option
 def demo(data_dir: str | None) -> None:
-    """Write the tutorial's MNIST notebook into the store, and its data to /tmp/mnist when missing."""
+    """Write the tutorial's MNIST notebook into the store, and its data to /tmp/mnist when missing.
+
+    Also creates the user `demo` (who owns a share of the notebook) with a password printed once.
+    """
     from console.demo import DEMO_DATA, install_demo
 
     cfg = _config(data_dir)
     store = _open_store(cfg)
     admin = store.ensure_user("admin", display_name="Local admin", is_admin=True)
     notebook_id, created = install_demo(store, admin.id)
+    login = _demo_login(store, notebook_id)
     store.close()
     click.echo(f"demo notebook {notebook_id} {'written' if created else 'already there'}")
+    click.echo(login)
     if DEMO_DATA.exists():
         click.echo(f"demo data: {DEMO_DATA} exists")
         return
@@ -127,3 +136,92 @@ def demo(data_dir: str | None) -> None:
         click.echo(f"demo data: {DEMO_DATA} is missing and no dataset writer is installed", err=True)
         return
     click.echo(write_mnist(str(DEMO_DATA), synthetic=True))
+
+
+def _demo_login(store: Any, notebook_id: str) -> str:
+    """Make sure user `demo` exists and may edit the demo notebook; say how to log in."""
+    import secrets
+
+    from console.web.auth import hash_password
+
+    user = store.ensure_user("demo", display_name="Demo user")
+    store.set_share(user.id, "editor", notebook_id=notebook_id)
+    single = "make run serves in single-user mode on 127.0.0.1: no login needed."
+    if user.has_password:
+        return f"{single}\nelsewhere log in as demo with the password printed when it was made " \
+               "(reset it: mlsql-console users passwd demo)"
+    password = secrets.token_urlsafe(12)
+    store.set_password(user.id, hash_password(password))
+    return f"{single}\nelsewhere log in as user: demo  password: {password}  (shown once; " \
+           "change it: mlsql-console users passwd demo)"
+
+
+@main.group()
+def users() -> None:
+    """Add, list and change the passwords of local users."""
+
+
+def _read_password(password: str | None) -> str:
+    from console.web.auth import check_new_password
+
+    if password is None:
+        password = click.prompt("password", hide_input=True, confirmation_prompt=True)
+    try:
+        return check_new_password(password)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+@users.command("add")
+@click.argument("username")
+@click.option("--admin", "is_admin", is_flag=True, help="An administrator (owner of every notebook).")
+@click.option("--display-name", default="", help="The name others see (default: the user name).")
+@click.option("--password", default=None, help="The password (default: prompt; avoid on shared machines).")
+@data_dir_option
+def users_add(username: str, is_admin: bool, display_name: str, password: str | None, data_dir: str | None) -> None:
+    """Create a user who logs in with a password."""
+    from console.store import StoreError
+    from console.web.auth import hash_password
+
+    secret = _read_password(password)
+    store = _open_store(_config(data_dir))
+    try:
+        store.create_user(username, hash_password(secret), display_name=display_name, is_admin=is_admin)
+    except StoreError as exc:
+        raise click.ClickException(exc.message) from exc
+    finally:
+        store.close()
+    click.echo(f"user {username} created")
+
+
+@users.command("list")
+@data_dir_option
+def users_list(data_dir: str | None) -> None:
+    """List users: name, admin or not, whether a password is set."""
+    store = _open_store(_config(data_dir))
+    for u in store.list_users():
+        flags = ", ".join(f for f, on in (("admin", u.is_admin), ("no password", not u.has_password)) if on)
+        click.echo(f"{u.username}\t{u.display_name}" + (f"\t({flags})" if flags else ""))
+    store.close()
+
+
+@users.command("passwd")
+@click.argument("username")
+@click.option("--password", default=None, help="The new password (default: prompt).")
+@data_dir_option
+def users_passwd(username: str, password: str | None, data_dir: str | None) -> None:
+    """Set a user's password; their open logins end."""
+    from console.store import NotFound
+    from console.web.auth import hash_password
+
+    secret = _read_password(password)
+    store = _open_store(_config(data_dir))
+    try:
+        user = store.get_user_by_name(username)
+        store.set_password(user.id, hash_password(secret))
+        ended = store.revoke_user_sessions(user.id)
+    except NotFound as exc:
+        raise click.ClickException(exc.message) from exc
+    finally:
+        store.close()
+    click.echo(f"password of {username} changed; {ended} login(s) ended")

@@ -45,7 +45,7 @@ SETTINGS: list[Setting] = [
     Setting("KERNEL_IDLE_SECONDS", 3600, "An idle kernel is stopped after this many seconds (never while it runs something).", int),
     Setting("OUTPUT_INLINE_BYTES", 256 * 1024, "Output kept inline per cell run (head and tail); the rest is behind a download link.", int),
     Setting("RESULT_ROWS", 100, "Rows of a result table sent to the browser and stored with the run.", int),
-    Setting("SINGLE_USER", False, "Skip login for a server bound to 127.0.0.1 (everyone is the local admin).", _bool),
+    Setting("SINGLE_USER", False, "Skip login: every request is the local admin. Honoured only when HOST is a loopback address; `make run` turns it on.", _bool),
     Setting("DATA_ROOTS", [], "Folders that load/save may touch, separated by ':'. Default: no limit.", _paths),
 ]
 
