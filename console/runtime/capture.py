@@ -1,0 +1,161 @@
+"""Output capture: progress-bar redraws as chunks, Ray's actor prefixes, Keras lines as metrics.
+
+Stdlib only, because it also runs inside every Ray worker (the setup hook) and in the cell
+worker before anything else is imported.
+
+The text model: each source (the driver, or one actor) has a stream of chunks whose
+concatenation is what a terminal would show. A chunk ending in "\\n" is a finished line; a chunk
+starting with "\\r" and not ending in "\\n" is a redraw of the current line (a progress bar in
+flight). Ray forwards only whole lines, so inside actors a redraw is written as a line starting
+with REDRAW and turned back into "\\r…" by the driver.
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+import threading
+from typing import Callable
+
+REDRAW = "\ue000"  # private-use marks: never produced by real programs
+METRICS = "\ue001"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_RAY_PREFIX = re.compile(r"^\((?:(?P<name>[^()\s]+) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^)]+))?\) ?(?P<text>.*)$", re.S)
+# "16/16 [====] - 0s 1ms/step - loss: 2.38 - accuracy: 0.11" (tf-keras verbose=1), the
+# verbose=2 form "16/16 - 0s - loss: …", and Keras 3's "16/16 ━━━━ 0s 2ms/step - accuracy: …".
+_PROGRESS = re.compile(r"^\s*(\d+)/(\d+)\b")
+_METRIC = re.compile(r"(?:^|\s-\s)([A-Za-z_][\w.]*): (-?[0-9.]+(?:e[-+]?\d+)?|nan|inf)\b")
+_EPOCH = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
+
+Chunk = Callable[[str], None]
+
+
+class LineRedraw:
+    """Turns writes into chunks: finished lines, and "\\r…" redraws on flush or carriage return."""
+
+    def __init__(self, out: Chunk) -> None:
+        self.out = out
+        self.pending = ""  # text of the current line not yet finished by "\n"
+        self.last = ""  # what the current screen line shows from earlier redraws
+
+    def write(self, text: str) -> None:
+        text = text.replace("\b", "")  # tf-keras erases its bar with backspaces before "\r"
+        start = 0
+        for m in re.finditer(r"\r\n|\n|\r", text):
+            self.pending += text[start:m.start()]
+            start = m.end()
+            if m.group() == "\r":
+                self.flush()
+                self.pending = ""
+            else:
+                self.out(("\r" if self.last else "") + self.pending + "\n")
+                self.pending = self.last = ""
+        self.pending += text[start:]
+
+    def flush(self) -> None:
+        if self.pending and self.pending != self.last:
+            self.out("\r" + self.pending)
+            self.last = self.pending
+
+
+class ActorStream(io.TextIOBase):
+    """sys.stdout of a Ray worker: lines as usual, redraws as REDRAW lines so Ray forwards them."""
+
+    def __init__(self, raw: io.TextIOBase) -> None:
+        self.raw = raw
+        self.lock = threading.Lock()
+        self.lines = LineRedraw(self._chunk)
+
+    def _chunk(self, chunk: str) -> None:
+        if chunk.endswith("\n"):
+            self.raw.write(chunk)
+        else:
+            self.raw.write(REDRAW + chunk.lstrip("\r") + "\n")
+        self.raw.flush()
+
+    def write(self, text: str) -> int:
+        with self.lock:
+            self.lines.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        with self.lock:
+            self.lines.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.raw, "encoding", "utf-8")
+
+
+def actor_setup_hook() -> None:
+    """Ray `worker_process_setup_hook`: make progress redraws in this worker reach the driver live."""
+    if not isinstance(sys.stdout, ActorStream):
+        sys.stdout = ActorStream(sys.stdout)
+    if not isinstance(sys.stderr, ActorStream):
+        sys.stderr = ActorStream(sys.stderr)
+
+
+def split_ray_prefix(line: str) -> tuple[str | None, str]:
+    """'(Network pid=12) text' -> ('Network pid=12', 'text'); other lines -> (None, line)."""
+    m = _RAY_PREFIX.match(line)
+    if not m:
+        return None, line
+    source = f"{m.group('name') + ' ' if m.group('name') else ''}pid={m.group('pid')}"
+    if m.group("ip"):
+        source += f", ip={m.group('ip')}"
+    return source, m.group("text")
+
+
+def decode_forwarded(text: str) -> tuple[str, dict | None]:
+    """A line forwarded from an actor -> (chunk, metrics or None). REDRAW lines become "\\r…"."""
+    if text.startswith(REDRAW):
+        return "\r" + text[len(REDRAW):], None
+    if text.startswith(METRICS):
+        try:
+            return "", json.loads(text[len(METRICS):])
+        except ValueError:
+            pass
+    return text + "\n", None
+
+
+def metrics_line(values: dict, step: int | None = None) -> str:
+    """The line log_metrics prints; the driver turns it into a MetricsEvent."""
+    return METRICS + json.dumps({"values": values, "step": step}) + "\n"
+
+
+class KerasMetrics:
+    """Finds Keras epoch-end lines in one source's finished lines; counts epochs per source."""
+
+    def __init__(self) -> None:
+        self.epoch_header: dict[str, int] = {}
+        self.count: dict[str, int] = {}
+
+    def feed(self, source: str, chunk: str) -> tuple[dict[str, float], int] | None:
+        if not chunk.endswith("\n"):
+            return None
+        line = _ANSI.sub("", chunk.rsplit("\r", 1)[-1]).strip()
+        m = _EPOCH.match(line)
+        if m:
+            self.epoch_header[source] = int(m.group(1))
+            return None
+        m = _PROGRESS.match(line)
+        if not m or m.group(1) != m.group(2) or "ETA" in line:
+            return None
+        values: dict[str, float] = {}
+        for name, value in _METRIC.findall(line):
+            try:
+                values[name] = float(value)
+            except ValueError:
+                continue
+        if not values:
+            return None
+        self.count[source] = self.count.get(source, 0) + 1
+        step = self.epoch_header.pop(source, None) or self.count[source]
+        return values, step

@@ -1,0 +1,299 @@
+"""The Ray cluster cells run on: an embedded head we start and stop by PID, or an existing one.
+
+The embedded head is a `ray start --head --block` subprocess in its own process group, so every
+Ray process it spawns can be stopped by that group without `ray stop` (which kills every Ray on
+the machine). Several kernel processes on one data dir share one head: its address and PID are
+recorded in `<data_dir>/ray/head.json`, guarded by a file lock. The server owns stopping it.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+# Set on the head and inherited by everything it spawns (DESIGN §7 explains each one).
+RAY_ENV: dict[str, str] = {
+    "RAY_USAGE_STATS_ENABLED": "0",
+    "RAY_DEDUP_LOGS": "0",
+    "RAY_COLOR_PREFIX": "0",
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+    "RAY_AUTH_MODE": "disabled",
+    "TF_CPP_MIN_LOG_LEVEL": "2",
+    "TF_ENABLE_ONEDNN_OPTS": "0",
+}
+_SOCKET_PATH_MAX = 107  # AF_UNIX sun_path limit on Linux, minus the NUL
+_SOCKET_SUFFIX = 75  # what Ray appends under --temp-dir: session_<date>_<pid>/sockets/plasma_store
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """Where cells connect: `address` for ray.init (GCS host:port or ray://…)."""
+
+    address: str
+    client_address: str | None = None  # host:port of the Ray Client server, when known
+    pid: int | None = None  # the `ray start --block` process (embedded only)
+    temp_dir: str | None = None
+    num_cpus: int | None = None
+    embedded: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def pid_alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still "exists"; treat it as dead.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def short_temp_dir(data_dir: Path) -> Path:
+    """Ray's temp dir: under the data dir unless Ray's Unix socket paths would get too long."""
+    preferred = data_dir / "ray" / "tmp"
+    if len(str(preferred)) + _SOCKET_SUFFIX <= _SOCKET_PATH_MAX:
+        return preferred
+    digest = hashlib.sha1(str(data_dir).encode()).hexdigest()[:10]
+    return Path(tempfile.gettempdir()) / f"mlsqlray-{digest}"
+
+
+def stop_process_group(pid: int, grace: float = 10.0) -> None:
+    """SIGTERM the process group led by pid, SIGKILL whatever is left after `grace` seconds."""
+    try:
+        pgid = os.getpgid(pid)
+    except ProcessLookupError:
+        return
+    if pgid != pid:  # only ever signal a group we created (start_new_session makes pid the leader)
+        pgid = pid
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not _group_alive(pgid):
+            break
+        _reap(pid)
+        time.sleep(0.2)
+    else:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _reap(pid)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    # killpg(0) succeeds while zombies remain; look for a live member.
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def start_head(
+    temp_dir: Path,
+    *,
+    num_cpus: int | None = None,
+    client_port: int | None = 10001,
+    resources: Mapping[str, float] | None = None,
+    address: str | None = None,
+    log_path: Path | None = None,
+    timeout: float = 60.0,
+) -> ClusterInfo:
+    """Start a Ray node with `ray start --block`: a head, or with `address` a node joining one.
+
+    Returns once the node is reachable. The process leads its own group; stop it with
+    stop_process_group(info.pid).
+    """
+    temp_dir.mkdir(parents=True, exist_ok=True)
+    ray_bin = str(Path(sys.executable).with_name("ray"))
+    cmd = [ray_bin if os.path.exists(ray_bin) else "ray", "start", "--block", "--disable-usage-stats",
+           "--node-ip-address=127.0.0.1", f"--temp-dir={temp_dir}",
+           "--min-worker-port=10002", "--max-worker-port=19999",
+           # fixed defaults (52365, 8080…) would collide with other clusters on this machine
+           f"--dashboard-agent-listen-port={free_port()}", f"--metrics-export-port={free_port()}",
+           f"--runtime-env-agent-port={free_port()}"]
+    gcs_port = None
+    if address is None:
+        gcs_port = free_port()
+        cmd += ["--head", f"--port={gcs_port}", "--include-dashboard=false"]
+        if client_port:
+            cmd.append(f"--ray-client-server-port={client_port}")
+    else:
+        cmd.append(f"--address={address}")
+    if num_cpus is not None:
+        cmd.append(f"--num-cpus={num_cpus}")
+    if resources:
+        cmd.append(f"--resources={json.dumps(dict(resources))}")
+    env = {**os.environ, **RAY_ENV}
+    env.pop("RAY_ADDRESS", None)  # would make `ray start --head` try to join that cluster
+    log = open(log_path or temp_dir.parent / "ray-start.log", "ab")
+    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True, cwd=str(temp_dir.parent))
+    log.close()
+    gcs_address = f"127.0.0.1:{gcs_port}" if gcs_port else address
+    assert gcs_address is not None
+    deadline = time.monotonic() + timeout
+    ready = False
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        if address is None:
+            ready = port_open("127.0.0.1", gcs_port) and (not client_port or port_open("127.0.0.1", client_port))
+        else:
+            ready = _node_registered(temp_dir)
+        if ready:
+            break
+        time.sleep(0.2)
+    if not ready:
+        stop_process_group(proc.pid, grace=2.0)
+        tail = _tail(log_path or temp_dir.parent / "ray-start.log")
+        raise RuntimeError(f"Ray node did not start (exit {proc.poll()}):\n{tail}")
+    client = f"127.0.0.1:{client_port}" if (address is None and client_port) else None
+    return ClusterInfo(address=gcs_address, client_address=client, pid=proc.pid, temp_dir=str(temp_dir),
+                       num_cpus=num_cpus or os.cpu_count(), embedded=True)
+
+
+def _node_registered(temp_dir: Path) -> bool:
+    # A joining node is up once its raylet has written its socket.
+    return any(temp_dir.glob("session_*/sockets/raylet"))
+
+
+def _tail(path: Path, n: int = 4000) -> str:
+    try:
+        return path.read_bytes()[-n:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+class RayCluster:
+    """The cluster a runtime uses: CONSOLE_RAY_ADDRESS if set, else the shared embedded head."""
+
+    def __init__(self, cfg: Mapping[str, Any]) -> None:
+        self.cfg = cfg
+        self.data_dir = Path(cfg.get("DATA_DIR") or "./console-data").resolve()
+        self.state_dir = self.data_dir / "ray"
+        self._info: ClusterInfo | None = None
+
+    @property
+    def external_address(self) -> str | None:
+        return self.cfg.get("RAY_ADDRESS") or None
+
+    def ensure(self) -> ClusterInfo:
+        """Return a running cluster, starting the embedded head (once per data dir) if needed."""
+        if self.external_address:
+            addr = self.external_address
+            client = addr[len("ray://"):] if addr.startswith("ray://") else None
+            return ClusterInfo(address=addr, client_address=client, embedded=False)
+        if self._info and self._healthy(self._info):
+            return self._info
+        with self._lock():
+            info = self._read_state()
+            if info is None or not self._healthy(info):
+                if info is not None and info.pid:
+                    stop_process_group(info.pid, grace=2.0)  # a half-dead head of ours
+                info = start_head(short_temp_dir(self.data_dir), num_cpus=self.cfg.get("RAY_NUM_CPUS"),
+                                  client_port=self.cfg.get("RAY_CLIENT_PORT") or None,
+                                  log_path=self.state_dir / "ray-start.log")
+                (self.state_dir / "head.json").write_text(json.dumps(info.to_json()))
+            self._info = info
+            return info
+
+    def running(self) -> ClusterInfo | None:
+        """The embedded head recorded for this data dir, if it is alive; starts nothing."""
+        info = self._read_state()
+        return info if info is not None and self._healthy(info) else None
+
+    def stop(self) -> bool:
+        """Stop the embedded head recorded for this data dir (by its process group). True if one ran."""
+        if self.external_address:
+            return False
+        with self._lock():
+            info = self._read_state()
+            (self.state_dir / "head.json").unlink(missing_ok=True)
+            self._info = None
+            if info is None or not info.pid or not pid_alive(info.pid):
+                return False
+            stop_process_group(info.pid)
+            return True
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.state_dir / "head.lock", "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _read_state(self) -> ClusterInfo | None:
+        try:
+            return ClusterInfo(**json.loads((self.state_dir / "head.json").read_text()))
+        except (OSError, ValueError, TypeError):
+            return None
+
+    @staticmethod
+    def _healthy(info: ClusterInfo) -> bool:
+        if info.pid and not pid_alive(info.pid):
+            return False
+        host, _, port = info.address.rpartition(":")
+        return port.isdigit() and port_open(host or "127.0.0.1", int(port))
+
+
+def stop_embedded(cfg: Mapping[str, Any]) -> bool:
+    """Stop the embedded head of cfg's data dir; what the server calls on exit."""
+    return RayCluster(cfg).stop()

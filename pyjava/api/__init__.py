@@ -1,0 +1,1 @@
+"""pyjava.api: see pyjava.api.mlsql."""

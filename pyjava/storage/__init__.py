@@ -1,0 +1,1 @@
+"""pyjava.storage: streaming_tar (a directory as start/offset/value rows)."""
