@@ -118,6 +118,9 @@ export function createEditor(parent, { doc, kind, onChange, keys = [], readOnly 
       ],
     }),
   });
+  // A dispatch makes CodeMirror read the DOM selection, which forces a layout; on a cold load of
+  // 50 cells that was one full-page layout per cell, so clearing an absent mark does nothing.
+  let marked = false;
   return {
     view,
     text: () => view.state.doc.toString(),
@@ -127,13 +130,18 @@ export function createEditor(parent, { doc, kind, onChange, keys = [], readOnly 
     },
     setKind: (k) => view.dispatch({ effects: language.reconfigure(languageFor(k)) }),
     markError(line) {
+      marked = !!line;
       view.dispatch({ effects: setErrorLine.of(line) });
       if (line && line <= view.state.doc.lines) {
         const pos = view.state.doc.line(line).from;
         view.dispatch({ effects: EditorView.scrollIntoView(pos, { y: "nearest" }) });
       }
     },
-    clearError: () => view.dispatch({ effects: setErrorLine.of(null) }),
+    clearError() {
+      if (!marked) return;
+      marked = false;
+      view.dispatch({ effects: setErrorLine.of(null) });
+    },
     focus: () => view.focus(),
     hasFocus: () => view.hasFocus,
     destroy: () => view.destroy(),

@@ -39,7 +39,10 @@ export class LogView {
     this.droppedNote = h("div.log-dropped", { hidden: true });
     // The marker line may be far above the window; this note keeps "N KB hidden" in view.
     this.hiddenNote = h("div.log-hidden", { dataset: { role: "hidden-summary" }, hidden: true });
-    this.lines = h("div.log-lines", { dataset: { role: "log-lines" } });
+    // The scroll box stacks bottom-up (column-reverse, see style.css), so it starts at, and
+    // follows, the newest line without reading the layout; the lines go in `body`, in order.
+    this.body = h("div.log-body", { dataset: { role: "log-lines" } });
+    this.lines = h("div.log-lines", {}, this.body);
     this.bar = h("div.log-bar", { hidden: true }, this.select);
     this.el = h("div.log", { dataset: { role: "log" }, hidden: true },
       this.bar, this.hiddenNote, this.droppedNote, this.moreButton, this.lines);
@@ -54,10 +57,10 @@ export class LogView {
     });
   }
 
-  // Render immediately (first paint of stored output, tests).
+  // Render now. It only writes to the DOM, never reads the layout: reading it once per log made a
+  // cold load of 50 cells lay the page out 50 times.
   flush() {
     const m = this.model;
-    const atBottom = this.lines.scrollHeight - this.lines.scrollTop - this.lines.clientHeight < 24;
     if (m.sources.size !== this.knownSources) this.refreshSources();
     if (this.full) this.renderAll();
     else this.renderIncrement();
@@ -74,7 +77,6 @@ export class LogView {
       this.droppedNote.hidden = false;
       this.droppedNote.textContent = `${fmt(m.dropped)} earlier lines are not kept in the page; download the full log for them`;
     }
-    if (atBottom) this.lines.scrollTop = this.lines.scrollHeight;
   }
 
   matches(line) {
@@ -95,7 +97,7 @@ export class LogView {
     this.nodes.clear();
     const frag = document.createDocumentFragment();
     for (const i of picked) frag.append(this.makeLine(i));
-    this.lines.replaceChildren(frag);
+    this.body.replaceChildren(frag);
     this.order = picked;
     this.hiddenAbove = earlier;
     this.renderedEnd = m.end;
@@ -116,7 +118,7 @@ export class LogView {
       this.order.push(i);
     }
     this.renderedEnd = m.end;
-    this.lines.append(frag);
+    this.body.append(frag);
     // Keep the page bounded: drop the oldest rendered lines (and any the model already dropped).
     let cut = 0;
     while (this.order.length - cut > this.windowLines || (cut < this.order.length && this.order[cut] < m.first)) cut++;

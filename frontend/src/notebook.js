@@ -39,6 +39,7 @@ export class NotebookPage {
       this.root.dataset.ready = "error";
       return;
     }
+    performance.mark("console-fetched");
     this.nb = nb;
     this.saver = new Saver({
       notebookId: this.id,
@@ -51,10 +52,13 @@ export class NotebookPage {
     this.root.dataset.revision = String(nb.revision);
     this.setTitle(nb.name);
     this.renderCells(nb.cells, runs && runs.runs);
+    performance.mark("console-drawn");
     this.bindEvents();
     this.offerBackup(nb);
     this.clock = setInterval(() => this.tickRunning(), 250);
     this.root.dataset.ready = "1";
+    performance.mark("console-ready"); // bench/page_load.py reads these two
+    requestAnimationFrame(() => setTimeout(() => performance.mark("console-painted")));
     this.connect();
   }
 
@@ -109,6 +113,7 @@ export class NotebookPage {
       frag.append(cell.el);
     }
     this.cellList.replaceChildren(frag);
+    performance.mark("console-cells");
     for (const [cellId, run] of Object.entries(runs || {})) {
       const cell = this.cells.get(cellId);
       if (!cell) continue;

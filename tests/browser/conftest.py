@@ -70,6 +70,7 @@ def start_server(data_dir: Path, extra_env: dict[str, str] | None = None) -> Ser
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONSOLE_")}
     env.update({
         "CONSOLE_KERNEL_ENGINE": "browser_engine:BrowserScriptSession",
+        "CONSOLE_SINGLE_USER": "true",  # the server listens on 127.0.0.1 only; login has its own test
         "PYTHONPATH": os.pathsep.join([str(HERE), str(REPO), env.get("PYTHONPATH", "")]),
         **(extra_env or {}),
     })
