@@ -128,10 +128,10 @@ export class Cell {
 
   // A new run of this cell: its output replaces the old one.
   startRun(runId) {
+    // The new run's status events came first and set startedAt; only the old result goes.
     if (this.output.startRun(runId)) {
       this.editor.clearError();
       this.elapsedMs = null;
-      this.startedAt = 0;
     }
   }
 
