@@ -7,7 +7,7 @@ The text model: each source (the driver, or one actor) has a stream of chunks wh
 concatenation is what a terminal would show. A chunk ending in "\\n" is a finished line; a chunk
 starting with "\\r" and not ending in "\\n" is a redraw of the current line (a progress bar in
 flight). Ray forwards only whole lines, so inside actors a redraw is written as a line starting
-with REDRAW and turned back into "\\r…" by the driver.
+with REDRAW (or REDRAW_END when it finishes the line) and turned back into "\\r…" by the driver.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ import threading
 from typing import Callable
 
 REDRAW = "\ue000"  # private-use marks: never produced by real programs
+REDRAW_END = "\ue002"
 METRICS = "\ue001"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _RAY_PREFIX = re.compile(r"^\((?:(?P<name>[^()\s]+) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^)]+))?\) ?(?P<text>.*)$", re.S)
@@ -68,10 +69,13 @@ class ActorStream(io.TextIOBase):
         self.lines = LineRedraw(self._chunk)
 
     def _chunk(self, chunk: str) -> None:
-        if chunk.endswith("\n"):
-            self.raw.write(chunk)
+        # Forwarded lines never contain "\r": the driver's own line splitting would cut them.
+        if not chunk.endswith("\n"):
+            self.raw.write(REDRAW + chunk[1:] + "\n")
+        elif chunk.startswith("\r"):
+            self.raw.write(REDRAW_END + chunk[1:])
         else:
-            self.raw.write(REDRAW + chunk.lstrip("\r") + "\n")
+            self.raw.write(chunk)
         self.raw.flush()
 
     def write(self, text: str) -> int:
@@ -117,6 +121,8 @@ def decode_forwarded(text: str) -> tuple[str, dict | None]:
     """A line forwarded from an actor -> (chunk, metrics or None). REDRAW lines become "\\r…"."""
     if text.startswith(REDRAW):
         return "\r" + text[len(REDRAW):], None
+    if text.startswith(REDRAW_END):
+        return "\r" + text[len(REDRAW_END):] + "\n", None
     if text.startswith(METRICS):
         try:
             return "", json.loads(text[len(METRICS):])

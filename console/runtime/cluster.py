@@ -233,7 +233,10 @@ class RayCluster:
         return self.cfg.get("RAY_ADDRESS") or None
 
     def ensure(self) -> ClusterInfo:
-        """Return a running cluster, starting the embedded head (once per data dir) if needed."""
+        """Return a running cluster, starting the embedded head (once per data dir) if needed.
+
+        This process is recorded as a user of the embedded head until release().
+        """
         if self.external_address:
             addr = self.external_address
             client = addr[len("ray://"):] if addr.startswith("ray://") else None
@@ -241,20 +244,50 @@ class RayCluster:
         if self._info and self._healthy(self._info):
             return self._info
         with self._lock():
-            info = self._read_state()
+            state = self._read_state()
+            info = _info_of(state)
             if info is None or not self._healthy(info):
                 if info is not None and info.pid:
                     stop_process_group(info.pid, grace=2.0)  # a half-dead head of ours
                 info = start_head(short_temp_dir(self.data_dir), num_cpus=self.cfg.get("RAY_NUM_CPUS"),
                                   client_port=self.cfg.get("RAY_CLIENT_PORT") or None,
                                   log_path=self.state_dir / "ray-start.log")
-                (self.state_dir / "head.json").write_text(json.dumps(info.to_json()))
+                state = {"info": info.to_json(), "users": [], "owner": state.get("owner")}
+            users = {p for p in state.get("users", []) if pid_alive(p)} | {os.getpid()}
+            state["users"] = sorted(users)
+            self._write_state(state)
             self._info = info
             return info
 
+    def own(self) -> None:
+        """Make this process (the server) the head's owner: it outlives kernels and stops it itself."""
+        if self.external_address:
+            return
+        with self._lock():
+            state = self._read_state()
+            state["owner"] = os.getpid()
+            self._write_state(state)
+
+    def release(self) -> bool:
+        """This process no longer uses the head; the last user stops it unless an owner lives. True if stopped."""
+        if self.external_address:
+            return False
+        with self._lock():
+            state = self._read_state()
+            info = _info_of(state)
+            users = {p for p in state.get("users", []) if pid_alive(p) and p != os.getpid()}
+            state["users"] = sorted(users)
+            self._info = None
+            owner = state.get("owner")
+            if info is None or users or (owner and owner != os.getpid() and pid_alive(owner)) or owner == os.getpid():
+                self._write_state(state)
+                return False
+            self._stop_locked(info)
+            return True
+
     def running(self) -> ClusterInfo | None:
         """The embedded head recorded for this data dir, if it is alive; starts nothing."""
-        info = self._read_state()
+        info = _info_of(self._read_state())
         return info if info is not None and self._healthy(info) else None
 
     def stop(self) -> bool:
@@ -262,13 +295,15 @@ class RayCluster:
         if self.external_address:
             return False
         with self._lock():
-            info = self._read_state()
-            (self.state_dir / "head.json").unlink(missing_ok=True)
-            self._info = None
-            if info is None or not info.pid or not pid_alive(info.pid):
-                return False
-            stop_process_group(info.pid)
-            return True
+            return self._stop_locked(_info_of(self._read_state()))
+
+    def _stop_locked(self, info: ClusterInfo | None) -> bool:
+        (self.state_dir / "head.json").unlink(missing_ok=True)
+        self._info = None
+        if info is None or not info.pid or not pid_alive(info.pid):
+            return False
+        stop_process_group(info.pid)
+        return True
 
     @contextmanager
     def _lock(self) -> Iterator[None]:
@@ -280,11 +315,17 @@ class RayCluster:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    def _read_state(self) -> ClusterInfo | None:
+    def _read_state(self) -> dict[str, Any]:
         try:
-            return ClusterInfo(**json.loads((self.state_dir / "head.json").read_text()))
-        except (OSError, ValueError, TypeError):
-            return None
+            state = json.loads((self.state_dir / "head.json").read_text())
+            return state if isinstance(state, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _write_state(self, state: dict[str, Any]) -> None:
+        tmp = self.state_dir / "head.json.tmp"
+        tmp.write_text(json.dumps(state))
+        tmp.replace(self.state_dir / "head.json")
 
     @staticmethod
     def _healthy(info: ClusterInfo) -> bool:
@@ -292,6 +333,13 @@ class RayCluster:
             return False
         host, _, port = info.address.rpartition(":")
         return port.isdigit() and port_open(host or "127.0.0.1", int(port))
+
+
+def _info_of(state: dict[str, Any]) -> ClusterInfo | None:
+    try:
+        return ClusterInfo(**state["info"])
+    except (KeyError, TypeError):
+        return None
 
 
 def stop_embedded(cfg: Mapping[str, Any]) -> bool:

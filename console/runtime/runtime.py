@@ -141,6 +141,7 @@ class PythonRuntime:
         self._lock = threading.Lock()
         self._interrupted_at: float | None = None
         self._running = False
+        self._used_cluster = False
         shm = Path("/dev/shm")
         self._scratch = Path(tempfile.mkdtemp(prefix="mlsqlpy-", dir=shm if os.access(shm, os.W_OK) else None))
 
@@ -187,7 +188,11 @@ class PythonRuntime:
                 pass
 
     def shutdown(self, stop_cluster: bool = False) -> None:
-        """Stop the worker; with stop_cluster, also the embedded Ray head (the server's call)."""
+        """Stop the worker and release the embedded Ray head.
+
+        The head stops when its last user process releases it, unless a server took ownership
+        (RayCluster.own()); stop_cluster=True stops it regardless.
+        """
         with self._lock:
             worker, self._worker = self._worker, None
         if worker is not None:
@@ -195,6 +200,8 @@ class PythonRuntime:
         shutil.rmtree(self._scratch, ignore_errors=True)
         if stop_cluster:
             self.cluster.stop()
+        elif self._used_cluster:
+            self.cluster.release()
 
     # ---- internals
     def _spec(self, job: PythonJob, job_dir: Path) -> dict[str, Any]:
@@ -283,6 +290,7 @@ class PythonRuntime:
                 self.emit(MetricsEvent(values=msg[2], source=msg[3], step=msg[4], ts=time.time()))
             elif kind == "need_cluster":
                 try:
+                    self._used_cluster = True
                     worker.conn.send(("cluster", self.cluster.ensure().to_json()))
                 except Exception as exc:  # the cell sees this as its own error
                     worker.conn.send(("cluster_error", str(exc)))

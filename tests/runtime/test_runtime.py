@@ -1,0 +1,203 @@
+"""PythonRuntime end to end on the session's Ray head: data, output, errors, interrupt, reuse."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from console.runtime import PythonCellError, PythonJob
+
+
+def table(rows: int = 400) -> pa.Table:
+    X = np.random.default_rng(0).integers(0, 255, (rows, 784))
+    return pa.table({"image": pa.array(list(X)), "label": np.arange(rows) % 10})
+
+
+def test_context_conf_rows_and_typed_result(runtime, events) -> None:
+    code = ("print('conf', context.conf['k'])\n"
+            "rows = list(context.fetch_once_as_rows())\n"
+            "context.build_result([{'n': len(rows), 'first': int(rows[0]['image'][0])}])\n")
+    out = runtime.run(PythonJob(code=code, conf={"k": "v", "schema": "n long, first long"}, input_table=table()))
+    assert out.to_pylist() == [{"n": 400, "first": int(table().column("image")[0][0].as_py())}]
+    assert events.text("driver") == "conf v\n"
+
+
+def test_worker_reused_while_env_unchanged(runtime) -> None:
+    pid = "import os; context.build_result([{'pid': os.getpid(), 'v': os.environ.get('MY_VAR', '')}])"
+    a = runtime.run(PythonJob(code=pid)).to_pylist()[0]
+    b = runtime.run(PythonJob(code=pid)).to_pylist()[0]
+    c = runtime.run(PythonJob(code=pid, env={"MY_VAR": "x"})).to_pylist()[0]
+    assert a["pid"] == b["pid"] != c["pid"] and c["v"] == "x"
+    d = runtime.run(PythonJob(code="context.build_result([{'legacy': __import__('os').environ['TF_USE_LEGACY_KERAS']}])"))
+    assert d.to_pylist() == [{"legacy": "1"}]
+
+
+SEEDLIKE = '''
+import os
+import ray
+from pyjava.api.mlsql import RayContext
+ray_context = RayContext.connect(globals(), "127.0.0.1:10001")
+data_servers = ray_context.data_servers()
+print(f"total workers {len(data_servers)}")
+
+@ray.remote
+class Network(object):
+    def __init__(self, data_server):
+        rows = [item for item in RayContext.collect_from([data_server])]
+        self.x = RayContext.collect_numpy(data_server, "image")
+        assert isinstance(rows[0]["image"], __import__("numpy").ndarray)
+        print("rows", len(rows), self.x.shape)
+
+    def work(self):
+        for i in range(3):
+            print(f"\\r step {i}/3", end="", flush=True)
+            __import__("time").sleep(0.3)
+        print("\\r step 3/3 - loss: 0.5 - accuracy: 0.9")
+        return os.getpid()
+
+workers = [Network.remote(s) for s in data_servers]
+pids = ray.get([w.work.remote() for w in workers])
+ray_context.log_metrics(step=7, custom=1.5)
+ray_context.build_result([{"pid": p} for p in pids])
+'''
+
+
+def test_seedlike_actors_output_metrics_and_teardown(runtime, events) -> None:
+    out = runtime.run(PythonJob(code=SEEDLIKE, conf={"schema": "st(field(pid,long))"}, input_table=table(),
+                                code_line=3))
+    pids = out.column("pid").to_pylist()
+    assert len(pids) == 2  # the cluster has 2 CPUs -> 2 partitions by default
+    assert "total workers 2\n" in events.text("driver")
+    sources = {e.source for e in events if e.type == "output" and e.source.startswith("Network pid=")}
+    assert sources == {f"Network pid={p}" for p in pids}
+    for p in pids:
+        mine = [e.text for e in events if e.type == "output" and e.source == f"Network pid={p}"]
+        assert "rows 200 (200, 784)\n" in mine
+        assert any(t.startswith("\r step 1/3") and not t.endswith("\n") for t in mine)  # a live redraw
+        assert "\r step 3/3 - loss: 0.5 - accuracy: 0.9\n" in mine
+    assert any(m.values == {"custom": 1.5} and m.step == 7 and m.source == "driver" for m in events.metrics())
+    time.sleep(1.0)
+    for p in pids:  # the cell's actors ended with the cell
+        assert not _alive(p), f"actor process {p} still running"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_table_repartition_and_model_servers(runtime, tmp_path) -> None:
+    from console.runtime.schema import parse_schema, rows_to_table
+    from console.runtime.streaming_tar import build_rows_from_file
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "w.txt").write_text("weights")
+    model = rows_to_table(list(build_rows_from_file(str(tmp_path / "m"))), parse_schema("file"))
+    code = f'''
+from pyjava.api.mlsql import RayContext
+rc = RayContext.connect(globals(), None)
+servers = RayContext.parse_servers(context.conf["modelServers"])
+rc.fetch_as_dir({str(tmp_path / "restored")!r}, servers)
+rc.build_result([{{"n": len(rc.data_servers()), "w": open({str(tmp_path / "restored" / "w.txt")!r}).read()}}])
+'''
+    out = runtime.run(PythonJob(code=code, input_table=table(30), model_table=model, num_partitions=3))
+    assert out.to_pylist() == [{"n": 3, "w": "weights"}]
+
+
+def test_foreach_and_map_iter_need_data_mode(runtime) -> None:
+    code = ('from pyjava.api.mlsql import RayContext\n'
+            'rc = RayContext.connect(globals(), "127.0.0.1:10001")\n'
+            'rc.foreach(lambda row: {"label": int(row["label"]) * 2})\n')
+    out = runtime.run(PythonJob(code=code, conf={"dataMode": "data", "schema": "st(field(label,long))"},
+                                input_table=table(20)))
+    assert sorted(out.column("label").to_pylist()) == sorted((np.arange(20) % 10 * 2).tolist())
+    code2 = ('from pyjava.api.mlsql import RayContext\nrc = RayContext.connect(globals(), None)\n'
+             'rc.map_iter(lambda rows: ({"n": 1} for r in rows))\n')
+    with pytest.raises(PythonCellError, match="dataMode=data"):
+        runtime.run(PythonJob(code=code2, input_table=table(5)))
+    out2 = runtime.run(PythonJob(code=code2, conf={"dataMode": "data"}, input_table=table(5)))
+    assert out2.num_rows == 5
+
+
+def test_run_in_executor(runtime, events) -> None:
+    code = ("import os\nfrom pyjava.api.mlsql import RayContext\n"
+            "rc = RayContext.connect(globals(), '127.0.0.1:10001')\n"
+            "print('in actor', sum(len(list(RayContext.collect_from([s]))) for s in rc.data_servers()))\n"
+            "rc.build_result([{'pid': os.getpid()}])\n")
+    out = runtime.run(PythonJob(code=code, conf={"runIn": "executor"}, input_table=table(10)))
+    pid = out.column("pid")[0].as_py()
+    assert pid != os.getpid()
+    assert any(e.text == "in actor 10\n" and e.source == f"CellExecutor pid={pid}" for e in events if e.type == "output")
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_cell_that_raises_has_cell_line_numbers(runtime) -> None:
+    code = "x = 1\n\ndef f():\n    return 1 / 0\n\nf()\n"
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code=code, code_line=5))  # the code starts on line 5 of the cell
+    err = info.value
+    assert err.kind == "python" and err.message == "ZeroDivisionError: division by zero"
+    assert err.line == 8
+    assert 'File "<cell>", line 10, in <module>' in err.traceback
+    assert 'File "<cell>", line 8, in f' in err.traceback and "return 1 / 0" in err.traceback
+    assert "console/runtime" not in err.traceback and "worker.py" not in err.traceback
+
+
+def test_error_inside_an_actor(runtime) -> None:
+    code = ("import ray\nfrom pyjava.api.mlsql import RayContext\nRayContext.connect(globals(), '127.0.0.1:10001')\n"
+            "@ray.remote\nclass A:\n    def f(self):\n        raise ValueError('bad actor')\n"
+            "ray.get(A.remote().f.remote())\n")
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code=code))
+    assert info.value.kind == "python" and "ValueError: bad actor" in info.value.message
+    assert 'File "<cell>", line 7, in f' in info.value.traceback
+
+
+def test_schema_mismatch(runtime) -> None:
+    code = "context.build_result([{'a': 1}, {'a': 'two'}])\n"
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code=code, conf={"schema": "st(field(a,long))"}))
+    assert info.value.kind == "schema"
+    assert "row 1, value 'a' = 'two' (str) does not fit schema column 1 `a int64`" in info.value.message
+    assert info.value.line == 1
+
+
+@pytest.mark.parametrize("code, expected", [
+    ("import os\nos._exit(3)\n", "the Python worker died: exit code 3"),
+    ("import ctypes\nctypes.string_at(0)\n", "the Python worker died: killed by SIGSEGV"),
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n", "killed by SIGKILL (killed: out of memory?)"),
+])
+def test_worker_crash_then_fresh_worker(runtime, code, expected) -> None:
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code=code))
+    assert info.value.kind == "worker" and expected in info.value.message
+    assert runtime.run(PythonJob(code="context.build_result([{'ok': 1}])")).to_pylist() == [{"ok": 1}]
+
+
+def test_failing_python_env(runtime) -> None:
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code="print(1)", env={"PYTHON_ENV": "source /nonexistent/bin/activate"}))
+    assert info.value.kind == "env"
+    assert "/nonexistent/bin/activate: No such file or directory" in info.value.message
+    ok = runtime.run(PythonJob(code="context.build_result([{'ok': 1}])",
+                               env={"PYTHON_ENV": f"source {os.path.dirname(os.sys.executable)}/activate"}))
+    assert ok.to_pylist() == [{"ok": 1}]
+
+
+def test_interrupt_during_sleep_in_driver(runtime) -> None:
+    timer = threading.Timer(1.5, runtime.interrupt)
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code="import time\nprint('start', flush=True)\ntime.sleep(60)\n"))
+    assert info.value.kind == "interrupted" and time.monotonic() - t0 < 8
+    assert info.value.line == 3

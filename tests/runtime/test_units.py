@@ -1,0 +1,110 @@
+"""Pure units (no Ray, no worker): schemas, streaming_tar, capture, partitions, datasets."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from console.runtime import capture, data, streaming_tar
+from console.runtime.schema import SchemaError, parse_schema, rows_to_table
+
+
+def test_schema_forms() -> None:
+    s = parse_schema("st(field(image,array(long)),field(label,long),field(m,map(string,double)),field(s,st(field(x,int))))")
+    assert s.names == ["image", "label", "m", "s"]
+    assert s.field("image").type == pa.list_(pa.int64())
+    assert s.field("s").type == pa.struct([pa.field("x", pa.int32())])
+    assert parse_schema("file").names == ["start", "offset", "value"]
+    assert parse_schema("file").field("value").type == pa.binary()
+    ddl = parse_schema("a long, b array<string>, c struct<x:int,y:string>, d decimal(10,2)")
+    assert ddl.types == [pa.int64(), pa.list_(pa.string()), pa.struct([("x", pa.int32()), ("y", pa.string())]), pa.float64()]
+    js = parse_schema('{"type":"struct","fields":[{"name":"a","type":"long"},{"name":"b","type":{"type":"array","elementType":"double"}}]}')
+    assert js.types == [pa.int64(), pa.list_(pa.float64())]
+    assert parse_schema(None) is None and parse_schema(" ") is None
+    with pytest.raises(SchemaError, match="unknown type"):
+        parse_schema("st(field(a,lng))")
+
+
+def test_rows_by_position_and_mismatch() -> None:
+    schema = parse_schema("st(field(a,long),field(b,string))")
+    t = rows_to_table([{"x": 1, "y": "u"}, {"x": 2, "y": "v"}], schema)  # names come from the schema
+    assert t.column_names == ["a", "b"] and t.column("a").to_pylist() == [1, 2]
+    with pytest.raises(SchemaError, match=r"row 1, value 'x' = 'oops' \(str\) does not fit schema column 1 `a int64`"):
+        rows_to_table([{"x": 1, "y": "u"}, {"x": "oops", "y": "v"}], schema)
+    with pytest.raises(SchemaError, match="row 0 has 1 values"):
+        rows_to_table([{"x": 1}], schema)
+    inferred = rows_to_table([{"n": 1, "v": np.array([1.0, 2.0])}], None)
+    assert inferred.column("v").to_pylist() == [[1.0, 2.0]]
+    assert rows_to_table([], None).column_names == ["value"]
+    import pandas as pd
+    assert rows_to_table(pd.DataFrame({"p": [1], "q": ["z"]}), schema).column_names == ["a", "b"]
+
+
+def test_streaming_tar_round_trip(tmp_path) -> None:
+    src = tmp_path / "model"
+    (src / "variables").mkdir(parents=True)
+    (src / "saved_model.pb").write_bytes(os.urandom(200_000))
+    (src / "variables" / "v.data").write_bytes(b"abc")
+    rows = list(streaming_tar.build_rows_from_file(str(src)))
+    assert all(r["offset"] == len(r["value"]) <= streaming_tar.BLOCK_SIZE for r in rows)
+    assert [r["start"] for r in rows] == list(np.cumsum([0] + [r["offset"] for r in rows[:-1]]))
+    out = tmp_path / "restored"
+    streaming_tar.save_rows_as_file(list(reversed(rows)), str(out))  # a list is sorted by start first
+    assert (out / "saved_model.pb").read_bytes() == (src / "saved_model.pb").read_bytes()
+    assert (out / "variables" / "v.data").read_bytes() == b"abc"
+    table = rows_to_table(rows, parse_schema("file"))
+    assert table.num_rows == len(rows)
+
+
+def test_line_redraw_and_keras_metrics() -> None:
+    chunks: list[str] = []
+    lines = capture.LineRedraw(chunks.append)
+    lines.write(" 1/16 [>....] - ETA: 3s - loss: 2.57")
+    lines.flush()
+    lines.write("\b" * 40 + "\r 9/16 [==>..] - ETA: 0s - loss: 2.40")
+    lines.flush()
+    lines.write("\b" * 40 + "\r16/16 [=====] - 0s 1ms/step - loss: 2.3849 - accuracy: 0.1100\n")
+    assert chunks == ["\r 1/16 [>....] - ETA: 3s - loss: 2.57", "\r 9/16 [==>..] - ETA: 0s - loss: 2.40",
+                      "\r16/16 [=====] - 0s 1ms/step - loss: 2.3849 - accuracy: 0.1100\n"]
+    keras = capture.KerasMetrics()
+    found = [keras.feed("W pid=1", c) for c in chunks]
+    assert found[:2] == [None, None] and found[2] == ({"loss": 2.3849, "accuracy": 0.11}, 1)
+    assert keras.feed("W pid=1", "Epoch 3/5\n") is None
+    assert keras.feed("W pid=1", "16/16 - 0s - loss: 2.3670 - accuracy: 0.0990 - 329ms/epoch - 21ms/step\n") == (
+        {"loss": 2.367, "accuracy": 0.099}, 3)
+    assert capture.split_ray_prefix("(Network pid=123) hello") == ("Network pid=123", "hello")
+    assert capture.split_ray_prefix("(f pid=9, ip=10.0.0.2) x") == ("f pid=9, ip=10.0.0.2", "x")
+    assert capture.split_ray_prefix("plain (not) a prefix") == (None, "plain (not) a prefix")
+    assert capture.decode_forwarded(capture.REDRAW + " 3/16") == ("\r 3/16", None)
+
+
+def test_partitions_rows_and_numpy() -> None:
+    X = np.arange(50 * 784).reshape(50, 784)
+    t = pa.table({"image": pa.array(list(X)), "label": np.arange(50), "b": [b"x"] * 50,
+                  "s": [{"k": i} for i in range(50)]})
+    parts = data.split(t, 2)
+    assert [p.num_rows for p in parts] == [25, 25]
+    row = next(data.rows(parts[1]))
+    assert isinstance(row["image"], np.ndarray) and row["image"][0] == 25 * 784
+    assert row["b"] == b"x" and row["s"] == {"k": 25} and row["label"] == 25
+    img = data.column_numpy(parts[1], "image")
+    assert img.shape == (25, 784) and not img.flags.writeable  # a view, no copy
+    assert (img == X[25:]).all()
+    ft = pa.table({"start": [10, 0], "offset": [1, 10], "value": [b"b", b"a" * 10]})
+    assert [p.num_rows for p in data.split(ft, 4)] == [2] and data.split(ft, 4)[0].column("start").to_pylist() == [0, 10]
+
+
+def test_write_mnist_synthetic(tmp_path) -> None:
+    from console.runtime.datasets import write_mnist
+
+    summary = write_mnist(str(tmp_path), synthetic=True, rows=1000, partitions=2)
+    assert "synthetic" in summary and "1000 rows" in summary
+    files = sorted(tmp_path.glob("part-*.parquet"))
+    assert len(files) == 2
+    t = pq.read_table(tmp_path)
+    assert t.schema.field("image").type == pa.list_(pa.int64()) and t.num_rows == 1000
+    assert pq.read_schema(files[0]).metadata[b"mlsql.synthetic"] == b"true"
+    assert len(t.column("image")[0]) == 784 and set(t.column("label").to_pylist()) == set(range(10))
