@@ -15,7 +15,8 @@ export class Conflict extends ApiError {
   }
 }
 
-function csrfToken() {
+// The login's CSRF token (the csrf_token cookie); empty in single-user mode, which has no cookie.
+export function csrfToken() {
   const meta = document.querySelector('meta[name="csrf-token"]');
   if (meta) return meta.content;
   const m = document.cookie.match(/(?:^|;\s*)csrf_token=([^;]+)/);
@@ -39,6 +40,8 @@ export function createApi(base = "/api") {
       data = { error: text.slice(0, 200) };
     }
     if (res.status === 409) throw new Conflict(res.status, data);
+    // Not logged in (or the login expired): main.js shows the login form.
+    if (res.status === 401) document.dispatchEvent(new CustomEvent("console-login-required"));
     if (!res.ok) throw new ApiError(res.status, data);
     return data;
   }
@@ -52,6 +55,9 @@ export function createApi(base = "/api") {
   return {
     base,
     request,
+    me: () => request("GET", "/me"),
+    login: (username, password) => request("POST", "/login", { username, password }),
+    logout: () => request("POST", "/logout"),
     // workspace
     listFolder: (folder = "/") => request("GET", `/notebooks${q({ folder })}`),
 

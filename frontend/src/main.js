@@ -17,6 +17,10 @@ function start() {
     userId: d.userId || "",
   };
   const api = createApi(config.api);
+  // A login that expired while the page was open: log in again and come back here.
+  document.addEventListener("console-login-required", () => {
+    location.href = `/login?next=${encodeURIComponent(location.pathname + location.search)}`;
+  });
   const m = location.pathname.match(/^\/notebooks\/([^/]+)\/?$/);
   const page = m
     ? new NotebookPage(root, { api, config, notebookId: decodeURIComponent(m[1]) })

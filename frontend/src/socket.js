@@ -4,6 +4,7 @@
 // metrics_since), so a dropped connection or a reload resumes without gaps or repeats.
 
 import { io } from "socket.io-client";
+import { csrfToken } from "./api.js";
 
 // onEvent(type, payload); onConnection(state): "connected" | "live" | "disconnected" | "reconnecting";
 // onRefused({type, status, error}) when the server answers a command with ok: false.
@@ -17,6 +18,8 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
     // Websocket first: long-polling adds latency and, in the Python client, drops bursts.
     transports: ["websocket", "polling"],
     reconnectionDelayMax: 3000,
+    // A logged-in page proves it is itself (not another site) with the login's CSRF token.
+    auth: (cb) => cb({ csrf: csrfToken() }),
   });
 
   const send = (type, fields = {}) => new Promise((resolve) => {
