@@ -47,6 +47,7 @@ class _Run:
     kind: str
     result: ResultEvent | None = None
     error: ErrorEvent | None = None
+    interrupted: bool = False  # the user asked; however the cell then stops, it was interrupted
 
 
 @dataclass
@@ -159,6 +160,7 @@ class SessionManager:
             cancelled = self._cancel_queue(session, "cancelled by an interrupt")
             running = session.current.run_id if session.current else None
             if session.current is not None and session.kernel is not None:
+                session.current.interrupted = True
                 session.kernel.send(InterruptCommand(notebook_id))
         return {"interrupted": running, "cancelled": cancelled}
 
@@ -256,7 +258,8 @@ class SessionManager:
                     self._publish(session.notebook_id, [msg])
             elif isinstance(msg, CellStatusEvent):
                 session.current = None
-                self._finish(session, run, msg.status, msg.elapsed_ms)
+                status = "interrupted" if run.interrupted and msg.status == "error" else msg.status
+                self._finish(session, run, status, msg.elapsed_ms)
                 session.last_active = time.monotonic()
                 if not session.queue:
                     self._set_status(session, "idle")

@@ -57,6 +57,7 @@ class ManagerHolder:
             if self._manager is None or self._pid != os.getpid():
                 self._manager = self._factory().start()
                 self._pid = os.getpid()
+                _own_ray_head(self._manager.cfg)
             return self._manager
 
     def shutdown(self) -> None:
@@ -71,6 +72,18 @@ class ManagerHolder:
         except ImportError:
             return
         stop_embedded(manager.cfg)
+
+
+def _own_ray_head(cfg: Any) -> None:
+    """Kernels come and go; the server owns the embedded Ray head they share and stops it on exit."""
+    try:
+        from console.runtime.cluster import RayCluster
+    except ImportError:
+        return
+    try:
+        RayCluster(cfg).own()
+    except OSError:
+        log.exception("cannot record the server as the Ray head's owner")
 
 
 def get_manager() -> SessionManager:

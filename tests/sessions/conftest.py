@@ -45,14 +45,23 @@ def viewer(server: Server) -> Iterator[Callable[..., Viewer]]:
 
 @pytest.fixture(scope="session")
 def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The embedded Ray head, through the runtime's cluster module; skips until the runtime exists."""
-    runtime = pytest.importorskip("console.runtime")
-    if not hasattr(runtime, "PythonRuntime"):
-        pytest.skip("console.runtime does not export PythonRuntime yet")
-    from console.runtime.cluster import RayCluster
+    """The test session's one embedded Ray head, through the runtime's cluster module.
 
-    cluster = RayCluster({"DATA_DIR": str(tmp_path_factory.mktemp("ray-data")), "RAY_CLIENT_PORT": 10001,
-                          "RAY_NUM_CPUS": 4})
+    When tests/runtime already started its head in this session (its data dir is rt-data*
+    under the session's base temp dir), that head is reused; otherwise one is started here.
+    """
+    from console.config import load_config
+    from console.runtime.cluster import RayCluster, free_port
+
+    for state in sorted(tmp_path_factory.getbasetemp().glob("rt-data*/ray")):
+        info = RayCluster({"DATA_DIR": str(state.parent)}).running()
+        if info is not None:
+            yield info
+            return
+    cfg = load_config({"DATA_DIR": str(tmp_path_factory.mktemp("sessions-ray")), "RAY_NUM_CPUS": 2,
+                       "RAY_CLIENT_PORT": free_port()})
+    cluster = RayCluster(cfg)
+    cluster.own()
     info = cluster.ensure()
     try:
         yield info
