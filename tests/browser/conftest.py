@@ -170,3 +170,33 @@ def open_notebook(server: Server) -> Any:
         page.wait_for_selector("#app[data-connection='live']", state="attached")
 
     return go
+
+
+@pytest.fixture(scope="session")
+def ray_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server whose kernels use a real Ray head: another room's head of this test session when
+    one runs (one Ray per test session on this small machine), otherwise one started here."""
+    from console.config import load_config
+    from console.runtime.cluster import RayCluster
+    from console.runtime.cluster import free_port as ray_free_port
+
+    base = tmp_path_factory.getbasetemp()
+    info, owned = None, None
+    for state in sorted([*base.glob("rt-data*/ray"), *base.glob("sessions-ray*/ray")]):
+        info = RayCluster({"DATA_DIR": str(state.parent)}).running()
+        if info is not None:
+            break
+    if info is None:
+        cfg = load_config({"DATA_DIR": str(tmp_path_factory.mktemp("browser-ray")), "RAY_NUM_CPUS": 2,
+                           "RAY_CLIENT_PORT": ray_free_port()})
+        owned = RayCluster(cfg)
+        owned.own()
+        info = owned.ensure()
+    data = tmp_path_factory.mktemp("browser-ray-server") / "data"
+    srv = start_server(data, {"CONSOLE_RAY_ADDRESS": info.address, "CONSOLE_KERNEL_ENGINE": ""})
+    try:
+        yield srv
+    finally:
+        stop_server(srv)
+        if owned is not None:
+            owned.stop()
