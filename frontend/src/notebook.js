@@ -3,6 +3,7 @@
 // room with what it holds and continues live; `data-ready` on the root marks it interactive.
 
 import { h } from "./dom.js";
+import { securityTools } from "./sectools.js";
 import { Cell } from "./cell.js";
 import { Saver } from "./autosave.js";
 import { SeqTracker } from "./seqtracker.js";
@@ -81,6 +82,8 @@ export class NotebookPage {
       btn("restart", "↻ Restart", "Restart the kernel (0 0)"),
       this.kernelBadge, this.connBadge,
       h("a.button", { href: `${this.api.exportUrl(this.id)}?outputs=1`, download: "", title: "Download as a notebook file", text: "Export" }),
+      // Sharing tools (frontend/src/sectools.js, owned by the security work): Share, History, Fork, .ipynb.
+      securityTools(this.api, this.id, { onRestored: () => location.reload(), onError: (err) => this.banners.show("sharing", err.message) }),
       btn("help", "?", "Keyboard shortcuts"));
     const addBar = h("div.add-bar", {},
       btn("add-mlsql", "+ MLSQL", "Add an MLSQL cell at the end"),

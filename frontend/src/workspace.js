@@ -27,7 +27,7 @@ export class WorkspacePage {
   build() {
     const btn = (action, text, title) => h("button", { type: "button", dataset: { action }, title, text });
     this.search = h("input.search", { type: "search", placeholder: "Search notebooks by name", dataset: { role: "search" } });
-    this.fileInput = h("input", { type: "file", accept: ".json,.mlsql,application/json", hidden: true, dataset: { role: "import-file" } });
+    this.fileInput = h("input", { type: "file", accept: ".json,.mlsql,.ipynb,.bznb,.mlnb,application/json", hidden: true, dataset: { role: "import-file" } });
     this.tree = h("nav.tree", { dataset: { role: "tree" } });
     this.crumbs = h("div.crumbs", { dataset: { role: "crumbs" } });
     this.list = h("div.listing", { dataset: { role: "listing" } });

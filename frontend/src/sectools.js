@@ -1,0 +1,29 @@
+// The notebook toolbar's sharing tools: Share (owners), History, Fork, Export as .ipynb.
+// notebook.js adds securityTools(...) to its toolbar; these buttons use data-sec-action, not
+// data-action, so the notebook's own click handler leaves them alone.
+
+import { h } from "./dom.js";
+import { openShareDialog } from "./share.js";
+import { openRevisionsPanel } from "./revisions.js";
+
+export async function forkNotebook(api, notebookId) {
+  const nb = await api.request("POST", `/notebooks/${encodeURIComponent(notebookId)}/fork`);
+  location.href = `/notebooks/${encodeURIComponent(nb.id)}`;
+}
+
+export function ipynbUrl(api, notebookId) {
+  return `${api.base}/notebooks/${encodeURIComponent(notebookId)}/export?format=ipynb`;
+}
+
+export function securityTools(api, notebookId, { onRestored, onError } = {}) {
+  const btn = (action, text, title, run) => {
+    const b = h("button", { type: "button", dataset: { secAction: action }, title, text });
+    b.addEventListener("click", () => Promise.resolve(run()).catch((err) => onError ? onError(err) : console.error(err)));
+    return b;
+  };
+  return h("span.sec-tools", { dataset: { role: "sec-tools" } },
+    btn("share", "Share", "Share with people and links (owners)", () => openShareDialog(api, notebookId)),
+    btn("history", "History", "Revisions: diff and restore", () => openRevisionsPanel(api, notebookId, { onRestored })),
+    btn("fork", "Fork", "Copy into your own workspace", () => forkNotebook(api, notebookId)),
+    h("a.button", { href: ipynbUrl(api, notebookId), download: "", title: "Download as a Jupyter notebook", text: ".ipynb" }));
+}
