@@ -201,3 +201,64 @@ def test_interrupt_during_sleep_in_driver(runtime) -> None:
         runtime.run(PythonJob(code="import time\nprint('start', flush=True)\ntime.sleep(60)\n"))
     assert info.value.kind == "interrupted" and time.monotonic() - t0 < 8
     assert info.value.line == 3
+
+
+FIT_IN_ACTORS = '''
+import ray
+import numpy as np
+from pyjava.api.mlsql import RayContext
+ray_context = RayContext.connect(globals(), "127.0.0.1:10001")
+
+@ray.remote
+class Trainer:
+    def fit(self):
+        from tensorflow.keras import models, layers
+        model = models.Sequential([layers.Dense(8, activation="relu", input_shape=(16,)), layers.Dense(2)])
+        model.compile(optimizer="sgd", loss="mse")
+        print("fit starts", flush=True)
+        model.fit(np.random.rand(4096, 16), np.random.rand(4096, 2), epochs=1000, batch_size=8, verbose=0)
+
+trainers = [Trainer.remote() for _ in range(2)]
+ray.get([t.fit.remote() for t in trainers])
+'''
+
+
+def test_interrupt_during_model_fit_in_actors(runtime, events) -> None:
+    def interrupt_when_fitting() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(e.type == "output" and e.text == "fit starts\n" for e in list(events)):
+            time.sleep(0.1)
+        time.sleep(0.5)
+        runtime.interrupt()
+
+    thread = threading.Thread(target=interrupt_when_fitting, daemon=True)
+    thread.start()
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code=FIT_IN_ACTORS, code_line=2))
+    assert info.value.kind == "interrupted" and info.value.line == 18
+    pids = {int(e.source.split("pid=")[1]) for e in events if e.type == "output" and e.source.startswith("Trainer pid=")}
+    assert pids
+    time.sleep(1.0)
+    assert not any(_alive(p) for p in pids), "the cell's actors outlived the interrupt"
+    assert runtime.run(PythonJob(code="context.build_result([{'ok': 1}])")).to_pylist() == [{"ok": 1}]
+
+
+def test_interrupt_model_fit_in_driver(runtime, events) -> None:
+    code = FIT_IN_ACTORS.split("@ray.remote")[0] + '''
+from tensorflow.keras import models, layers
+model = models.Sequential([layers.Dense(8, activation="relu", input_shape=(16,)), layers.Dense(2)])
+model.compile(optimizer="sgd", loss="mse")
+print("fit starts", flush=True)
+model.fit(np.random.rand(4096, 16), np.random.rand(4096, 2), epochs=1000, batch_size=8, verbose=0)
+'''
+    def interrupt_when_fitting() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(e.type == "output" and e.text == "fit starts\n" for e in list(events)):
+            time.sleep(0.1)
+        time.sleep(0.5)
+        runtime.interrupt()
+
+    threading.Thread(target=interrupt_when_fitting, daemon=True).start()
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code=code))
+    assert info.value.kind == "interrupted"
