@@ -24,14 +24,15 @@ export function csrfToken() {
 }
 
 export function createApi(base = "/api") {
-  async function request(method, path, body) {
+  async function request(method, path, body, prefetched) {
     const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
     if (method !== "GET") init.headers["X-CSRF-Token"] = csrfToken();
     if (body !== undefined) {
       init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
     }
-    const res = await fetch(base + path, init);
+    // A failed prefetch (network) is simply asked again.
+    const res = (prefetched && (await prefetched.catch(() => null))) || (await fetch(base + path, init));
     const text = await res.text();
     let data = null;
     try {
@@ -46,6 +47,12 @@ export function createApi(base = "/api") {
     return data;
   }
   const nb = (id) => `/notebooks/${encodeURIComponent(id)}`;
+  // A response console/web/static/prefetch.js started before this bundle ran; used once.
+  const prefetched = (key) => {
+    const p = window.consolePrefetch && window.consolePrefetch[key];
+    if (p) window.consolePrefetch[key] = null;
+    return p || undefined;
+  };
   const cell = (id, cellId) => `${nb(id)}/cells/${encodeURIComponent(cellId)}`;
   const q = (params) => {
     const s = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== undefined && v !== "")).toString();
@@ -73,14 +80,14 @@ export function createApi(base = "/api") {
     importNotebook: (data, folder) => request("POST", `/notebooks/import${q({ folder })}`, data),
     exportUrl: (id) => `${base}${nb(id)}/export`,
     // one notebook
-    getNotebook: (id) => request("GET", nb(id)),
+    getNotebook: (id) => request("GET", nb(id), undefined, prefetched("notebook")),
     putNotebook: (id, body) => request("PUT", nb(id), body),
     addCell: (id, body) => request("POST", `${nb(id)}/cells`, body),
     patchCell: (id, cellId, body) => request("PATCH", cell(id, cellId), body),
     moveCell: (id, cellId, body) => request("POST", `${cell(id, cellId)}/move`, body),
     deleteCell: (id, cellId, baseRevision) => request("DELETE", `${cell(id, cellId)}${q({ base_revision: baseRevision })}`, { base_revision: baseRevision }),
     // The latest run of each cell as replay events (output head + hidden marker + tail).
-    getRuns: (id) => request("GET", `${nb(id)}/runs`),
+    getRuns: (id) => request("GET", `${nb(id)}/runs`, undefined, prefetched("runs")),
     logUrl: (runId) => `${base}/runs/${encodeURIComponent(runId)}/log`,
   };
 }

@@ -87,8 +87,74 @@ const theme = EditorView.theme({
   "&.cm-focused": { outline: "none" },
 });
 
+// Editors are mounted when their cell comes near the viewport: 50 CodeMirror views measuring
+// themselves made the first frame of a big notebook slow. Until then the cell shows its source
+// as plain text, which looks the same at a glance and costs one text node.
+let observer = null;
+const mounters = new WeakMap();
+
+function watch(el, mount) {
+  if (typeof IntersectionObserver === "undefined") return mount();
+  if (!observer) {
+    observer = new IntersectionObserver((entries) => {
+      for (const e of entries) {
+        if (!e.isIntersecting) continue;
+        observer.unobserve(e.target);
+        mounters.get(e.target)?.();
+      }
+    }, { rootMargin: "800px 0px" });
+  }
+  mounters.set(el, mount);
+  observer.observe(el);
+}
+
+export function createEditor(parent, opts) {
+  let real = null;
+  let doc = opts.doc;
+  let kind = opts.kind;
+  const placeholder = document.createElement("pre");
+  placeholder.className = "cm-static";
+  placeholder.textContent = doc;
+  parent.append(placeholder);
+  const mount = () => {
+    if (real) return real;
+    observer?.unobserve(parent);
+    placeholder.remove();
+    real = mountEditor(parent, { ...opts, doc, kind });
+    return real;
+  };
+  placeholder.addEventListener("mousedown", (e) => {
+    e.preventDefault();
+    mount().focus();
+  });
+  watch(parent, mount);
+  return {
+    text: () => (real ? real.text() : doc),
+    setText(text) {
+      if (real) return real.setText(text);
+      if (text === doc) return;
+      doc = text;
+      placeholder.textContent = text;
+      opts.onChange?.(text);
+    },
+    setKind(k) {
+      kind = k;
+      real?.setKind(k);
+    },
+    markError: (line) => mount().markError(line),
+    clearError: () => real?.clearError(),
+    focus: () => mount().focus(),
+    hasFocus: () => !!real && real.hasFocus(),
+    mount,
+    destroy: () => {
+      observer?.unobserve(parent);
+      real?.destroy();
+    },
+  };
+}
+
 // keys: cell-level bindings (Shift-Enter, Escape...) that must win over the editor's own.
-export function createEditor(parent, { doc, kind, onChange, keys = [], readOnly = false }) {
+function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false }) {
   const language = new Compartment();
   const editable = new Compartment();
   const view = new EditorView({
