@@ -2,15 +2,18 @@
 
 The live cell is a scripted one (browser_engine.py) so the picture is the same on every run:
 two actors printing, a progress bar redrawing in place, per-worker loss and accuracy.
+The pictures go to docs/img only with UPDATE_SCREENSHOTS=1 (so a test run leaves the tree
+clean); otherwise to the test's temporary folder.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from conftest import Server
 
-IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 
 INTRO = "## MNIST on Ray\n\nLoad the data with MLSQL, train on two Ray actors, watch the log and the metrics live."
 SCRIPT = """--script
@@ -28,6 +31,7 @@ def test_screenshots_of_a_live_run_and_its_metrics(page: Any, server: Server, op
                          f'load csv.`{csv}` where header="true" as digits;\n'
                          "select label, count(*) as n from digits group by label order by label as per_label;",
                          SCRIPT)
+    IMG = DOCS_IMG if os.environ.get("UPDATE_SCREENSHOTS") == "1" else tmp_path
     IMG.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": 1280, "height": 1000})
     open_notebook(page, nb["id"])
