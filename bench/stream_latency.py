@@ -56,14 +56,14 @@ time.sleep(2)
 class Arrivals:
     """Lines `NAME i t` per source, with the arrival time of the chunk that carried each line."""
 
-    def __init__(self, v: Viewer, run_id: str) -> None:
+    def __init__(self, v: Viewer, cell_id: str) -> None:
         self.lines: dict[str, list[tuple[int, float, float]]] = {}
         self._partial: dict[str, str] = {}
-        v.sio.on("event", lambda d: (self._take(d, run_id), v._on_event(d)))
+        v.sio.on("event", lambda d: (self._take(d, cell_id), v._on_event(d)))
 
-    def _take(self, ev: dict[str, Any], run_id: str) -> None:
+    def _take(self, ev: dict[str, Any], cell_id: str) -> None:
         now = time.time()
-        if ev.get("type") != "output" or ev.get("run_id") != run_id:
+        if ev.get("type") != "output" or ev.get("cell_id") != cell_id:
             return
         key = ev["source"]
         text = self._partial.pop(key, "") + ev["text"]
@@ -84,9 +84,9 @@ def measure(server: Any, source: str, paced: int, burst: int) -> dict[str, Any]:
     nb = server.notebook(cell, kind=kind)
     v = Viewer(server.url)
     v.command("join", notebook_id=nb.id)
+    got = Arrivals(v, nb.cells[0].id)  # listening before the run starts: no line is missed
     ack = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)
     run_id = ack["run_ids"][0]
-    got = Arrivals(v, run_id)
     status = v.wait_status(run_id, "done", "error", "interrupted", timeout=900)
     time.sleep(0.5)
     v.close()
@@ -120,7 +120,10 @@ def main() -> int:
     burst = args.lines // 2
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as data:
-        live = LiveServer(data)
+        from console.runtime.cluster import free_port
+
+        # A free Ray Client port: 10001 may belong to another cluster on a shared machine.
+        live = LiveServer(data, RAY_CLIENT_PORT=free_port(), RAY_NUM_CPUS=2)
         try:
             results["session"] = measure(live.server, "session", args.paced, burst)
             if ray_available():

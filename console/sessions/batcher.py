@@ -154,14 +154,19 @@ class OutputBatcher:
         return buf
 
     def _loop(self) -> None:
+        last = 0.0
         while True:
             with self._cond:
                 while not self._dirty and not self._stopped:
                     self._cond.wait()
                 if self._stopped:
                     return
-            # Let the batch fill for one interval, so a burst becomes a few events, not thousands.
-            time.sleep(self.interval)
+            # At most one flush per interval: a line after a quiet spell goes out at once, and a
+            # burst becomes a few events a second instead of thousands.
+            wait = last + self.interval - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            last = time.monotonic()
             self.flush_all()
 
     def flush_all(self) -> None:
