@@ -63,10 +63,13 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data:
-        live = LiveServer(data)
+        from console.runtime.cluster import free_port
+
+        # A free Ray Client port: 10001 may belong to another cluster on a shared machine.
+        live = LiveServer(data, RAY_CLIENT_PORT=free_port(), RAY_NUM_CPUS=2)
         try:
             server = live.server
-            nb = server.notebook(MLSQL_CELL, PYTHON_CELL)
+            nb = server.notebook(MLSQL_CELL, ("python", PYTHON_CELL))
             v = Viewer(server.url)
             v.command("join", notebook_id=nb.id)
             mlsql = timed_runs(v, nb, 0, args.repeats)
