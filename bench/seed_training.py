@@ -1,0 +1,122 @@
+"""The seed notebook's training run through our product vs the same training as a plain Ray script.
+
+Both run on the same embedded Ray head (started first, not timed) with the same data:
+- product: PythonRuntime.run of the seed's Python cell, unchanged (worker start, Arrow hand-off,
+  data servers, output capture, model rows back as a table);
+- plain: a fresh `python` process that reads the parquet itself and runs the same actors and
+  rounds with the data passed as numpy.
+Usage: python bench/seed_training.py [--rows 10000] [--repeat 1]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+PLAIN = r'''
+import os, sys, time
+from functools import reduce
+import numpy as np, pyarrow.parquet as pq, ray
+t0 = time.perf_counter()
+ray.init(address=sys.argv[1], runtime_env={"env_vars": {"TF_USE_LEGACY_KERAS": "1"}}, logging_level="ERROR")
+table = pq.read_table(sys.argv[2])
+half = table.num_rows // 2
+parts = [table.slice(0, half), table.slice(half)]
+
+def create_tf_model():
+    from tensorflow.keras import models, layers
+    network = models.Sequential()
+    network.add(layers.Dense(512, activation="relu", input_shape=(28 * 28,)))
+    network.add(layers.Dense(10, activation="softmax"))
+    network.compile(optimizer="sgd", loss="categorical_crossentropy", metrics=["accuracy"])
+    return network
+
+@ray.remote
+class Network(object):
+    def __init__(self, images, labels):
+        from tensorflow.keras import utils as np_utils
+        self.model = create_tf_model()
+        self.train_images, self.train_labels = images, np_utils.to_categorical(labels)
+    def train(self):
+        return self.model.fit(self.train_images, self.train_labels, batch_size=128).history
+    def get_weights(self):
+        return self.model.get_weights()
+    def set_weights(self, weights):
+        self.model.set_weights(weights)
+    def get_final_model(self):
+        path = "/tmp/plain_bench_model_%d" % os.getpid()
+        self.model.save(path)
+        return [os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(path) for f in fs]
+
+def arrays(t):
+    img = t.column("image").combine_chunks()
+    return img.flatten().to_numpy().reshape(len(img), 784), t.column("label").to_numpy()
+
+workers = [Network.remote(*arrays(p)) for p in parts]
+ray.get([w.train.remote() for w in workers])
+weights = ray.get([w.get_weights.remote() for w in workers])
+for epoch in range(6):
+    summed = reduce(lambda a, b: [x + y for x, y in zip(a, b)], weights)
+    ray.get([w.set_weights.remote([l / 2 for l in summed]) for w in workers])
+    ray.get([w.train.remote() for w in workers])
+    weights = ray.get([w.get_weights.remote() for w in workers])
+ray.get(workers[0].get_final_model.remote())
+print("plain_inner: %.2f" % (time.perf_counter() - t0))
+'''
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=10000)
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    import pyarrow.parquet as pq
+
+    from console.config import load_config
+    from console.runtime import PythonJob, PythonRuntime
+    from console.runtime.cluster import RAY_ENV, RayCluster, free_port
+    from console.runtime.datasets import write_mnist
+
+    work = Path(tempfile.mkdtemp(prefix="seedbench-"))
+    write_mnist(str(work / "mnist"), synthetic=True, rows=args.rows, partitions=2)
+    cfg = load_config({"DATA_DIR": str(work / "data"), "RAY_NUM_CPUS": 2, "RAY_CLIENT_PORT": free_port()})
+    cluster = RayCluster(cfg)
+    cluster.own()
+    info = cluster.ensure()
+    seed = (ROOT / "tests" / "runtime" / "fixtures" / "seed_cell.txt").read_text().split("--%cache=true\n", 1)[1]
+    runtime = PythonRuntime(cfg, lambda e: None)
+    (work / "plain.py").write_text(PLAIN)
+    env = {**os.environ, **RAY_ENV, "TF_USE_LEGACY_KERAS": "1"}
+    ours, plain = [], []
+    try:
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            table = pq.read_table(work / "mnist")
+            runtime.run(PythonJob(code=seed, conf={"schema": "file", "runIn": "driver", "dataMode": "model"},
+                                  input_table=table))
+            ours.append(time.perf_counter() - t0)
+            runtime.shutdown()  # a cold worker each time, like the plain script's fresh process
+            runtime = PythonRuntime(cfg, lambda e: None)
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, str(work / "plain.py"), info.address, str(work / "mnist")],
+                           env=env, check=True, capture_output=True)
+            plain.append(time.perf_counter() - t0)
+    finally:
+        runtime.shutdown()
+        cluster.stop()
+    o, p = min(ours), min(plain)
+    print(f"seed_rows: {args.rows} rows, 2 actors, 7 rounds")
+    print(f"seed_product: {o:.2f} s (seed cell unchanged, via PythonRuntime)")
+    print(f"seed_plain_ray: {p:.2f} s (same training as a plain Ray script)")
+    print(f"seed_overhead: {o / p:.2f} x (target <= 1.15x)")
+
+
+if __name__ == "__main__":
+    main()
