@@ -32,7 +32,8 @@ def test_python_cell_prints_from_two_ray_actors_live(page: Any, ray_server: Serv
     page.goto(f"{ray_server.url}/notebooks/{nb['id']}")
     page.wait_for_selector("#app[data-connection='live']", state="attached")
     cell = page.locator("section.cell").first
-    assert cell.locator(".cm-annotation").count() == 1  # the --%python header is marked
+    cell.locator(".cm-annotation").first.wait_for()  # the --%python header is marked
+    assert cell.locator(".cm-annotation").count() == 1
     cell.locator(".cell-head [data-action=run]").click()
     # Lines of both actors, tagged with different sources, while the cell still runs.
     page.wait_for_function("""() => {
