@@ -152,6 +152,7 @@ def start_head(
     address: str | None = None,
     log_path: Path | None = None,
     timeout: float = 60.0,
+    env: Mapping[str, str] | None = None,
 ) -> ClusterInfo:
     """Start a Ray node with `ray start --block`: a head, or with `address` a node joining one.
 
@@ -178,7 +179,9 @@ def start_head(
         cmd.append(f"--num-cpus={num_cpus}")
     if resources:
         cmd.append(f"--resources={json.dumps(dict(resources))}")
-    env = {**os.environ, **RAY_ENV}
+    env = {**os.environ, **RAY_ENV, **(env or {})}
+    if address is not None:  # single-machine mode refuses to join a cluster
+        env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"
     env.pop("RAY_ADDRESS", None)  # would make `ray start --head` try to join that cluster
     log = open(log_path or temp_dir.parent / "ray-start.log", "ab")
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,

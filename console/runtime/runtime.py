@@ -249,6 +249,9 @@ class PythonRuntime:
         env.update(dict(env_pairs))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
         env.pop("RAY_ADDRESS", None)
+        if self.cluster.external_address and "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER" not in job.env:
+            # loopback-only mode is for our own head; a real cluster needs Ray's normal addressing
+            env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)
         worker = _Worker(key, python_env, python_exec, env, os.getcwd())
         with self._lock:
             self._worker = worker
