@@ -55,5 +55,5 @@ def test_documented_api_routes_exist(app) -> None:  # type: ignore[no-untyped-de
     adapter = app.url_map.bind("localhost")
     for method, path in rows:
         path = re.sub(r"\[.*?\]|\?.*$", "", path)
-        path = path.replace("<id>", "nb1").replace("<cell_id>", "c1").replace("<n>", "1")
+        path = path.replace("<id>", "nb1").replace("<cell_id>", "c1").replace("<n>", "1").replace("<share_id>", "1")
         adapter.match(path, method=method)  # raises NotFound / MethodNotAllowed when undocumented
