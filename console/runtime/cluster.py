@@ -293,19 +293,19 @@ class RayCluster:
         info = _info_of(self._read_state())
         return info if info is not None and self._healthy(info) else None
 
-    def stop(self) -> bool:
+    def stop(self, grace: float = 10.0) -> bool:
         """Stop the embedded head recorded for this data dir (by its process group). True if one ran."""
         if self.external_address:
             return False
         with self._lock():
-            return self._stop_locked(_info_of(self._read_state()))
+            return self._stop_locked(_info_of(self._read_state()), grace)
 
-    def _stop_locked(self, info: ClusterInfo | None) -> bool:
+    def _stop_locked(self, info: ClusterInfo | None, grace: float = 10.0) -> bool:
         (self.state_dir / "head.json").unlink(missing_ok=True)
         self._info = None
         if info is None or not info.pid or not pid_alive(info.pid):
             return False
-        stop_process_group(info.pid)
+        stop_process_group(info.pid, grace=grace)
         return True
 
     @contextmanager

@@ -23,7 +23,7 @@ def ray_cfg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     cluster.own()  # runtimes of single tests release it; only this fixture stops it
     cluster.ensure()
     yield cfg
-    cluster.stop()
+    cluster.stop(grace=3.0)
 
 
 class Events(list):
