@@ -232,6 +232,7 @@ def login() -> ResponseReturnValue:
         log.warning("failed login for %r from %s (%d in a row)", username, ip, count)
         raise ApiError(401, "wrong user name or password")
     store.clear_login_failures(username, ip)
+    store.purge_login_sessions(now - timedelta(days=1))  # housekeeping: expired and revoked rows
     user = store.get_user_by_name(username)
     old = request.cookies.get(SESSION_COOKIE)
     if old:
@@ -298,6 +299,13 @@ def create_blueprint() -> Blueprint:
     return bp
 
 
+def _security_headers(resp: Response) -> Response:
+    # JSON must never be sniffed into HTML; page URLs (which may hold a link token) stay on this site.
+    resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+    resp.headers.setdefault("Referrer-Policy", "same-origin")
+    return resp
+
+
 def init_auth(app: Flask, store: Store) -> None:
     """Create the local admin, decide single-user mode, add the CSRF check and the login endpoints."""
     cfg = app.extensions["config"]
@@ -311,4 +319,5 @@ def init_auth(app: Flask, store: Store) -> None:
         log.warning("single-user mode: no login; every request through %s is the local admin", cfg.HOST)
     app.extensions[SINGLE_USER_KEY] = single
     app.before_request(csrf_protect)
+    app.after_request(_security_headers)
     app.register_blueprint(create_blueprint())
