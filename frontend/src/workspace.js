@@ -118,6 +118,7 @@ export class WorkspacePage {
         h("button", { type: "button", dataset: { action: "move", id: nb.id }, text: "Move" }),
         h("button", { type: "button", dataset: { action: "duplicate", id: nb.id }, text: "Duplicate" }),
         h("a.button", { href: this.api.exportUrl(nb.id), download: "", text: "Export" }),
+        h("a.button", { href: `${this.api.exportUrl(nb.id)}?format=ipynb`, download: "", text: ".ipynb" }),
         h("button.danger", { type: "button", dataset: { action: "delete", id: nb.id }, text: "Delete" })));
     }
     if (!rows.length) rows.push(h("li.empty", { text: this.search.value ? "No notebook matches." : "This folder is empty." }));

@@ -101,3 +101,14 @@ def test_the_detector_sees_a_payload_that_runs(page: Any, server: Server) -> Non
     page.goto(f"{server.url}/login")
     page.evaluate("html => document.body.insertAdjacentHTML('beforeend', html)", PAYLOADS[0])
     page.wait_for_function("window.__xss === 1")
+
+
+def test_fork_button_copies_into_the_workspace(page: Any, server: Server) -> None:
+    seeded = _seed(server)
+    page.goto(f"{server.url}/notebooks/{seeded['id']}")
+    page.wait_for_selector("#app[data-ready='1']", state="attached")
+    page.click("[data-sec-action=fork]")
+    page.wait_for_url(lambda url: seeded["id"] not in url and "/notebooks/" in url)
+    page.wait_for_selector("#app[data-ready='1']", state="attached")
+    assert page.locator("[data-role=name]").input_value().endswith("(copy)")
+    assert_inert(page)
