@@ -37,7 +37,8 @@ def get_notebook(notebook_id: str) -> ResponseReturnValue:
     nb = store.get_notebook(notebook_id)
     # Head and tail of each output only: a long training log must not make the page heavy.
     runs = store.latest_runs(notebook_id, inline_chars=get_config().OUTPUT_INLINE_BYTES)
-    return jsonify(serialize.notebook(nb, runs))
+    # The caller's role, so the page can leave out what it may not do (Share, Run, editing).
+    return jsonify({**serialize.notebook(nb, runs), "role": access.role_of(store, current_user(), nb)})
 
 
 def replace_notebook(notebook_id: str) -> ResponseReturnValue:
