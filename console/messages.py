@@ -114,7 +114,7 @@ class ResultEvent(Message):
 class ErrorEvent(Message):
     """A user error in a cell (parse, SQL, Python, data); never a server fault.
 
-    kind: "parse" | "sql" | "python" | "data" | "worker" | "kernel" | "interrupted".
+    kind: "parse" | "sql" | "python" | "data" | "worker" | "env" | "schema" | "kernel" | "interrupted".
     line/column: 1-based, within the cell; traceback: the user's part only.
     """
 

@@ -42,17 +42,41 @@ def file_loader(base: Path) -> Callable[[str], list[tuple[str, str]]]:
     return load
 
 
-def _printer(out: Out) -> Callable[[Message], None]:
-    def emit(message: Message) -> None:
+class _Printer:
+    """Prints output events as `[source] line`; a progress bar's \\r redraws print once, when done.
+
+    Chunks from one source may end mid-line (a Keras bar redrawing itself); the unfinished line
+    waits per source until its newline arrives, and only what a terminal would finally show of it
+    (the text after its last carriage return) is printed.
+    """
+
+    def __init__(self, out: Out) -> None:
+        self.out = out
+        self.pending: dict[str, str] = {}
+
+    def __call__(self, message: Message) -> None:
         if isinstance(message, OutputEvent):
-            for line in message.text.splitlines():
-                out(f"[{message.source}] {line}")
+            text = self.pending.pop(message.source, "") + message.text
+            *lines, rest = text.split("\n")
+            for line in lines:
+                self.out(f"[{message.source}] {_visible(line)}")
+            if rest:
+                self.pending[message.source] = rest
         elif isinstance(message, MetricsEvent):
             values = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in message.values.items())
             step = f" step={message.step}" if message.step is not None else ""
-            out(f"[{message.source}] metrics{step}: {values}")
+            self.out(f"[{message.source}] metrics{step}: {values}")
 
-    return emit
+    def flush(self) -> None:
+        for source, rest in self.pending.items():
+            if _visible(rest):
+                self.out(f"[{source}] {_visible(rest)}")
+        self.pending.clear()
+
+
+def _visible(line: str) -> str:
+    """What a terminal shows of a line after its redraws: the text after the last \\r, minus \\b."""
+    return line.rstrip("\r").rsplit("\r", 1)[-1].replace("\b", "")
 
 
 def describe_error(cell: int, error: ErrorEvent) -> str:
@@ -78,13 +102,15 @@ def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = 
             out(f"error: {path} has no cell {cell} (it has {len(cells)})")
             return 2
         numbered = [numbered[cell - 1]]
-    session = Session(cfg, _printer(out), session_id=f"headless-{path.stem}",
+    printer = _Printer(out)
+    session = Session(cfg, printer, session_id=f"headless-{path.stem}",
                       notebook_loader=file_loader(path.resolve().parent))
     try:
         for n, (kind, source) in numbered:
             if kind == "markdown":
                 continue
             outcome = session.run_cell(source, kind=kind, cell=n)
+            printer.flush()
             if outcome.error is not None:
                 out(f"error: {describe_error(n, outcome.error)}")
                 if outcome.error.kind == "parse" and outcome.error.traceback:

@@ -66,7 +66,7 @@ def run_ray(session: "Session", stmt: Run, runtime: Callable[[], object]) -> lis
     try:
         table = runtime().run(job)  # type: ignore[attr-defined]
     except PythonCellError as exc:
-        kind = exc.kind if exc.kind in ("python", "worker", "interrupted") else "python"
+        kind = exc.kind  # python, worker, env, schema or interrupted: each tells the user something different
         raise CellError(kind, exc.message, exc.line, None, exc.traceback) from None
     if table is None:
         # MLSQL's answer when the code never calls build_result: an empty one-column table.
