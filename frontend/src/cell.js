@@ -8,6 +8,7 @@ import { editorBindings } from "./shortcuts.js";
 import { renderMarkdown } from "./markdown.js";
 import { CellOutput } from "./output.js";
 import { formatElapsed } from "./paging.js";
+import { allows } from "./roles.js";
 
 const KINDS = [["mlsql", "MLSQL"], ["python", "Python"], ["markdown", "Markdown"]];
 const STATUS_TEXT = {
@@ -16,7 +17,8 @@ const STATUS_TEXT = {
 };
 
 export class Cell {
-  constructor({ id, kind, source }, { downloadUrl, readOnly = false }) {
+  // role: the user's role on the notebook; controls it does not allow are not drawn at all.
+  constructor({ id, kind, source }, { downloadUrl, role = "owner" }) {
     this.id = id;
     this.kind = kind;
     this.source = source;
@@ -24,15 +26,16 @@ export class Cell {
     this.startedAt = 0;
     this.elapsedMs = null;
     this.editing = false;
+    this.readOnly = !allows(role, "edit");
 
-    const button = (action, text, title) =>
-      h("button.icon", { type: "button", title, dataset: { action }, text });
-    this.kindSelect = h("select.kind", { title: "Cell kind", dataset: { role: "kind" }, disabled: readOnly },
+    const button = (action, text, title) => allows(role, action)
+      ? h("button.icon", { type: "button", title, dataset: { action }, text }) : null;
+    this.kindSelect = h("select.kind", { title: "Cell kind", dataset: { role: "kind" }, disabled: this.readOnly },
       KINDS.map(([value, label]) => h("option", { value, text: label, selected: value === kind })));
     this.statusEl = h("span.status", { dataset: { role: "status" } });
     this.timeEl = h("span.elapsed", { dataset: { role: "elapsed" } });
     this.editorBox = h("div.cell-editor");
-    this.markdownView = h("div.markdown-view", { dataset: { role: "markdown" }, title: "Double-click to edit" });
+    this.markdownView = h("div.markdown-view", { dataset: { role: "markdown" }, title: this.readOnly ? undefined : "Double-click to edit" });
     this.output = new CellOutput({ downloadUrl });
 
     this.el = h("section.cell", { dataset: { cellId: id, kind }, tabIndex: -1 },
@@ -50,7 +53,7 @@ export class Cell {
     this.editor = createEditor(this.editorBox, {
       doc: source,
       kind,
-      readOnly,
+      readOnly: this.readOnly,
       keys: editorBindings((action) => this.act(action)),
       onChange: (text) => {
         this.source = text;
@@ -92,6 +95,7 @@ export class Cell {
   }
 
   startEditing() {
+    if (this.readOnly) return;
     this.editing = true;
     this.showKind();
     this.editor.focus();

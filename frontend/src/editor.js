@@ -174,7 +174,9 @@ function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false 
         syntaxHighlighting(highlight),
         keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
         language.of(languageFor(kind)),
-        editable.of(EditorView.editable.of(!readOnly)),
+        // Both: `editable` keeps the content out of focus and typing, `readOnly` also refuses
+        // edits that arrive another way (paste, drop, a command bound to a key).
+        editable.of([EditorView.editable.of(!readOnly), EditorState.readOnly.of(readOnly)]),
         errorLine,
         theme,
         EditorView.lineWrapping,

@@ -10,6 +10,7 @@ import { SeqTracker } from "./seqtracker.js";
 import { connectNotebook } from "./socket.js";
 import { bindCommandKeys, helpOverlay } from "./shortcuts.js";
 import { Banners } from "./banner.js";
+import { allows, atLeast, needs } from "./roles.js";
 
 const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "kernel busy", dead: "kernel dead", none: "no kernel" };
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
@@ -27,14 +28,17 @@ export class NotebookPage {
     this.outputSeq = new SeqTracker();
     this.metricSeq = new SeqTracker();
     this.pendingRuns = new Map(); // cellId -> run id announced by cell_status, not yet drawn
+    this.role = "viewer"; // until the notebook says otherwise (GET /api/notebooks/<id> has `role`)
   }
 
   async start() {
     this.buildShell();
     let nb;
     let runs;
+    let me;
     try {
-      [nb, runs] = await Promise.all([this.api.getNotebook(this.id), this.api.getRuns(this.id).catch(() => null)]);
+      [nb, runs, me] = await Promise.all([this.api.getNotebook(this.id), this.api.getRuns(this.id).catch(() => null),
+        this.api.me().catch(() => null)]);
     } catch (err) {
       this.banners.show("load", `Could not open this notebook: ${err.message}`, [["Back to the workspace", () => { location.href = "/"; }]]);
       this.root.dataset.ready = "error";
@@ -42,6 +46,8 @@ export class NotebookPage {
     }
     performance.mark("console-fetched");
     this.nb = nb;
+    if (me && me.user) this.config.userId = String(me.user.id);
+    this.showRole(nb.role);
     this.saver = new Saver({
       notebookId: this.id,
       revision: nb.revision,
@@ -55,7 +61,7 @@ export class NotebookPage {
     this.renderCells(nb.cells, runs && runs.runs);
     performance.mark("console-drawn");
     this.bindEvents();
-    this.offerBackup(nb);
+    if (allows(this.role, "edit")) this.offerBackup(nb);
     this.clock = setInterval(() => this.tickRunning(), 250);
     this.root.dataset.ready = "1";
     performance.mark("console-ready"); // bench/page_load.py reads these two
@@ -64,7 +70,7 @@ export class NotebookPage {
   }
 
   buildShell() {
-    const btn = (action, text, title) => h("button", { type: "button", dataset: { action }, title, text });
+    const btn = (action, text, title) => h("button", { type: "button", dataset: { action, needs: needs(action) }, title, text });
     this.titleInput = h("input.nb-name", { dataset: { role: "name" }, "aria-label": "Notebook name" });
     this.saveState = h("span.save-state", { dataset: { role: "save-state" }, text: "saved" });
     this.kernelBadge = h("span.kernel", { dataset: { role: "kernel", status: "none" }, text: KERNEL_TEXT.none });
@@ -83,9 +89,13 @@ export class NotebookPage {
       this.kernelBadge, this.connBadge,
       h("a.button", { href: `${this.api.exportUrl(this.id)}?outputs=1`, download: "", title: "Download as a notebook file", text: "Export" }),
       // Sharing tools (frontend/src/sectools.js, owned by the security work): Share, History, Fork, .ipynb.
-      securityTools(this.api, this.id, { onRestored: () => location.reload(), onError: (err) => this.banners.show("sharing", err.message) }),
+      securityTools(this.api, this.id, {
+        onRestored: () => location.reload(),
+        onError: (err) => this.banners.show("sharing", err.message),
+        canRestore: () => allows(this.role, "restore"),
+      }),
       btn("help", "?", "Keyboard shortcuts"));
-    const addBar = h("div.add-bar", {},
+    const addBar = h("div.add-bar", { dataset: { needs: "editor" } },
       btn("add-mlsql", "+ MLSQL", "Add an MLSQL cell at the end"),
       btn("add-python", "+ Python", "Add a Python cell at the end"),
       btn("add-markdown", "+ Markdown", "Add a Markdown cell at the end"));
@@ -94,13 +104,21 @@ export class NotebookPage {
     this.root.dataset.page = "notebook";
   }
 
+  // The page shows only what the role can do (roles.js); the server enforces it either way.
+  showRole(role) {
+    this.role = role || "viewer";
+    this.root.dataset.userRole = this.role;
+    for (const el of this.root.querySelectorAll("[data-needs]")) el.hidden = !atLeast(this.role, el.dataset.needs);
+    this.titleInput.readOnly = !allows(this.role, "rename");
+  }
+
   setTitle(name) {
     this.titleInput.value = name;
     document.title = `${name} · MLSQL Console`;
   }
 
   makeCell(data) {
-    const cell = new Cell(data, { downloadUrl: (runId) => this.api.logUrl(runId) });
+    const cell = new Cell(data, { downloadUrl: (runId) => this.api.logUrl(runId), role: this.role });
     this.cells.set(cell.id, cell);
     return cell;
   }
@@ -224,7 +242,7 @@ export class NotebookPage {
       this.kernelCard.replaceChildren(
         h("strong", { text: "The kernel stopped." }),
         h("span", { text: ` ${ev.reason || "It exited without saying why."} Tables and variables of this session are gone; saved notebooks and outputs are kept.` }),
-        h("button", { type: "button", dataset: { action: "restart" }, text: "Start a new kernel" }));
+        allows(this.role, "restart") ? h("button", { type: "button", dataset: { action: "restart" }, text: "Start a new kernel" }) : null);
       this.kernelCard.hidden = false;
     } else if (status === "starting" || status === "idle") {
       this.kernelCard.hidden = true;
@@ -275,6 +293,9 @@ export class NotebookPage {
 
   async act(action, cellId) {
     const cell = this.cells.get(cellId);
+    // Keys reach here whatever the role; a runner's "run, insert below" still runs.
+    if (action === "run-insert" && !allows(this.role, action)) action = "run";
+    if (!allows(this.role, action)) return;
     try {
       switch (action) {
         case "run": return await this.run(cell);
@@ -282,7 +303,7 @@ export class NotebookPage {
           await this.run(cell);
           const next = this.neighbour(cellId, 1);
           if (next) this.focusCell(next, true);
-          else await this.insert(this.order.length, cell ? cell.kind === "markdown" ? "mlsql" : cell.kind : "mlsql", true);
+          else if (allows(this.role, "insert-below")) await this.insert(this.order.length, cell ? cell.kind === "markdown" ? "mlsql" : cell.kind : "mlsql", true);
           return;
         }
         case "run-insert":
@@ -321,7 +342,7 @@ export class NotebookPage {
     const cell = this.cells.get(cellId);
     if (!cell) return;
     this.select(cellId);
-    if (edit && cell.kind !== "markdown") cell.editor.focus();
+    if (edit && cell.kind !== "markdown" && !cell.readOnly) cell.editor.focus();
     else cell.focus();
   }
 
@@ -383,7 +404,7 @@ export class NotebookPage {
   }
 
   async rename(name) {
-    if (!name || name === this.nb.name) return;
+    if (!name || name === this.nb.name || !allows(this.role, "rename")) return;
     const res = await this.saver.op((base) => this.api.renameNotebook(this.id, name, base));
     this.nb.name = res.name;
     this.setTitle(res.name);

@@ -1,5 +1,6 @@
 // The revisions panel: the notebook's history with author and time, the diff of cell sources
-// between a revision and the current one, and restore (editors; a new revision, history stays).
+// between a revision and the current one, and restore (editors; a new revision, history stays;
+// the button is left out for viewers and runners).
 
 import { h } from "./dom.js";
 import { errorLine, openPanel, when } from "./overlay.js";
@@ -15,7 +16,7 @@ export function diffView(text) {
   }));
 }
 
-export function openRevisionsPanel(api, notebookId, { onRestored } = {}) {
+export function openRevisionsPanel(api, notebookId, { onRestored, canRestore = true } = {}) {
   const panel = openPanel("History", "revisions-panel");
   const list = h("ol.revision-list", { dataset: { role: "revisions" } });
   const detail = h("div.revision-detail", { dataset: { role: "revision-diff" } });
@@ -39,7 +40,7 @@ export function openRevisionsPanel(api, notebookId, { onRestored } = {}) {
           detail.append(errorLine(err));
         }
       });
-      if (rev.number !== current) detail.append(restore);
+      if (canRestore && rev.number !== current) detail.append(restore);
     } catch (err) {
       detail.append(errorLine(err));
     }

@@ -15,15 +15,17 @@ export function ipynbUrl(api, notebookId) {
   return `${api.base}/notebooks/${encodeURIComponent(notebookId)}/export?format=ipynb`;
 }
 
-export function securityTools(api, notebookId, { onRestored, onError } = {}) {
-  const btn = (action, text, title, run) => {
-    const b = h("button", { type: "button", dataset: { secAction: action }, title, text });
+// canRestore() says whether the user may restore a revision (editors and up); the page hides
+// Share from non-owners through its data-needs attribute.
+export function securityTools(api, notebookId, { onRestored, onError, canRestore = () => true } = {}) {
+  const btn = (action, text, title, run, needs) => {
+    const b = h("button", { type: "button", dataset: needs ? { secAction: action, needs } : { secAction: action }, title, text });
     b.addEventListener("click", () => Promise.resolve(run()).catch((err) => onError ? onError(err) : console.error(err)));
     return b;
   };
   return h("span.sec-tools", { dataset: { role: "sec-tools" } },
-    btn("share", "Share", "Share with people and links (owners)", () => openShareDialog(api, notebookId)),
-    btn("history", "History", "Revisions: diff and restore", () => openRevisionsPanel(api, notebookId, { onRestored })),
+    btn("share", "Share", "Share with people and links (owners)", () => openShareDialog(api, notebookId), "owner"),
+    btn("history", "History", "Revisions: diff and restore", () => openRevisionsPanel(api, notebookId, { onRestored, canRestore: canRestore() })),
     btn("fork", "Fork", "Copy into your own workspace", () => forkNotebook(api, notebookId)),
     h("a.button", { href: ipynbUrl(api, notebookId), download: "", title: "Download as a Jupyter notebook", text: ".ipynb" }));
 }

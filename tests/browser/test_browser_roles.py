@@ -1,0 +1,123 @@
+"""Roles on the notebook page: a viewer gets no run or edit controls and cannot type; a runner
+can run but not type; neither sees the owner's Share. The server enforces all of it anyway
+(tests/security); this checks the page says so instead of offering buttons that fail."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conftest import REPO, Server, start_server, stop_server
+
+PASSWORD = "correct horse"
+SOURCE = "select 7 as seven as t;"
+
+
+@pytest.fixture(scope="module")
+def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    data = tmp_path_factory.mktemp("roles") / "data"
+    data.mkdir()
+    for name in ("alice", "vera", "rudy"):  # owner, viewer, runner
+        subprocess.run([sys.executable, "-m", "console", "users", "add", name, "--password", PASSWORD,
+                        "--data-dir", str(data)], cwd=REPO, check=True, capture_output=True, timeout=60)
+    srv = start_server(data, {"CONSOLE_SINGLE_USER": "false"})
+    yield srv
+    stop_server(srv)
+
+
+def logged_in(browser: Any, server: Server, name: str) -> tuple[Any, dict[str, str]]:
+    """A browser context logged in as `name`, and the headers its API writes need."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    ctx.set_default_timeout(20000)
+    r = ctx.request.post(server.url + "/api/login", data={"username": name, "password": PASSWORD})
+    assert r.ok, r.text()
+    return ctx, {"X-CSRF-Token": r.json()["csrf_token"]}
+
+
+def open_as(ctx: Any, server: Server, notebook_id: str) -> Any:
+    page = ctx.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda e: page.js_errors.append(str(e)))
+    page.goto(f"{server.url}/notebooks/{notebook_id}")
+    page.wait_for_selector("#app[data-ready='1'][data-connection='live']", state="attached")
+    return page
+
+
+def try_to_type(page: Any) -> str:
+    """Click into the cell's editor, type, and return what the editor then holds."""
+    page.locator("section.cell .cell-editor").first.click()
+    page.locator("section.cell .cm-content").first.wait_for()
+    page.keyboard.type("drop everything; ")
+    page.keyboard.press("Backspace")
+    return str(page.locator("section.cell .cm-content").first.inner_text())
+
+
+@pytest.fixture(scope="module")
+def shared_notebook(browser: Any, team_server: Server) -> str:
+    ctx, headers = logged_in(browser, team_server, "alice")
+    try:
+        r = ctx.request.post(team_server.url + "/api/notebooks", headers=headers,
+                             data={"name": "team notebook", "folder": "/", "cells": [{"kind": "mlsql", "source": SOURCE}]})
+        assert r.ok, r.text()
+        nb_id = r.json()["id"]
+        for user, role in (("vera", "viewer"), ("rudy", "runner")):
+            s = ctx.request.post(f"{team_server.url}/api/notebooks/{nb_id}/shares", headers=headers,
+                                 data={"user": user, "role": role})
+            assert s.ok, s.text()
+        return str(nb_id)
+    finally:
+        ctx.close()
+
+
+def test_a_viewer_sees_no_run_or_edit_controls_and_cannot_type(browser: Any, team_server: Server, shared_notebook: str) -> None:
+    ctx, _ = logged_in(browser, team_server, "vera")
+    try:
+        page = open_as(ctx, team_server, shared_notebook)
+        assert page.locator("#app").get_attribute("data-user-role") == "viewer"
+        cell = page.locator("section.cell").first
+        assert cell.locator(".cell-head [data-action]").count() == 0  # no run, move, insert or delete
+        assert cell.locator("[data-role=kind]").is_disabled()
+        for action in ("run-all", "interrupt", "restart", "add-mlsql"):
+            assert not page.locator(f"[data-action={action}]").is_visible(), action
+        assert not page.locator("[data-sec-action=share]").is_visible()
+        assert page.locator("[data-sec-action=history]").is_visible()  # viewers may read history
+        assert page.locator("[data-role=name]").get_attribute("readonly") is not None
+        assert try_to_type(page) == SOURCE
+        assert page.locator("section.cell .cm-content").first.get_attribute("contenteditable") == "false"
+        page.keyboard.press("Shift+Enter")  # the run shortcut does nothing either
+        page.wait_for_timeout(300)
+        assert cell.get_attribute("data-status") in (None, "")
+        assert page.locator("[data-role=save-state]").get_attribute("data-state") in (None, "saved")
+        assert not page.js_errors
+    finally:
+        ctx.close()
+
+
+def test_a_runner_can_run_but_not_type(browser: Any, team_server: Server, shared_notebook: str) -> None:
+    rctx, _ = logged_in(browser, team_server, "rudy")
+    vctx, _ = logged_in(browser, team_server, "vera")
+    try:
+        watcher = open_as(vctx, team_server, shared_notebook)  # a viewer watching the same room
+        page = open_as(rctx, team_server, shared_notebook)
+        assert page.locator("#app").get_attribute("data-user-role") == "runner"
+        cell = page.locator("section.cell").first
+        for action in ("delete", "move-up", "insert-below"):
+            assert cell.locator(f"[data-action={action}]").count() == 0, action
+        assert not page.locator("[data-action=add-mlsql]").is_visible()
+        assert not page.locator("[data-sec-action=share]").is_visible()
+        assert page.locator("[data-action=run-all]").is_visible()
+        assert try_to_type(page) == SOURCE
+        cell.locator(".cell-head [data-action=run]").click()
+        cell.locator("[data-role=result]").wait_for()
+        assert "7" in cell.locator("[data-role=result]").inner_text()
+        assert page.locator("#app").get_attribute("data-kernel") in ("idle", "busy")
+        # The viewer sees the runner's output live, but the runner's kernel is not the viewer's.
+        watcher.locator("section.cell [data-role=result]").wait_for()
+        assert watcher.locator("[data-role=kernel]").get_attribute("data-status") == "none"
+        assert not page.js_errors and not watcher.js_errors
+    finally:
+        rctx.close()
+        vctx.close()
