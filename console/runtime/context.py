@@ -60,7 +60,7 @@ class PythonContext:
 
     def __init__(self, context_id: str, iterator: Any, conf: dict[str, str], *,
                  table: pa.Table | None = None, model_table: pa.Table | None = None,
-                 host: JobHost | None = None) -> None:
+                 host: JobHost | None = None, table_path: str | None = None) -> None:
         self.context_id = context_id or str(uuid.uuid4())
         self.conf = conf
         self.input_data = iterator
@@ -68,6 +68,8 @@ class PythonContext:
         self.output_data: list = [[]]
         self._table = table if table is not None else pa.table({})
         self._model_table = model_table
+        # The IPC file (on /dev/shm) `table` is mapped from: actors on this node map it too.
+        self._table_path = table_path if table is not None else None
         self._host: JobHost = host or _StandaloneHost()
         self._output: pa.Table | None = None
         self._fetched = False
@@ -153,7 +155,8 @@ class RayContext:
             table = self.python_context._table
             parts = data.split(table, int(self.conf().get("_numPartitions") or self.python_context._host.default_partitions()))
             tz = self.conf().get("timezone", "UTC")
-            self._servers = [_handle(p, 40000 + i, tz) for i, p in enumerate(parts)]
+            path = None if data.is_file_table(table) else self.python_context._table_path  # sorted: a copy
+            self._servers = data.partition_handles(parts, 40000, tz, path)
         return self._servers
 
     def data_servers_in_ray(self) -> list[DataServer]:
@@ -272,25 +275,11 @@ def _transform(server: DataServer, func_for_row: Callable | None, func_for_rows:
     return rows_to_table(out, parse_schema(schema))
 
 
-def _handle(table: pa.Table, port: int, timezone: str) -> DataServer:
-    host = "127.0.0.1"
-    if ray_connected():
-        import ray
-
-        try:
-            host = ray.util.get_node_ip_address()
-        except Exception:
-            pass
-        return DataServer(host, port, timezone, ref=ray.put(table), num_rows=table.num_rows).register()
-    return DataServer(host, port, timezone, table=table, num_rows=table.num_rows).register()
-
-
 def model_servers(table: pa.Table | None, timezone: str = "UTC") -> str:
     """Register a model table as one partition and return the conf["modelServers"] text for it."""
     if table is None:
         return ""
-    server = _handle(data.split(table, 1)[0], 49000, timezone)
-    return str(server)
+    return str(data.partition_handles(data.split(table, 1), 49000, timezone)[0])
 
 
 __all__ = ["DataServer", "PythonContext", "RayContext", "SchemaError", "model_servers"]

@@ -1,12 +1,16 @@
 """Partitions of a cell's input: data-server handles, MLSQL-style row dicts and numpy fast paths.
 
-A DataServer handle names one partition. Inside a Ray job it holds an ObjectRef to an Arrow
-table in the object store (the cell's worker process put it there and owns it while the cell
-runs); without Ray it holds the table itself. `.host/.port/.timezone` are kept for pyjava
-compatibility: the port is an identifier, nothing listens on it.
+A DataServer handle names one partition. Under Ray it names rows [offset, offset+num_rows) of
+the Arrow IPC file the kernel wrote on /dev/shm, plus the node that file is on: an actor on that
+node memory-maps the file and gets the partition with no copy at all. When the cluster has other
+nodes (or the worker is a Ray Client) the worker also puts the partition into the object store,
+and actors elsewhere read that ObjectRef. Without Ray the handle holds the table itself.
+`.host/.port/.timezone` are kept for pyjava compatibility: the port is an identifier, nothing
+listens on it.
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Iterator
 
 import numpy as np
@@ -17,19 +21,33 @@ FILE_COLUMNS = ["start", "offset", "value"]
 
 # Handles made in this process, so parse_servers("host:port") finds the real partition.
 _REGISTRY: dict[tuple[str, int], "DataServer"] = {}
+# IPC files this process memory-mapped, by path: an actor holding several partitions of one
+# file maps it once. Cleared with the registry when a cell ends.
+_MAPPED: dict[str, pa.Table] = {}
 
 
 class DataServer:
     """One partition of a table: picklable, usable in the driver and in any Ray actor."""
 
     def __init__(self, host: str, port: int, timezone: str = "", ref: Any = None,
-                 table: pa.Table | None = None, num_rows: int | None = None) -> None:
+                 table: pa.Table | None = None, num_rows: int | None = None, *,
+                 path: str | None = None, offset: int = 0, node_id: str | None = None,
+                 local: pa.Table | None = None) -> None:
         self.host = host
         self.port = int(port)
         self.timezone = timezone
         self.ref = ref
         self.table = table
         self.num_rows = num_rows
+        self.path = path  # the kernel's IPC file holding the whole table, on node `node_id`
+        self.offset = offset
+        self.node_id = node_id
+        self._local = local  # the partition in the process that made the handle; never pickled
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_local"] = None  # a receiver maps the file or reads the ObjectRef instead
+        return state
 
     def __repr__(self) -> str:
         return f"DataServer({self.host}:{self.port}, rows={self.num_rows})"
@@ -42,9 +60,15 @@ class DataServer:
         return self
 
     def arrow(self) -> pa.Table:
-        """This partition as an Arrow table (zero-copy out of the object store under Ray)."""
+        """This partition as an Arrow table: zero-copy from the node's IPC file or the object store."""
+        if self._local is not None:
+            return self._local
         if self.table is not None:
             return self.table
+        if self.path is not None and self.node_id is not None and self.node_id == _node_id():
+            mapped = _map(self.path)
+            if mapped is not None:
+                return mapped.slice(self.offset, self.num_rows)
         if self.ref is not None:
             import ray
 
@@ -52,8 +76,36 @@ class DataServer:
         known = _REGISTRY.get((self.host, self.port))
         if known is not None and known is not self:
             return known.arrow()
+        if self.path is not None:
+            raise LookupError(f"data server {self}: its data is on Ray node {self.node_id}, not here, "
+                              "and has no object-store copy (did the cell end?)")
         raise LookupError(f"data server {self} is not known here; use the handles from data_servers() "
                           "or context.conf['modelServers']")
+
+
+def _node_id() -> str | None:
+    """This process's Ray node, or None outside Ray (and for a Ray Client, whose files are elsewhere)."""
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return None
+    try:
+        if ray.util.client.ray.is_connected():
+            return None
+        return ray.get_runtime_context().get_node_id()
+    except Exception:
+        return None
+
+
+def _map(path: str) -> pa.Table | None:
+    table = _MAPPED.get(path)
+    if table is None:
+        try:
+            with pa.memory_map(path) as source:
+                table = pa.ipc.open_file(source).read_all()  # buffers stay mapped: no copy
+        except FileNotFoundError:
+            return None
+        _MAPPED[path] = table
+    return table
 
 
 def resolve(host: str, port: int, timezone: str = "") -> DataServer:
@@ -62,6 +114,42 @@ def resolve(host: str, port: int, timezone: str = "") -> DataServer:
 
 def clear_registry() -> None:
     _REGISTRY.clear()
+    _MAPPED.clear()
+
+
+def partition_handles(parts: list[pa.Table], first_port: int, timezone: str,
+                      path: str | None = None) -> list[DataServer]:
+    """Handles for consecutive slices of one table, registered for parse_servers.
+
+    Under Ray (not a Ray Client) with the table in the IPC file `path`, a handle names its slice
+    of that file on this node: no copy is made. The object store gets a copy only where an actor
+    may run on another node (a cluster of several nodes) or when there is no file to map.
+    """
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():
+        return [DataServer("127.0.0.1", first_port + i, timezone, table=p, num_rows=p.num_rows).register()
+                for i, p in enumerate(parts)]
+    host = "127.0.0.1"
+    try:
+        host = ray.util.get_node_ip_address()
+    except Exception:
+        pass
+    node = _node_id() if path else None
+    put = node is None or _other_nodes(ray)
+    out, offset = [], 0
+    for i, part in enumerate(parts):
+        out.append(DataServer(host, first_port + i, timezone, ref=ray.put(part) if put else None,
+                              num_rows=part.num_rows, path=path if node else None, offset=offset,
+                              node_id=node, local=part).register())
+        offset += part.num_rows
+    return out
+
+
+def _other_nodes(ray: Any) -> bool:
+    try:
+        return sum(1 for n in ray.nodes() if n.get("Alive")) > 1
+    except Exception:
+        return True  # unknown: keep the copy that works everywhere
 
 
 def is_file_table(table: pa.Table) -> bool:

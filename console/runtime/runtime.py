@@ -5,7 +5,8 @@ Protocol on the worker's socket pair (pickled tuples):
                     ("metrics", job, values, source, step) · ("need_cluster", job)
                     ("done", job, result_path | None, error dict | None)
   kernel -> worker: ("run", job, spec) · ("cluster", info) · ("cluster_error", msg) · ("exit",)
-Tables travel as Arrow IPC files in a per-job folder (on /dev/shm where there is one).
+Tables travel as Arrow IPC files on /dev/shm where there is one: the input and model tables are
+kept while the kernel's table object lives (ipcfiles.py), the output goes in a per-job folder.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from typing import Any, Callable
 
 from ..messages import MetricsEvent, OutputEvent
 from .cluster import RAY_ENV, RayCluster, stop_process_group
+from .ipcfiles import IpcFiles
 from .job import PythonCellError, PythonJob
 
 Emit = Callable[[Any], None]
@@ -144,6 +146,7 @@ class PythonRuntime:
         self._used_cluster = False
         shm = Path("/dev/shm")
         self._scratch = Path(tempfile.mkdtemp(prefix="mlsqlpy-", dir=shm if os.access(shm, os.W_OK) else None))
+        self._tables = IpcFiles(self._scratch)
 
     # ---- public
     def run(self, job: PythonJob) -> "Any":
@@ -197,6 +200,7 @@ class PythonRuntime:
             worker, self._worker = self._worker, None
         if worker is not None:
             worker.stop()
+        self._tables.clear()
         shutil.rmtree(self._scratch, ignore_errors=True)
         if stop_cluster:
             self.cluster.stop()
@@ -205,8 +209,6 @@ class PythonRuntime:
 
     # ---- internals
     def _spec(self, job: PythonJob, job_dir: Path) -> dict[str, Any]:
-        from .cell import write_ipc
-
         spec: dict[str, Any] = {"code": job.code, "code_line": job.code_line, "conf": dict(job.conf),
                                 "num_partitions": job.num_partitions, "output_path": str(job_dir / "output.arrow"),
                                 "default_partitions": self.cfg.get("RAY_NUM_CPUS") or os.cpu_count(),
@@ -215,11 +217,9 @@ class PythonRuntime:
         spec["conf"].setdefault("pythonMode", "ray")
         spec["conf"].setdefault("timezone", "UTC")
         if job.input_table is not None:
-            spec["input_path"] = str(job_dir / "input.arrow")
-            write_ipc(job.input_table, spec["input_path"])
+            spec["input_path"] = self._tables.path_for(job.input_table, job_dir, "input.arrow")
         if job.model_table is not None:
-            spec["model_path"] = str(job_dir / "model.arrow")
-            write_ipc(job.model_table, spec["model_path"])
+            spec["model_path"] = self._tables.path_for(job.model_table, job_dir, "model.arrow")
         return spec
 
     def _actor_env(self, job: PythonJob) -> dict[str, str]:

@@ -93,6 +93,33 @@ def _alive(pid: int) -> bool:
         return False
 
 
+ZERO_COPY = '''
+import ray
+from pyjava.api.mlsql import RayContext
+rc = RayContext.connect(globals(), "127.0.0.1:10001")
+servers = rc.data_servers()
+
+@ray.remote
+def look(server):
+    x = RayContext.collect_numpy(server, "image")
+    # mapped from the kernel's file: no object-store copy on a one-node cluster, a read-only view
+    return server.ref is None, x.flags.owndata, x.flags.writeable, int(x[:, 0].sum()), server.path
+
+got = ray.get([look.remote(s) for s in servers])
+rc.build_result([{"no_put": g[0], "owndata": g[1], "writeable": g[2], "first": g[3], "path": g[4]} for g in got])
+'''
+
+
+def test_same_node_actors_map_the_kernels_file(runtime) -> None:
+    t = table(40)
+    out = runtime.run(PythonJob(code=ZERO_COPY, input_table=t)).to_pylist()
+    assert [(r["no_put"], r["owndata"], r["writeable"]) for r in out] == [(True, False, False)] * 2
+    images = np.array(t.column("image").to_pylist())
+    assert sum(r["first"] for r in out) == int(images[:, 0].sum())
+    again = runtime.run(PythonJob(code=ZERO_COPY, input_table=t)).to_pylist()
+    assert {r["path"] for r in again} == {r["path"] for r in out}  # a later cell on the same table: no rewrite
+
+
 def test_table_repartition_and_model_servers(runtime, tmp_path) -> None:
     from console.runtime.schema import parse_schema, rows_to_table
     from console.runtime.streaming_tar import build_rows_from_file

@@ -108,3 +108,28 @@ def test_write_mnist_synthetic(tmp_path) -> None:
     assert t.schema.field("image").type == pa.list_(pa.int64()) and t.num_rows == 1000
     assert pq.read_schema(files[0]).metadata[b"mlsql.synthetic"] == b"true"
     assert len(t.column("image")[0]) == 784 and set(t.column("label").to_pylist()) == set(range(10))
+
+
+def test_ipc_files_kept_per_table_object(tmp_path) -> None:
+    import gc
+    import pickle
+
+    from console.runtime.cell import read_ipc
+    from console.runtime.ipcfiles import IpcFiles
+
+    files = IpcFiles(tmp_path, keep=2)
+    a, b, c = (pa.table({"x": np.arange(10) + i}) for i in range(3))
+    pa_path = files.path_for(a, tmp_path, "input.arrow")
+    assert files.path_for(a, tmp_path, "input.arrow") == pa_path  # the same table: no second write
+    assert read_ipc(pa_path).equals(a)
+    pb = files.path_for(b, tmp_path, "input.arrow")
+    files.path_for(c, tmp_path, "input.arrow")  # a third table evicts the oldest file
+    assert not os.path.exists(pa_path) and os.path.exists(pb)
+    del b
+    gc.collect()
+    assert not os.path.exists(pb)  # its table is gone, so is its file
+    files.clear()
+    assert not list(tmp_path.glob("table-*"))
+    # a handle pickles without its in-process table; outside Ray it keeps the table it was given
+    h = data.DataServer("h", 1, table=a, num_rows=10, local=a)
+    assert pickle.loads(pickle.dumps(h))._local is None and pickle.loads(pickle.dumps(h)).arrow().equals(a)
