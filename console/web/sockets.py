@@ -46,8 +46,9 @@ def room(notebook_id: str) -> str:
 class ManagerHolder:
     """Starts the SessionManager at first use in the serving process (gunicorn forks after create_app)."""
 
-    def __init__(self, factory: Callable[[], SessionManager]) -> None:
+    def __init__(self, factory: Callable[[], SessionManager], owns_ray: bool = True) -> None:
         self._factory = factory
+        self._owns_ray = owns_ray
         self._manager: SessionManager | None = None
         self._pid = 0
         self._lock = threading.Lock()
@@ -57,7 +58,8 @@ class ManagerHolder:
             if self._manager is None or self._pid != os.getpid():
                 self._manager = self._factory().start()
                 self._pid = os.getpid()
-                _own_ray_head(self._manager.cfg)
+                if self._owns_ray:
+                    _own_ray_head(self._manager.cfg)
             return self._manager
 
     def shutdown(self) -> None:
@@ -66,6 +68,8 @@ class ManagerHolder:
         if manager is None or self._pid != os.getpid():
             return
         manager.shutdown()
+        if not self._owns_ray:
+            return
         # Kernels start the embedded Ray head at first need and share it; the server stops it.
         try:
             from console.runtime.cluster import stop_embedded
@@ -120,9 +124,11 @@ def init_sessions(app: Flask) -> None:
         for event in events:
             socketio.emit("event", event, to=room(notebook_id), namespace=NAMESPACE)
 
-    # KERNEL_ENV (a Flask config key): extra environment for kernel processes, e.g. in tests.
+    # Flask config keys for tests: KERNEL_ENV, extra environment for kernel processes;
+    # RAY_HEAD_OWNER=False when the data dir's embedded Ray head belongs to someone else.
     kernel_env = app.config.get("KERNEL_ENV") or {}
-    holder = ManagerHolder(lambda: SessionManager(cfg, store, broadcast, kernel_env=kernel_env))
+    holder = ManagerHolder(lambda: SessionManager(cfg, store, broadcast, kernel_env=kernel_env),
+                           owns_ray=bool(app.config.get("RAY_HEAD_OWNER", True)))
     app.extensions[SESSIONS_KEY] = holder
     atexit.register(holder.shutdown)
     socketio.on_event("connect", _connect, namespace=NAMESPACE)

@@ -44,8 +44,8 @@ def viewer(server: Server) -> Iterator[Callable[..., Viewer]]:
 
 
 @pytest.fixture(scope="session")
-def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The test session's one embedded Ray head, through the runtime's cluster module.
+def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
+    """The test session's one embedded Ray head, through the runtime's cluster module: (info, data dir).
 
     When tests/runtime already started its head in this session (its data dir is rt-data*
     under the session's base temp dir), that head is reused; otherwise one is started here.
@@ -56,22 +56,24 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     for state in sorted(tmp_path_factory.getbasetemp().glob("rt-data*/ray")):
         info = RayCluster({"DATA_DIR": str(state.parent)}).running()
         if info is not None:
-            yield info
+            print(f"\n[sessions] reusing the runtime tests' Ray head at {info.address}")
+            yield info, str(state.parent)
             return
-    cfg = load_config({"DATA_DIR": str(tmp_path_factory.mktemp("sessions-ray")), "RAY_NUM_CPUS": 2,
-                       "RAY_CLIENT_PORT": free_port()})
-    cluster = RayCluster(cfg)
+    data_dir = str(tmp_path_factory.mktemp("sessions-ray"))
+    cluster = RayCluster(load_config({"DATA_DIR": data_dir, "RAY_NUM_CPUS": 2, "RAY_CLIENT_PORT": free_port()}))
     cluster.own()
     info = cluster.ensure()
     try:
-        yield info
+        yield info, data_dir
     finally:
         cluster.stop()
 
 
 @pytest.fixture(scope="session")
-def ray_server(ray_head: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    live = LiveServer(str(tmp_path_factory.mktemp("sessions-ray-data")), RAY_ADDRESS=ray_head.address)
+def ray_server(ray_head: tuple[Any, str]) -> Iterator[Server]:
+    # The server shares the head's data dir, so its kernels find that head as their embedded
+    # one (loopback addressing, as in production); the fixture, not the server, stops it.
+    live = LiveServer(ray_head[1], RAY_HEAD_OWNER=False)
     try:
         yield live.server
     finally:
