@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
+import uuid
 from collections import deque
 from collections.abc import Callable
 from typing import IO
@@ -25,6 +26,11 @@ log = logging.getLogger(__name__)
 
 # The kernel reads its resolved settings (JSON) from this variable.
 CONFIG_ENV = "CONSOLE_KERNEL_CONFIG"
+# A per-kernel mark every descendant inherits: Python cell workers lead their own process groups,
+# so after a kill -9 of their kernel this is how its orphans are found and stopped. Only worker
+# processes are touched: the shared Ray head, when a kernel started it, inherits the mark too.
+MARK_ENV = "CONSOLE_KERNEL_MARK"
+WORKER_CMD = b"console.runtime.worker"
 
 OnEvent = Callable[[Message], None]
 OnSystem = Callable[[str, str], None]  # (stream, text)
@@ -48,6 +54,33 @@ def exit_reason(returncode: int, last_stderr: str = "") -> str:
     if last_stderr:
         reason += f"; last words: {last_stderr}"
     return reason
+
+
+def kill_marked(mark: str) -> list[int]:
+    """SIGKILL the group of every cell worker carrying this kernel's mark; returns their pids."""
+    needle = f"{MARK_ENV}={mark}".encode()
+    own_group = os.getpgid(0)
+    killed: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                if WORKER_CMD not in fh.read():
+                    continue
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if needle not in fh.read().split(b"\0"):
+                    continue
+            pid = int(entry)
+            group = os.getpgid(pid)
+            if group != own_group:
+                os.killpg(group, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except (OSError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+    return killed
 
 
 def kernel_config(cfg: Config) -> str:
@@ -74,6 +107,7 @@ class KernelProcess:
         self._stopping = False
         self._stderr_tail: deque[str] = deque(maxlen=5)
         self._readers: list[threading.Thread] = []
+        self.mark = uuid.uuid4().hex
 
     @property
     def pid(self) -> int | None:
@@ -87,6 +121,7 @@ class KernelProcess:
         evt_r, evt_w = os.pipe()
         env = dict(os.environ)
         env.update(self.extra_env)
+        env[MARK_ENV] = self.mark
         env[CONFIG_ENV] = kernel_config(self.cfg)
         env["PYTHONUNBUFFERED"] = "1"
         argv = [sys.executable, "-m", "console.sessions.kernel", "--cmd-fd", str(cmd_r),
@@ -146,7 +181,8 @@ class KernelProcess:
                 break
             except subprocess.TimeoutExpired:
                 continue
-        self._signal_group(signal.SIGKILL)  # leftovers of the group (workers the kernel started)
+        self._signal_group(signal.SIGKILL)  # leftovers of the group
+        kill_marked(self.mark)  # workers in groups of their own
 
     def _signal_group(self, sig: int) -> None:
         if self.proc is None:
@@ -185,6 +221,7 @@ class KernelProcess:
         if not self._stopping:
             # Orphaned workers of a crashed kernel; they would also hold its stdout open.
             self._signal_group(signal.SIGKILL)
+            kill_marked(self.mark)
         # Every event the kernel wrote before dying is handled before its death is announced.
         for t in self._readers:
             t.join(timeout=5)

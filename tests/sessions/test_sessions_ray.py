@@ -111,3 +111,30 @@ def test_seed_notebook_streams_both_actors_metrics_and_the_final_table(
     join(later, nb)
     later.wait_for(lambda e: e["type"] == "result" and e["run_id"] == train)
     assert len([e for e in later.events if e["type"] == "metrics" and e["run_id"] == train]) == len(metrics)
+
+
+def test_kill_9_of_the_kernel_leaves_no_cell_worker_behind(ray_server: Server, ray_viewer: Any) -> None:
+    import os
+    import signal
+
+    cell = "--%python\nimport os, time\nprint('worker', os.getpid(), flush=True)\ntime.sleep(300)\n"
+    nb = ray_server.notebook(("python", cell))
+    v = ray_viewer()
+    join(v, nb)
+    run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
+    line = v.wait_for(lambda e: e["type"] == "output" and e["text"].startswith("worker "), timeout=120)
+    worker = int(line["text"].split()[1])
+    kernel = ray_server.manager.session(ray_server.store.get_user_by_name("admin").id, nb.id).kernel
+    os.kill(kernel.pid, signal.SIGKILL)
+    dead = v.wait_for(lambda e: e["type"] == "kernel_status" and e["notebook_id"] == nb.id and e["status"] == "dead")
+    assert "SIGKILL" in dead["reason"]
+    assert v.wait_status(run_id, "error")["status"] == "error"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"the cell worker {worker} outlived its kernel")
