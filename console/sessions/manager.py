@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 Broadcast = Callable[[str, list[dict[str, Any]]], None]  # (notebook_id, wire dicts)
 RUN_MODES = ("cell", "all", "from")
+NOT_STARTED = "not started"
 
 
 @dataclass
@@ -58,7 +59,7 @@ class KernelSession:
     notebook_id: str
     kernel: KernelProcess | None = None
     status: KernelState = "dead"
-    reason: str = "not started"
+    reason: str = "not started"  # NOT_STARTED: never had a kernel, so there is nothing to report
     queue: deque[_Run] = field(default_factory=deque)
     current: _Run | None = None
     last_run: str = ""
@@ -183,6 +184,7 @@ class SessionManager:
         """What a joining viewer needs; call it holding self.locks(notebook_id) (see sockets.join)."""
         events: list[Message] = [
             KernelStatusEvent(notebook_id, s.status, s.reason, s.user_id) for s in self.sessions_of(notebook_id)
+            if s.reason != NOT_STARTED
         ]
         events += replay.notebook_events(self.store, notebook_id, since, metrics_since,
                                          int(self.cfg.OUTPUT_INLINE_BYTES))

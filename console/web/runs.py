@@ -17,6 +17,7 @@ from flask import Blueprint, Response, jsonify, stream_with_context
 from flask.typing import ResponseReturnValue
 
 from console.sessions import replay
+from console.sessions.manager import NOT_STARTED
 
 from .access import require
 from .deps import get_config, get_store
@@ -66,7 +67,7 @@ def restart(notebook_id: str) -> ResponseReturnValue:
 def kernel(notebook_id: str) -> ResponseReturnValue:
     require(notebook_id, "viewer")
     kernels = [{"user_id": s.user_id, "status": s.status, "reason": s.reason}
-               for s in get_manager().sessions_of(notebook_id)]
+               for s in get_manager().sessions_of(notebook_id) if s.reason != NOT_STARTED]
     return jsonify({"kernels": kernels})
 
 

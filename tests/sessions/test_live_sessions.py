@@ -6,7 +6,7 @@ import signal
 import time
 from typing import Any
 
-from session_clients import Server, Viewer, http, join
+from session_clients import Server, http, join
 
 
 def test_mlsql_cell_runs_and_its_result_is_stored(server: Server, viewer: Any) -> None:
@@ -172,3 +172,29 @@ def test_interrupt_while_the_kernel_starts(server: Server, viewer: Any) -> None:
     assert ack["interrupted"] == ids[0] and ack["cancelled"] == [ids[1]]
     assert v.wait_status(ids[0], "interrupted", "done", "error", timeout=60)["status"] == "interrupted"
     v.wait_for(lambda e: e["type"] == "kernel_status" and e["notebook_id"] == nb.id and e["status"] == "idle")
+
+
+def test_rest_interrupt_restart_and_kernel_state(server: Server, viewer: Any) -> None:
+    nb = server.notebook("--script\nsleep 60\n")
+    code, body = http(server, "GET", f"/api/notebooks/{nb.id}/kernel")
+    assert code == 200 and body["kernels"] == []
+    v = viewer()
+    join(v, nb)
+    code, body = http(server, "POST", f"/api/notebooks/{nb.id}/run", {"all": True})
+    run_id = body["run_ids"][0]
+    v.wait_status(run_id, "running")
+    code, body = http(server, "GET", f"/api/notebooks/{nb.id}/kernel")
+    assert body["kernels"][0]["status"] == "busy"
+    code, body = http(server, "POST", f"/api/notebooks/{nb.id}/interrupt")
+    assert code == 202 and body["interrupted"] == run_id
+    assert v.wait_status(run_id, "interrupted")
+    code, _ = http(server, "POST", f"/api/notebooks/{nb.id}/restart")
+    assert code == 202
+    starting = v.wait_for(lambda e: e["type"] == "kernel_status" and e["notebook_id"] == nb.id
+                          and e["status"] == "starting" and e is not v.events[0])
+    after = len(v.events)
+    v.wait_for(lambda e: e["type"] == "kernel_status" and e["status"] == "idle"
+               and any(x is e for x in v.events[after - 1:]))
+    assert starting["reason"] == ""
+    code, body = http(server, "GET", f"/api/notebooks/{nb.id}/runs")
+    assert body["runs"][nb.cells[0].id]["status"] == "interrupted"
