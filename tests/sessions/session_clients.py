@@ -103,10 +103,11 @@ class Viewer:
     def command(self, type_: str, **fields: Any) -> dict[str, Any]:
         return self.sio.call("command", {"type": type_, **fields}, timeout=30)  # type: ignore[no-any-return]
 
-    def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 30.0) -> dict[str, Any]:
+    def wait_for(self, pred: Callable[[dict[str, Any]], bool], timeout: float = 30.0, after: int = 0) -> dict[str, Any]:
+        """The first event (from index `after` on) matching pred, waiting up to timeout seconds."""
         deadline = time.monotonic() + timeout
         with self.cond:
-            seen = 0
+            seen = after
             while True:
                 for ev in self.events[seen:]:
                     if pred(ev):
