@@ -7,17 +7,24 @@ A notebook re-runs cells on the same table (catalog tables are immutable Arrow o
 the table object that produced it and a later cell on it pays no write. Files are removed when
 their table is garbage-collected (a weak-reference callback), when evicted (most recent `keep`
 tables), and at shutdown. A file is only ever created or unlinked, never rewritten: a worker or
-actor still mapping an old file keeps valid (if unlinked) pages.
+actor still mapping an old file keeps valid (if unlinked) pages. A kernel killed before its
+shutdown leaves its folder behind; the folder name carries the kernel's PID, so the next
+runtime started on the machine removes folders whose process is gone (/dev/shm is memory).
 """
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import tempfile
 import uuid
 import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+PREFIX = "mlsqlpy-"
+_OWNED = re.compile(re.escape(PREFIX) + r"(\d+)-")
 KEEP_TABLES = 2  # an input and a model table of the same cell both stay
 MAX_KEPT_BYTES = 4 << 30  # bigger tables are written per job and removed when it ends
 
@@ -69,3 +76,25 @@ def _unlink(path: str) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def scratch_dir() -> Path:
+    """This process's folder for IPC files: on /dev/shm where writable, after removing dead ones."""
+    shm = Path("/dev/shm")
+    parent = shm if os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+    sweep_stale(parent)
+    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
+
+
+def sweep_stale(parent: Path) -> None:
+    for folder in parent.glob(PREFIX + "*"):
+        m = _OWNED.match(folder.name)
+        if m is None or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+            continue  # its kernel is alive
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            continue  # another user's live process

@@ -18,7 +18,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -28,7 +27,7 @@ from typing import Any, Callable
 
 from ..messages import MetricsEvent, OutputEvent
 from .cluster import RAY_ENV, RayCluster, stop_process_group
-from .ipcfiles import IpcFiles
+from .ipcfiles import IpcFiles, scratch_dir
 from .job import PythonCellError, PythonJob
 
 Emit = Callable[[Any], None]
@@ -144,8 +143,7 @@ class PythonRuntime:
         self._interrupted_at: float | None = None
         self._running = False
         self._used_cluster = False
-        shm = Path("/dev/shm")
-        self._scratch = Path(tempfile.mkdtemp(prefix="mlsqlpy-", dir=shm if os.access(shm, os.W_OK) else None))
+        self._scratch = scratch_dir()
         self._tables = IpcFiles(self._scratch)
 
     # ---- public

@@ -133,3 +133,19 @@ def test_ipc_files_kept_per_table_object(tmp_path) -> None:
     # a handle pickles without its in-process table; outside Ray it keeps the table it was given
     h = data.DataServer("h", 1, table=a, num_rows=10, local=a)
     assert pickle.loads(pickle.dumps(h))._local is None and pickle.loads(pickle.dumps(h)).arrow().equals(a)
+
+
+def test_stale_scratch_folders_are_swept(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from console.runtime.ipcfiles import sweep_stale
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    (tmp_path / f"mlsqlpy-{dead}-abc").mkdir()
+    (tmp_path / f"mlsqlpy-{dead}-abc" / "table-x.arrow").write_bytes(b"x")
+    (tmp_path / f"mlsqlpy-{os.getppid()}-def").mkdir()  # a live process's folder stays
+    (tmp_path / "mlsqlpy-old").mkdir()  # no PID in the name: not ours to judge
+    sweep_stale(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"mlsqlpy-{os.getppid()}-def", "mlsqlpy-old"])
