@@ -222,11 +222,13 @@ class CellRunner:
         """Before "done": the cell's last output reaches this cell's stream."""
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if ray_connected():
-            # Ray forwards actor lines every ~100 ms: let the last ones arrive before the job ends.
-            deadline = time.monotonic() + 1.0
-            while time.monotonic() < deadline and time.monotonic() - self.out.last_forwarded < 0.3:
+            # Ray's log monitor forwards actor lines every ~100 ms, about 1000 lines per file at a
+            # time, so a 10k-line burst takes seconds to drain: wait until the stream has been
+            # quiet for 0.4 s (at most 10 s), then once more for lines still in flight.
+            deadline = time.monotonic() + 10.0
+            while time.monotonic() < deadline and time.monotonic() - self.out.last_forwarded < 0.4:
                 time.sleep(0.05)
-            time.sleep(0.15)
+            time.sleep(0.2)
         os.environ.pop("RAY_ADDRESS", None)
         clear_registry()
         linecache.cache.pop(CELL_FILE, None)

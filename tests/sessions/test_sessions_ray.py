@@ -26,10 +26,6 @@ class Printer:
 
 actors = [Printer.remote(), Printer.remote()]
 print(ray.get([a.burst.remote(name, 5000) for a, name in zip(actors, ["A", "B"])]))
-# Ray's log monitor forwards at most 1000 lines per file per ~100 ms poll, and the runtime waits
-# at most 1 s after the cell's last statement for stragglers; give the burst's tail time to come.
-import time
-time.sleep(3)
 """
 
 FIT_CELL = """--%python
