@@ -94,3 +94,27 @@ def postgres_db(postgres_url: str) -> Iterator[str]:
     yield postgres_url.rsplit("/", 1)[0] + "/" + name
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+# ---------------------------------------------------------------- one Chromium per test session
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package; `make test` installs it (never `playwright install`)
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Chromium driven by Playwright's sync API, shared by every browser test folder.
+
+    Playwright's sync API allows one running instance per thread, so two folders each opening
+    their own would fail; this is the one.
+    """
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Chromium is not installed (apt-get install -y chromium; `make test` does it)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

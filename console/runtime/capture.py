@@ -117,6 +117,12 @@ def split_ray_prefix(line: str) -> tuple[str | None, str]:
     return source, m.group("text")
 
 
+def ray_pid(source: str) -> int | None:
+    """The pid in a source made by split_ray_prefix ('Network pid=12' -> 12)."""
+    m = re.search(r"\bpid=(\d+)", source)
+    return int(m.group(1)) if m else None
+
+
 def decode_forwarded(text: str) -> tuple[str, dict | None]:
     """A line forwarded from an actor -> (chunk, metrics or None). REDRAW lines become "\\r…"."""
     if text.startswith(REDRAW):

@@ -20,6 +20,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .actorlogs import for_current_job
 from .context import PythonContext, model_servers, ray_connected
 from .data import DataServer, clear_registry
 from .schema import SchemaError
@@ -222,18 +223,32 @@ class CellRunner:
         """Before "done": the cell's last output reaches this cell's stream."""
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if ray_connected():
-            # Ray's log monitor forwards actor lines every ~100 ms, about 1000 lines per file at a
-            # time, so a 10k-line burst takes seconds to drain: wait until the stream has been
-            # quiet for 0.4 s (at most 10 s), then once more for lines still in flight.
-            deadline = time.monotonic() + 10.0
-            while time.monotonic() < deadline and time.monotonic() - self.out.last_forwarded < 0.4:
-                time.sleep(0.05)
-            time.sleep(0.2)
+            self._drain_actor_output()
         os.environ.pop("RAY_ADDRESS", None)
         clear_registry()
         linecache.cache.pop(CELL_FILE, None)
         self.out.flush_all()
         self.err.flush_all()
+
+    def _drain_actor_output(self) -> None:
+        """Wait until every line the cell's actors wrote on this node has arrived (at most 30 s).
+
+        Ray's log monitor forwards a big burst over seconds; ending the job earlier would drop
+        its tail. Lines of actors on other nodes cannot be counted here: for them, wait until
+        the stream has been quiet for 0.4 s.
+        """
+        logs = for_current_job()
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline:
+            received = self.out.forwarded + self.err.forwarded
+            if logs is not None and logs.missing(received) == 0:
+                return
+            if logs is None and time.monotonic() - max(self.out.last_forwarded, self.err.last_forwarded) >= 0.4:
+                return
+            time.sleep(0.05)
+        missing = logs.missing(self.out.forwarded + self.err.forwarded) if logs is not None else 0
+        if missing:
+            print(f"[console] {missing} actor output lines were still in flight after 30 s", file=sys.stderr)
 
     def release(self) -> None:
         """After "done" (off the cell's wall time, ~0.4 s with TensorFlow loaded): the worker

@@ -13,10 +13,11 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .capture import KerasMetrics, LineRedraw, METRICS, decode_forwarded, split_ray_prefix
+from .capture import KerasMetrics, LineRedraw, METRICS, decode_forwarded, ray_pid, split_ray_prefix
 
 CELL_FILE = "<cell>"
 
@@ -54,6 +55,7 @@ class ChannelStream(io.TextIOBase):
         self.lock = threading.RLock()
         self.lines: dict[int, LineRedraw] = {}
         self.last_forwarded = 0.0
+        self.forwarded: Counter[int] = Counter()  # actor lines received, per pid (see actorlogs.py)
 
     def _line_state(self) -> LineRedraw:
         tid = threading.get_ident()
@@ -86,6 +88,9 @@ class ChannelStream(io.TextIOBase):
             if prefixed is not None:
                 source = prefixed
                 self.last_forwarded = time.monotonic()
+                pid = ray_pid(prefixed)
+                if pid is not None:
+                    self.forwarded[pid] += 1
                 chunk, values = decode_forwarded(text)
                 if values is not None:
                     self.channel.send("metrics", self.channel.job_id, values.get("values", {}), source,

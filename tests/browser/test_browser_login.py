@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, Server, start_server, stop_server
+from browser_support import REPO, Server, start_server, stop_server
 
 
 @pytest.fixture(scope="module")

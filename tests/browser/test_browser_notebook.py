@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Server
+from browser_support import Server
 
 SCRIPT = "--script\n"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Server
+from browser_support import Server
 
 
 def responsiveness(page: Any, until: Any, timeout: float = 120) -> float:

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Server
+from browser_support import Server
 
 ACTORS_CELL = """--%python
 import time

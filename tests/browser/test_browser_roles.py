@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, Server, start_server, stop_server
+from browser_support import REPO, Server, start_server, stop_server
 
 PASSWORD = "correct horse"
 SOURCE = "select 7 as seven as t;"

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, Server
+from browser_support import REPO, Server
 
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 UPDATE = os.environ.get("UPDATE_SCREENSHOTS") == "1"

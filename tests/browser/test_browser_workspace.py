@@ -5,7 +5,7 @@ import json
 import urllib.request
 from typing import Any
 
-from conftest import Server
+from browser_support import Server
 
 
 def dialog(page: Any, text: str | None) -> None:

@@ -19,44 +19,9 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
-PASSWORD = "correct horse battery"
+from xss_support import REPO, PASSWORD, PAYLOADS, XSS, Server, _free_port, _build_assets, assert_inert  # noqa: F401
+
 # Each payload bumps window.__xss if it ever runs.
-PAYLOADS = [
-    '<img src=x onerror="window.__xss=(window.__xss||0)+1">',
-    "<script>window.__xss=(window.__xss||0)+1</script>",
-    '<svg onload="window.__xss=(window.__xss||0)+1"></svg>',
-    '<iframe srcdoc="<script>parent.__xss=(parent.__xss||0)+1</script>"></iframe>',
-    '"><a href="javascript:window.__xss=1" id="xss-link">x</a>',
-]
-XSS = "".join(PAYLOADS)
-
-
-@dataclass
-class Server:
-    url: str
-    data_dir: Path
-    proc: subprocess.Popen[bytes]
-
-    def store(self) -> Any:
-        from console.store import Store
-
-        return Store(f"sqlite:///{self.data_dir / 'console.db'}", run_migrations=False)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _build_assets() -> None:
-    dist = REPO / "console" / "web" / "static" / "dist" / "main.js"
-    newest = max(p.stat().st_mtime for p in (REPO / "frontend" / "src").rglob("*") if p.is_file())
-    if not dist.exists() or dist.stat().st_mtime < newest:
-        subprocess.run(["npm", "run", "--silent", "build"], cwd=REPO / "frontend", check=True, timeout=180)
 
 
 @pytest.fixture(scope="session")
@@ -95,18 +60,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     log.close()
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Chromium is not installed (apt-get install -y chromium; `make test` does it)")
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
 @pytest.fixture
 def page(browser: Any, server: Server) -> Iterator[Any]:
     """A page logged in as alice; `page.dialogs` records any alert/confirm/prompt that opens."""
@@ -121,11 +74,3 @@ def page(browser: Any, server: Server) -> Iterator[Any]:
     ctx.close()
 
 
-def assert_inert(page: Any) -> None:
-    """Nothing executed, and nothing executable made it into the DOM."""
-    page.wait_for_timeout(300)  # let any onerror/onload fire
-    assert page.evaluate("window.__xss") is None
-    assert page.dialogs == []
-    active = page.evaluate("""() => document.querySelectorAll(
-        '[onerror], [onload], iframe, script:not([src]), a[href^="javascript:"]').length""")
-    assert active == 0

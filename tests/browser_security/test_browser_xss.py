@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
-from conftest import PAYLOADS, XSS, Server, assert_inert
+from xss_support import PAYLOADS, XSS, Server, assert_inert
 
 SHORT = PAYLOADS[0] + PAYLOADS[1]  # names are at most 255 characters
 

@@ -6,7 +6,7 @@ from http.cookies import SimpleCookie
 from flask import Flask
 
 from console.config import Config
-from conftest import PASSWORD, login, make_app
+from security_support import PASSWORD, login, make_app
 
 
 def _cookies(resp) -> dict[str, str]:  # type: ignore[no-untyped-def]
