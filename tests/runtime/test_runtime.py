@@ -80,8 +80,10 @@ def test_seedlike_actors_output_metrics_and_teardown(runtime, events) -> None:
         assert any(t.startswith("\r step 1/3") and not t.endswith("\n") for t in mine)  # a live redraw
         assert "\r step 3/3 - loss: 0.5 - accuracy: 0.9\n" in mine
     assert any(m.values == {"custom": 1.5} and m.step == 7 and m.source == "driver" for m in events.metrics())
-    time.sleep(1.0)
-    for p in pids:  # the cell's actors ended with the cell
+    deadline = time.monotonic() + 15.0  # the cell's actors end with its Ray job, just after "done"
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.2)
+    for p in pids:
         assert not _alive(p), f"actor process {p} still running"
 
 
