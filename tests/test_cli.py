@@ -78,13 +78,17 @@ def test_demo_cells_are_the_seed_text() -> None:
     assert cells[0]["source"] in seed and cells[3]["source"] in seed
 
 
-def test_run_reports_a_missing_runner(tmp_path: Path) -> None:
-    if importlib.util.find_spec("console.engine.headless") is not None:
-        pytest.skip("the headless runner exists; tests/engine covers it")
-    nb = tmp_path / "n.mlsql"
-    nb.write_text("select 1 as a;")
-    result = CliRunner().invoke(main, ["run", str(nb)])
-    assert result.exit_code != 0 and "headless runner is not available" in result.output
+def test_run_prints_results_and_fails_with_the_cell_line_and_column(tmp_path: Path) -> None:
+    ok = tmp_path / "ok.mlsql"
+    ok.write_text("select 1 as a, 'x' as b as t;\n")
+    result = CliRunner().invoke(main, ["run", str(ok), "--data-dir", str(tmp_path / "d")])
+    assert result.exit_code == 0, result.output
+    assert "-- cell 1: t" in result.output and "x" in result.output
+    bad = tmp_path / "bad.mlsql"
+    bad.write_text("select 1 as a as t;\nload parquet.`/no/such/dir` as m;\n")
+    result = CliRunner().invoke(main, ["run", str(bad), "--data-dir", str(tmp_path / "d")])
+    assert result.exit_code == 1
+    assert "error: cell 1, line 2, column 15: path /no/such/dir does not exist" in result.output
 
 
 def _free_port() -> int:
