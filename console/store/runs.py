@@ -127,6 +127,12 @@ class RunsMixin(StoreBase):
                 return _run(r)
             return _run(r, _outputs(s, [r.id])[r.id], _metrics(s, [r.id])[r.id])
 
+    def list_runs(self, notebook_id: str) -> list[RunRecord]:
+        """Every run of a notebook, oldest first (the run history, without outputs)."""
+        with self._read() as s:
+            q = select(Run).where(Run.notebook_id == notebook_id).order_by(Run.started_at, Run.id)
+            return [_run(r) for r in s.scalars(q)]
+
     def set_run_status(self, run_id: str, status: str) -> RunRecord:
         """Move a run along (queued -> running); use finish_run for final states."""
         if status not in RUN_STATES:

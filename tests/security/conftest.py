@@ -1,5 +1,5 @@
 """Fixtures for the security tests: a multi-user app (no single-user mode), users with passwords,
-logged-in test clients, and a session manager stub so "run" is authorized without starting kernels.
+logged-in test clients, and the real session manager, so an authorized "run" starts a real kernel.
 
 `login(app, name)` logs in through POST /api/login like the browser does and returns a client
 that sends the session's CSRF token on every request.
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from security_support import PASSWORD, USERS, StubManager, StubHolder, make_app, login  # noqa: F401
+from security_support import PASSWORD, USERS, make_app, login  # noqa: F401
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -24,6 +24,7 @@ from console.web.auth import CSRF_HEADER, hash_password
 def mu_app(cfg: Config) -> Iterator[Flask]:
     app = make_app(cfg)
     yield app
+    app.extensions["sessions"].shutdown()  # the kernels that authorized runs started
     app.extensions["store"].close()
 
 

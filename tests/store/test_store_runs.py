@@ -93,3 +93,15 @@ def test_latest_runs_inline_keeps_head_and_tail(store: Store, nb) -> None:
     assert latest.omitted_chars == 90 * 4
     whole = store.latest_runs(nb.id, inline_chars=10_000)[nb.cells[0].id]
     assert len(whole.outputs) == 100 and whole.omitted_chars == 0
+
+
+def test_list_runs_is_the_history_oldest_first(store: Store, nb, user) -> None:
+    c = nb.cells[0].id
+    first = store.create_run(nb.id, c, "select 1 as a;", user.id)
+    second = store.create_run(nb.id, c, "select 2 as a;")
+    store.finish_run(first.id, "done")
+    runs = store.list_runs(nb.id)
+    assert [r.id for r in runs] == [first.id, second.id]
+    assert [r.status for r in runs] == ["done", "queued"] and runs[0].user_id == user.id
+    other = store.create_notebook("other")
+    assert store.list_runs(other.id) == []
