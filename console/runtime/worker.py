@@ -120,7 +120,26 @@ class ChannelStream(io.TextIOBase):
         return "utf-8"
 
 
+def _exit_with_parent(interval: float = 1.0) -> None:
+    """End this worker when the process that started it dies (a kernel killed by kill -9).
+
+    A cell may run for hours without reading the channel, so EOF alone would notice too late;
+    orphaned, the worker would keep training and holding its Ray actors. Polling getppid() is
+    used rather than PR_SET_PDEATHSIG, which fires when the parent *thread* that forked us ends.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(70)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main(argv: list[str]) -> int:
+    _exit_with_parent()
     channel = Channel(int(argv[0]))
     metrics = KerasMetrics()
     out = ChannelStream(channel, "stdout", metrics)
