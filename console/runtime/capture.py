@@ -117,6 +117,25 @@ def split_ray_prefix(line: str) -> tuple[str | None, str]:
     return source, m.group("text")
 
 
+# Start-up lines of TensorFlow's C++ runtime (absl logging) that arrive before absl reads
+# TF_CPP_MIN_LOG_LEVEL, so that setting cannot hide them: "Could not find cuda drivers",
+# oneDNN and CPU-feature notices. Info and warning levels only; errors (E…) stay stderr.
+_ABSL_NOTICE = re.compile(
+    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|[IW]\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\] .*"
+    r"|To enable the following instructions: .*in other operations, rebuild TensorFlow.*)$")
+
+
+def stream_of(stream: str, line: str) -> str:
+    """"system" for a library's start-up notice written to stderr; otherwise the stream as is.
+
+    The line is still shown (nothing is dropped), but as a runtime notice, not as the cell's error.
+    """
+    if stream == "stderr" and _ABSL_NOTICE.match(line.rstrip("\n")):
+        return "system"
+    return stream
+
+
 def ray_pid(source: str) -> int | None:
     """The pid in a source made by split_ray_prefix ('Network pid=12' -> 12)."""
     m = re.search(r"\bpid=(\d+)", source)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..messages import MetricsEvent, OutputEvent
+from .capture import stream_of
 from .cluster import RAY_ENV, RayCluster, stop_process_group
 from .ipcfiles import IpcFiles, scratch_dir
 from .job import PythonCellError, PythonJob
@@ -310,7 +311,7 @@ class PythonRuntime:
                 stream, text = worker.fd_output.get_nowait()
             except queue.Empty:
                 return
-            self.emit(OutputEvent(text=text, source="driver", stream=stream))
+            self.emit(OutputEvent(text=text, source="driver", stream=stream_of(stream, text)))
 
     def _discard(self, worker: _Worker) -> None:
         worker.kill()

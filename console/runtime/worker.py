@@ -17,7 +17,7 @@ from collections import Counter
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .capture import KerasMetrics, LineRedraw, METRICS, decode_forwarded, ray_pid, split_ray_prefix
+from .capture import KerasMetrics, LineRedraw, METRICS, decode_forwarded, ray_pid, split_ray_prefix, stream_of
 
 CELL_FILE = "<cell>"
 
@@ -104,7 +104,7 @@ class ChannelStream(io.TextIOBase):
                     return
         if not chunk:
             return
-        self.channel.send("out", self.channel.job_id, source, self.stream, chunk)
+        self.channel.send("out", self.channel.job_id, source, stream_of(self.stream, chunk), chunk)
         found = self.metrics.feed(source, chunk)
         if found is not None:
             self.channel.send("metrics", self.channel.job_id, found[0], source, found[1])
