@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from typing import Any, NamedTuple
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,31 @@ def browser() -> Iterator[object]:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# ---------------------------------------------------------------- one Ray head per test session
+
+
+class RayHead(NamedTuple):
+    info: Any  # console.runtime.cluster's head info (address, pids)
+    data_dir: str  # a server or runtime on this data dir finds the head as its embedded one
+    cfg: Config
+
+
+@pytest.fixture(scope="session")
+def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayHead]:
+    """The test session's one embedded Ray head (2 CPUs on this small machine), stopped by its PIDs.
+
+    It gets a free Ray Client port: 10001 may belong to another cluster on this machine, and a
+    cell's `RayContext.connect(globals(), "127.0.0.1:10001")` still reaches this head, because a
+    loopback address means "the notebook's own cluster".
+    """
+    from console.runtime.cluster import RayCluster, free_port
+
+    data_dir = tmp_path_factory.mktemp("ray-head")
+    cfg = load_config({"DATA_DIR": str(data_dir), "RAY_NUM_CPUS": 2, "RAY_CLIENT_PORT": free_port()})
+    cluster = RayCluster(cfg)
+    cluster.own()  # runtimes and servers that use it release it; only this fixture stops it
+    info = cluster.ensure()
+    yield RayHead(info, str(data_dir), cfg)
+    cluster.stop(grace=3.0)

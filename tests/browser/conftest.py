@@ -78,32 +78,20 @@ def open_notebook(server: Server) -> Any:
 
 
 @pytest.fixture(scope="session")
-def ray_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A server whose kernels use a real Ray head on loopback, as `make run` does: another room's
-    head of this test session when one runs (one Ray per test session on this small machine),
-    found through its data dir; otherwise the server starts its own at first need. Either way the
-    server stops the head when it exits, which for a shared one is at the end of the session.
+def ray_server(ray_head: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server whose kernels use the test session's Ray head on loopback, as `make run` does: the
+    server runs on the head's data dir (with its own database), so it finds the head as its
+    embedded one.
 
     Not CONSOLE_RAY_ADDRESS: that marks an external cluster, whose drivers use Ray's normal
     addressing (the machine's IP), and a loopback-only head does not answer there.
     """
-    from console.runtime.cluster import RayCluster
-    from console.runtime.cluster import free_port as ray_free_port
-
-    base = tmp_path_factory.getbasetemp()
-    shared = next((state.parent for state in sorted([*base.glob("rt-data*/ray"), *base.glob("sessions-ray*/ray")])
-                   if RayCluster({"DATA_DIR": str(state.parent)}).running() is not None), None)
     own = tmp_path_factory.mktemp("browser-ray-server")
-    data = shared or own / "data"
-    srv = start_server(data, {
+    srv = start_server(Path(ray_head.data_dir), {
         "CONSOLE_KERNEL_ENGINE": "",
         "CONSOLE_DATABASE_URL": f"sqlite:///{own / 'console.db'}",  # a shared data dir, not its database
-        "CONSOLE_RAY_NUM_CPUS": "2",
-        "CONSOLE_RAY_CLIENT_PORT": str(ray_free_port()),  # 10001 may be someone else's on this machine
     })
     try:
         yield srv
     finally:
         stop_server(srv)
-        if shared is None:
-            RayCluster({"DATA_DIR": str(data)}).stop()  # in case the server died before stopping its head

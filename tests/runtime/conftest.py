@@ -1,9 +1,4 @@
-"""Runtime fixtures: ONE embedded Ray head for the whole test session, and a shared runtime.
-
-The head gets a free Ray Client port (10001 may be taken by another cluster on this shared
-machine); cells that connect to "127.0.0.1:10001" still reach it, because a loopback address
-means "the notebook's own cluster".
-"""
+"""Runtime fixtures: the test session's one Ray head (tests/conftest.py) and a shared runtime."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,19 +6,12 @@ from typing import Any, Iterator
 
 import pytest
 
-from console.config import load_config
-from console.runtime.cluster import RayCluster, free_port
 
 
 @pytest.fixture(scope="session")
-def ray_cfg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    data_dir = tmp_path_factory.mktemp("rt-data")
-    cfg = load_config({"DATA_DIR": str(data_dir), "RAY_NUM_CPUS": 2, "RAY_CLIENT_PORT": free_port()})
-    cluster = RayCluster(cfg)
-    cluster.own()  # runtimes of single tests release it; only this fixture stops it
-    cluster.ensure()
-    yield cfg
-    cluster.stop(grace=3.0)
+def ray_cfg(ray_head: Any) -> Any:
+    """Settings whose data dir holds the test session's Ray head (tests/conftest.py)."""
+    return ray_head.cfg
 
 
 class Events(list):

@@ -1,7 +1,7 @@
 """Live sessions with real Ray and TensorFlow: actor output, interrupt in model.fit, the seed notebook.
 
-One Ray cluster for the test session (the `ray_head` fixture in conftest.py); the server's
-kernels reach it through CONSOLE_RAY_ADDRESS and the cells through the Ray Client on :10001.
+One Ray head for the test session (`ray_head` in tests/conftest.py); the server runs on its data
+dir, so its kernels find it as their embedded head, and the cells' "127.0.0.1:10001" reaches it.
 """
 from __future__ import annotations
 
