@@ -20,7 +20,7 @@ frontend/node_modules/.installed: frontend/package.json frontend/package-lock.js
 	cd frontend && npm ci --no-audit --no-fund
 	touch $@
 
-# One esbuild command bundles frontend/src into console/web/static/dist (not committed).
+# One esbuild command bundles frontend/src into console/server/static/dist (not committed).
 assets: frontend/node_modules/.installed
 	cd frontend && npm run --silent build
 
@@ -48,4 +48,4 @@ bench: setup
 	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) frontend/node_modules console/web/static/dist
+	rm -rf $(VENV) frontend/node_modules console/server/static/dist

@@ -52,7 +52,7 @@ def timed_runs(v: Viewer, nb: Any, cell_index: int, repeats: int) -> list[float]
 
 def python_available() -> bool:
     try:
-        from console.runtime import PythonRuntime  # noqa: F401
+        from console.kernel.python_runtime import PythonRuntime# noqa: F401
     except ImportError:
         return False
     return True
@@ -63,7 +63,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data:
-        from console.runtime.cluster import free_port
+        from console.cluster.head import free_port
 
         # A free Ray Client port: 10001 may belong to another cluster on a shared machine.
         live = LiveServer(data, RAY_CLIENT_PORT=free_port(), RAY_NUM_CPUS=2)

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 from deltalake import write_deltalake  # noqa: E402
 
-from console.sources import SourceContext, get_source  # noqa: E402
+from console.sources import SourceContext, get_source# noqa: E402
 
 TARGET = 1.15
 

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from console.runtime.cluster import RAY_ENV  # noqa: E402
+from console.cluster.head import RAY_ENV# noqa: E402
 
 os.environ.update(RAY_ENV)
 
@@ -63,11 +63,11 @@ def main() -> None:
     args = ap.parse_args()
     import ray
 
-    from console.runtime import data
-    from console.runtime.cell import read_ipc
-    from console.runtime.context import PythonContext, RayContext
-    from console.runtime.datasets import synthetic_mnist, to_table
-    from console.runtime.ipcfiles import IpcFiles
+    from console.actors import data
+    from console.worker.cell import read_ipc
+    from console.worker.context import PythonContext, RayContext
+    from console.demo.datasets import synthetic_mnist, to_table
+    from console.kernel.ipcfiles import IpcFiles
 
     images, labels = synthetic_mnist(args.rows)
     table = to_table(images, labels, synthetic=True)

@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from console.store import Store  # noqa: E402
+from console.store import Store# noqa: E402
 
 TARGET_MS = 1500
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -88,7 +88,7 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
-    if not (REPO / "console/web/static/dist/main.js").exists():
+    if not (REPO / "console/server/static/dist/main.js").exists():
         subprocess.run(["npm", "run", "--silent", "build"], cwd=REPO / "frontend", check=True)
 
     from playwright.sync_api import sync_playwright

@@ -89,9 +89,10 @@ def main() -> None:
     import pyarrow.parquet as pq
 
     from console.config import load_config
-    from console.runtime import PythonJob, PythonRuntime
-    from console.runtime.cluster import RAY_ENV, RayCluster, free_port
-    from console.runtime.datasets import write_mnist
+    from console.kernel.job import PythonJob
+    from console.kernel.python_runtime import PythonRuntime
+    from console.cluster.head import RAY_ENV, RayCluster, free_port
+    from console.demo.datasets import write_mnist
 
     work = Path(tempfile.mkdtemp(prefix="seedbench-"))
     write_mnist(str(work / "mnist"), synthetic=True, rows=args.rows, partitions=2)

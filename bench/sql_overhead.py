@@ -24,8 +24,8 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from console.config import load_config  # noqa: E402
-from console.engine import Session  # noqa: E402
+from console.config import load_config# noqa: E402
+from console.kernel.session import Session# noqa: E402
 
 TARGET = 1.15
 GROUPBY_SPARK = "select k, count(*) as n, sum(v) as s, avg(v) as m from t group by k"

@@ -106,7 +106,7 @@ def measure(server: Any, source: str, paced: int, burst: int) -> dict[str, Any]:
 
 def ray_available() -> bool:
     try:
-        from console.runtime import PythonRuntime  # noqa: F401
+        from console.kernel.python_runtime import PythonRuntime# noqa: F401
     except ImportError:
         return False
     return True
@@ -120,7 +120,7 @@ def main() -> int:
     burst = args.lines // 2
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as data:
-        from console.runtime.cluster import free_port
+        from console.cluster.head import free_port
 
         # A free Ray Client port: 10001 may belong to another cluster on a shared machine.
         live = LiveServer(data, RAY_CLIENT_PORT=free_port(), RAY_NUM_CPUS=2)

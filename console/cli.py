@@ -47,7 +47,7 @@ def main() -> None:
 @click.option("--threads", type=int, default=64, show_default=True, help="Request threads of the gunicorn worker.")
 def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, threads: int) -> None:
     """Serve the notebook web app."""
-    from console.web import create_app
+    from console.server import create_app
 
     cfg = _config(data_dir, HOST=host, PORT=port)
     app = create_app(dict(cfg))
@@ -60,7 +60,7 @@ def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, t
         socketio = app.extensions["socketio"]
         socketio.run(app, host=cfg.HOST, port=cfg.PORT, allow_unsafe_werkzeug=True, use_reloader=False)
         return
-    from console.web.server import GunicornServer
+    from console.server.server import GunicornServer
 
     GunicornServer(app, host=cfg.HOST, port=cfg.PORT, threads=threads).run()
 
@@ -84,7 +84,7 @@ def init(data_dir: str | None) -> None:
 def run(file: str, data_dir: str | None, cell: int | None) -> None:
     """Run a notebook file (.json) or an MLSQL script (.mlsql) without the browser."""
     try:
-        from console.engine.headless import run_file
+        from console.kernel.headless import run_file
     except ImportError as exc:
         raise click.ClickException(f"the headless runner is not available: {exc}") from exc
     cfg = _config(data_dir)
@@ -103,7 +103,7 @@ def datasets() -> None:
 @click.option("--partitions", type=int, default=None, help="Parquet files to split the rows into.")
 def mnist(path: str, synthetic: bool, rows: int | None, partitions: int | None) -> None:
     """Write MNIST (image: 784 floats, label: int) as Parquet at PATH."""
-    from console.runtime.datasets import write_mnist
+    from console.demo.datasets import write_mnist
 
     kwargs = {k: v for k, v in {"rows": rows, "partitions": partitions}.items() if v is not None}
     summary = write_mnist(path, synthetic=synthetic, **kwargs)
@@ -131,7 +131,7 @@ def demo(data_dir: str | None) -> None:
         click.echo(f"demo data: {DEMO_DATA} exists")
         return
     try:
-        from console.runtime.datasets import write_mnist
+        from console.demo.datasets import write_mnist
     except ImportError:
         click.echo(f"demo data: {DEMO_DATA} is missing and no dataset writer is installed", err=True)
         return
@@ -142,7 +142,7 @@ def _demo_login(store: Any, notebook_id: str) -> str:
     """Make sure user `demo` exists and may edit the demo notebook; say how to log in."""
     import secrets
 
-    from console.web.auth import hash_password
+    from console.server.auth import hash_password
 
     user = store.ensure_user("demo", display_name="Demo user")
     store.set_share(user.id, "editor", notebook_id=notebook_id)
@@ -162,7 +162,7 @@ def users() -> None:
 
 
 def _read_password(password: str | None) -> str:
-    from console.web.auth import check_new_password
+    from console.server.auth import check_new_password
 
     if password is None:
         password = click.prompt("password", hide_input=True, confirmation_prompt=True)
@@ -181,7 +181,7 @@ def _read_password(password: str | None) -> str:
 def users_add(username: str, is_admin: bool, display_name: str, password: str | None, data_dir: str | None) -> None:
     """Create a user who logs in with a password."""
     from console.store import StoreError
-    from console.web.auth import hash_password
+    from console.server.auth import hash_password
 
     secret = _read_password(password)
     store = _open_store(_config(data_dir))
@@ -212,7 +212,7 @@ def users_list(data_dir: str | None) -> None:
 def users_passwd(username: str, password: str | None, data_dir: str | None) -> None:
     """Set a user's password; their open logins end."""
     from console.store import NotFound
-    from console.web.auth import hash_password
+    from console.server.auth import hash_password
 
     secret = _read_password(password)
     store = _open_store(_config(data_dir))

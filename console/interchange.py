@@ -15,7 +15,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Iterable, Mapping
 
-from .notebook_file import FORMAT, NotebookFileError, parse_notebook
+from console.notebook_file import FORMAT, NotebookFileError, parse_notebook
 
 MLSQL_MAGIC = "%%mlsql"
 BYZER_MARKDOWN = "-- Markdown"

@@ -37,7 +37,7 @@ def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
 
 @pytest.fixture
 def app(cfg: Config) -> Iterator[Flask]:
-    from console.web import create_app
+    from console.server import create_app
 
     app = create_app({**cfg, "TESTING": True})
     yield app
@@ -125,7 +125,7 @@ def browser() -> Iterator[object]:
 
 
 class RayHead(NamedTuple):
-    info: Any  # console.runtime.cluster's head info (address, pids)
+    info: Any  # console.cluster.head's head info (address, pids)
     data_dir: str  # a server or runtime on this data dir finds the head as its embedded one
     cfg: Config
 
@@ -138,7 +138,7 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayHead]:
     cell's `RayContext.connect(globals(), "127.0.0.1:10001")` still reaches this head, because a
     loopback address means "the notebook's own cluster".
     """
-    from console.runtime.cluster import RayCluster, free_port
+    from console.cluster.head import RayCluster, free_port
 
     data_dir = tmp_path_factory.mktemp("ray-head")
     cfg = load_config({"DATA_DIR": str(data_dir), "RAY_NUM_CPUS": 2, "RAY_CLIENT_PORT": free_port()})

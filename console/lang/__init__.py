@@ -6,13 +6,12 @@
 """
 from __future__ import annotations
 
-from .annotations import CACHE_DIR_VAR, compile_python_cell, header_kind, read_header
-from .ast import (SAVE_MODES, SET_TYPES, Connect, Include, Load, PythonSetting, Register, Run, Save, Select, Set,
-                  Statement)
-from .errors import ParseError
-from .parser import parse
-from .template import substitute, substitute_statement
-from .tokens import T, Token, tokenize
+from console.lang.annotations import CACHE_DIR_VAR, compile_python_cell, header_kind, read_header
+from console.lang.ast import SAVE_MODES, SET_TYPES, Connect, Include, Load, PythonSetting, Register, Run, Save, Select, Set, Statement
+from console.lang.errors import ParseError
+from console.lang.parser import parse
+from console.lang.template import substitute, substitute_statement
+from console.lang.tokens import T, Token, tokenize
 
 __all__ = [
     "CACHE_DIR_VAR", "Connect", "Include", "Load", "ParseError", "PythonSetting", "Register", "Run", "SAVE_MODES",

@@ -10,8 +10,8 @@ import re
 import uuid
 from dataclasses import dataclass, field
 
-from . import ast
-from .errors import ParseError, snippet_at
+from console.lang import ast
+from console.lang.errors import ParseError, snippet_at
 
 # Keys with a meaning of their own; any other key=value header becomes a `!python conf` entry.
 _KNOWN = {k.lower(): k for k in ("input", "output", "cache", "schema", "dataMode", "runIn", "env", "model", "confTable")}

@@ -4,9 +4,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from . import ast
-from .errors import ParseError, snippet_at
-from .tokens import T, Token, tokenize
+from console.lang import ast
+from console.lang.errors import ParseError, snippet_at
+from console.lang.tokens import T, Token, tokenize
 
 ET_NAMES = {"ray": "Ray", "tablerepartition": "TableRepartition"}
 _MODES = {m.lower(): m for m in ast.SAVE_MODES}

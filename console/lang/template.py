@@ -5,8 +5,8 @@ import dataclasses
 import re
 from typing import Mapping, TypeVar
 
-from . import ast
-from .errors import ParseError, snippet_at
+from console.lang import ast
+from console.lang.errors import ParseError, snippet_at
 
 _VAR = re.compile(r"\$\{\s*([^}\n]*?)\s*\}")
 S = TypeVar("S", bound=ast.Statement)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from .errors import ParseError, snippet_at
+from console.lang.errors import ParseError, snippet_at
 
 
 class T(enum.Enum):

@@ -6,7 +6,7 @@ Every user mistake surfaces as SourceError with a message meant for the notebook
 """
 from __future__ import annotations
 
-from . import binary, delta, formats, jdbc  # noqa: F401  (importing registers the formats)
-from .base import Source, SourceContext, SourceError, get_source, known_formats, register
+from console.sources import binary, delta, formats, jdbc# noqa: F401  (importing registers the formats)
+from console.sources.base import Source, SourceContext, SourceError, get_source, known_formats, register
 
 __all__ = ["Source", "SourceContext", "SourceError", "get_source", "known_formats", "register"]

@@ -5,8 +5,8 @@ import datetime as dt
 import fnmatch
 from typing import TYPE_CHECKING
 
-from .base import Source, SourceContext, SourceError, option, register
-from .paths import data_files, resolve
+from console.sources.base import Source, SourceContext, SourceError, option, register
+from console.sources.paths import data_files, resolve
 
 if TYPE_CHECKING:
     import pyarrow as pa

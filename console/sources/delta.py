@@ -5,9 +5,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import (Source, SourceContext, SourceError, bool_option, exists_error, int_option,
-                   normalize_mode, option, register, schema_mismatch)
-from .paths import resolve
+from console.sources.base import Source, SourceContext, SourceError, bool_option, exists_error, int_option, normalize_mode, option, register, schema_mismatch
+from console.sources.paths import resolve
 
 if TYPE_CHECKING:
     import pyarrow as pa

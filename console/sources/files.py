@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
-from .base import Source, SourceContext, SourceError, normalize_mode
-from .paths import data_files, part_name, resolve, staged_write
+from console.sources.base import Source, SourceContext, SourceError, normalize_mode
+from console.sources.paths import data_files, part_name, resolve, staged_write
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import SourceError, bool_option, char_option, option, register, schema_mismatch
-from .files import FileSource, partition_keys, same_columns, type_partition_columns
+from console.sources.base import SourceError, bool_option, char_option, option, register, schema_mismatch
+from console.sources.files import FileSource, partition_keys, same_columns, type_partition_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -163,7 +163,7 @@ class TextSource(FileSource):
 
         if table.num_columns != 1 or not (pa.types.is_string(table.schema[0].type)
                                           or pa.types.is_large_string(table.schema[0].type)):
-            from .base import schema_text
+            from console.sources.base import schema_text
             raise SourceError("format text saves exactly one string column; this table has: "
                               f"{schema_text(table.schema)}")
         with open(path, "w", encoding="utf-8") as fh:

@@ -5,8 +5,7 @@ import re
 import uuid
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .base import (Source, SourceContext, SourceError, exists_error, normalize_mode, option,
-                   register, schema_mismatch)
+from console.sources.base import Source, SourceContext, SourceError, exists_error, normalize_mode, option, register, schema_mismatch
 
 if TYPE_CHECKING:
     import pyarrow as pa

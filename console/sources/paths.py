@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .base import SourceContext, SourceError
+from console.sources.base import SourceContext, SourceError
 
 
 def resolve(ctx: SourceContext, path: str) -> Path:
@@ -76,7 +76,7 @@ def staged_write(target: Path, mode: str) -> Iterator[Path | None]:
     per file, so readers never see half a part file).
     errorIfExists / ignore on an existing target: errorIfExists raises; ignore yields None.
     """
-    from .base import exists_error
+    from console.sources.base import exists_error
 
     exists = target.exists() and (target.is_file() or any(target.iterdir()))
     if exists and mode == "errorIfExists":

@@ -3,27 +3,13 @@
 Everything outside this package uses `Store` and the records it returns; nothing else opens a
 database session.
 """
-from ._rows import valid_cell_id
-from .errors import Conflict, Exists, Invalid, NotFound, StoreError
-from .models import CELL_KINDS, ROLES
-from .paths import normalize_folder
-from .records import (
-    CellRecord,
-    FolderListing,
-    LinkRecord,
-    LoginSessionRecord,
-    MetricRecord,
-    NotebookInfo,
-    NotebookRecord,
-    OutputRecord,
-    RevisionInfo,
-    RevisionRecord,
-    RunRecord,
-    ShareRecord,
-    UserRecord,
-)
-from .runs import FINAL_STATES, RUN_STATES
-from .store import Store
+from console.store._rows import valid_cell_id
+from console.store.errors import Conflict, Exists, Invalid, NotFound, StoreError
+from console.store.models import CELL_KINDS, ROLES
+from console.store.paths import normalize_folder
+from console.store.records import CellRecord, FolderListing, LinkRecord, LoginSessionRecord, MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RevisionInfo, RevisionRecord, RunRecord, ShareRecord, UserRecord
+from console.store.runs import FINAL_STATES, RUN_STATES
+from console.store.store import Store
 
 __all__ = [
     "CELL_KINDS", "ROLES", "RUN_STATES", "FINAL_STATES", "Store", "StoreError", "NotFound", "Invalid",

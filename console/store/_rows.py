@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
-from .db import new_id
-from .errors import Conflict, Invalid, NotFound
-from .models import CELL_KINDS, Cell, Notebook, Revision, utcnow
-from .records import CellRecord, NotebookInfo, NotebookRecord
+from console.store.db import new_id
+from console.store.errors import Conflict, Invalid, NotFound
+from console.store.models import CELL_KINDS, Cell, Notebook, Revision, utcnow
+from console.store.records import CellRecord, NotebookInfo, NotebookRecord
 
 _CELL_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 MAX_CELLS = 10_000

@@ -1,11 +1,11 @@
 """Cells: add at a position, edit source or kind, move, delete; each edit is a new revision."""
 from __future__ import annotations
 
-from ._rows import as_dicts, check_kind, check_source, load_cells, lock_notebook, save_revision, MAX_CELLS
-from .db import StoreBase, new_id
-from .errors import Invalid, NotFound
-from .models import Cell
-from .records import CellRecord, NotebookRecord
+from console.store._rows import as_dicts, check_kind, check_source, load_cells, lock_notebook, save_revision, MAX_CELLS
+from console.store.db import StoreBase, new_id
+from console.store.errors import Invalid, NotFound
+from console.store.models import Cell
+from console.store.records import CellRecord, NotebookRecord
 
 
 def _index(cells: list[dict[str, str]], cell_id: str) -> int:

@@ -8,12 +8,12 @@ from __future__ import annotations
 from sqlalchemy import delete, or_, select
 from sqlalchemy.orm import Session
 
-from ._rows import info
-from .db import StoreBase
-from .errors import Exists, Invalid, NotFound
-from .models import Folder, Notebook, Share, utcnow
-from .paths import child_of, is_under, normalize_folder
-from .records import FolderListing
+from console.store._rows import info
+from console.store.db import StoreBase
+from console.store.errors import Exists, Invalid, NotFound
+from console.store.models import Folder, Notebook, Share, utcnow
+from console.store.paths import child_of, is_under, normalize_folder
+from console.store.records import FolderListing
 
 
 def _below(column, folder: str):  # type: ignore[no-untyped-def]

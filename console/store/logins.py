@@ -5,10 +5,10 @@ from datetime import datetime
 
 from sqlalchemy import delete, select, update
 
-from .db import StoreBase
-from .models import LoginFailure, LoginSession, User, utcnow
-from .errors import NotFound
-from .records import LoginSessionRecord
+from console.store.db import StoreBase
+from console.store.models import LoginFailure, LoginSession, User, utcnow
+from console.store.errors import NotFound
+from console.store.records import LoginSessionRecord
 
 
 def _session(ls: LoginSession) -> LoginSessionRecord:

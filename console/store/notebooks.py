@@ -6,12 +6,12 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from ._rows import add_snapshot, as_dicts, clean_cells, info, lock_notebook, record, save_revision, write_cells
-from .db import StoreBase, new_id
-from .errors import NotFound
-from .models import Notebook, utcnow
-from .paths import check_name, normalize_folder
-from .records import NotebookInfo, NotebookRecord
+from console.store._rows import add_snapshot, as_dicts, clean_cells, info, lock_notebook, record, save_revision, write_cells
+from console.store.db import StoreBase, new_id
+from console.store.errors import NotFound
+from console.store.models import Notebook, utcnow
+from console.store.paths import check_name, normalize_folder
+from console.store.records import NotebookInfo, NotebookRecord
 
 
 class NotebooksMixin(StoreBase):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import Invalid
+from console.store.errors import Invalid
 
 MAX_PATH = 512
 MAX_NAME = 255

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from ._rows import clean_cells, lock_notebook, save_revision
-from .db import StoreBase
-from .errors import NotFound
-from .models import Notebook, Revision
-from .records import NotebookRecord, RevisionInfo, RevisionRecord
+from console.store._rows import clean_cells, lock_notebook, save_revision
+from console.store.db import StoreBase
+from console.store.errors import NotFound
+from console.store.models import Notebook, Revision
+from console.store.records import NotebookRecord, RevisionInfo, RevisionRecord
 
 
 def _info(r: Revision) -> RevisionInfo:

@@ -14,10 +14,10 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from .db import StoreBase, new_id
-from .errors import Exists, Invalid, NotFound
-from .models import MetricPoint, Notebook, OutputChunk, Run, utcnow
-from .records import MetricRecord, OutputRecord, RunRecord
+from console.store.db import StoreBase, new_id
+from console.store.errors import Exists, Invalid, NotFound
+from console.store.models import MetricPoint, Notebook, OutputChunk, Run, utcnow
+from console.store.records import MetricRecord, OutputRecord, RunRecord
 
 RUN_STATES = ("queued", "running", "done", "error", "interrupted", "cancelled")
 FINAL_STATES = ("done", "error", "interrupted", "cancelled")

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 from sqlalchemy import func, select
 
-from .models import OutputChunk
-from .records import OutputRecord
-from .store import Store
+from console.store.models import OutputChunk
+from console.store.records import OutputRecord
+from console.store.store import Store
 
 
 def output_sizes(store: Store, run_id: str, since: int = 0) -> list[tuple[int, int]]:

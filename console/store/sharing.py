@@ -8,12 +8,12 @@ import secrets
 
 from sqlalchemy import select
 
-from .db import StoreBase
-from .errors import Invalid, NotFound
-from ._rows import info
-from .models import ROLES, Folder, Link, Notebook, Share, User, utcnow
-from .paths import normalize_folder
-from .records import LinkRecord, NotebookInfo, ShareRecord
+from console.store.db import StoreBase
+from console.store.errors import Invalid, NotFound
+from console.store._rows import info
+from console.store.models import ROLES, Folder, Link, Notebook, Share, User, utcnow
+from console.store.paths import normalize_folder
+from console.store.records import LinkRecord, NotebookInfo, ShareRecord
 
 
 def _share(sh: Share) -> ShareRecord:

@@ -1,14 +1,14 @@
 """The Store: one object holding every repository operation, over any SQLAlchemy URL."""
 from __future__ import annotations
 
-from .cells import CellsMixin
-from .folders import FoldersMixin
-from .logins import LoginsMixin
-from .notebooks import NotebooksMixin
-from .revisions import RevisionsMixin
-from .runs import RunsMixin
-from .sharing import SharingMixin
-from .users import UsersMixin
+from console.store.cells import CellsMixin
+from console.store.folders import FoldersMixin
+from console.store.logins import LoginsMixin
+from console.store.notebooks import NotebooksMixin
+from console.store.revisions import RevisionsMixin
+from console.store.runs import RunsMixin
+from console.store.sharing import SharingMixin
+from console.store.users import UsersMixin
 
 
 class Store(

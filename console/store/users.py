@@ -6,10 +6,10 @@ import re
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from .db import StoreBase
-from .errors import Exists, Invalid, NotFound
-from .models import User, utcnow
-from .records import UserRecord
+from console.store.db import StoreBase
+from console.store.errors import Exists, Invalid, NotFound
+from console.store.models import User, utcnow
+from console.store.records import UserRecord
 
 _USERNAME = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
 

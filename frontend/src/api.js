@@ -47,7 +47,7 @@ export function createApi(base = "/api") {
     return data;
   }
   const nb = (id) => `/notebooks/${encodeURIComponent(id)}`;
-  // A response console/web/static/prefetch.js started before this bundle ran; used once.
+  // A response console/server/static/prefetch.js started before this bundle ran; used once.
   const prefetched = (key) => {
     const p = window.consolePrefetch && window.consolePrefetch[key];
     if (p) window.consolePrefetch[key] = null;

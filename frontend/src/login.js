@@ -1,4 +1,4 @@
-// Entry point of the login page (console/web/static/login.html): post the form to /api/login,
+// Entry point of the login page (console/server/static/login.html): post the form to /api/login,
 // then go where the server sent us from (?next=, same-site paths only).
 
 import "./style.css";

@@ -4,7 +4,7 @@
 // Each source+stream (driver, each Ray actor) has its own "open" line, the one its next text
 // continues. A `\r` clears that open line and `\b` erases one character, so a Keras progress bar
 // keeps rewriting one line even while other actors print lines around it. This matches the
-// server's wire rule (console/sessions/collapse.py): a chunk may start with `\r`, meaning
+// server's wire rule (console/outputs/collapse.py): a chunk may start with `\r`, meaning
 // "replace the unfinished last line of this source+stream", and its `terminal()` reference.
 
 // CSI sequences (colours, cursor moves) and OSC titles; we show plain text.

@@ -1,5 +1,5 @@
 // What a notebook role may do on the page: which controls to show and which actions to take.
-// Only for clarity: the server checks every request (console/web/access.py), so a hidden button
+// Only for clarity: the server checks every request (console/server/access.py), so a hidden button
 // is a courtesy to the user, never the thing that stops them.
 
 export const ROLES = ["viewer", "runner", "editor", "owner"];

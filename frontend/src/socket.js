@@ -9,7 +9,7 @@ import { csrfToken } from "./api.js";
 // onEvent(type, payload); onConnection(state): "connected" | "live" | "disconnected" | "reconnecting";
 // onRefused({type, status, error}) when the server answers a command with ok: false.
 //
-// Wire (console/web/sockets.py): the browser emits "command" with a to_wire() dict of a
+// Wire (console/server/sockets.py): the browser emits "command" with a to_wire() dict of a
 // *Command (its `type` says which) and gets an ack {ok, ...}; the server emits "event" with a
 // to_wire() dict of an *Event, switched on its `type`.
 export function connectNotebook({ namespace = "/", path = "/socket.io", notebookId, cursors, onEvent, onConnection, onRefused }) {

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from console.config import load_config
-from console.engine import Session
+from console.kernel.session import Session
 
 
 @pytest.fixture

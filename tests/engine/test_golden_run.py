@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from console.config import load_config
-from console.engine.headless import run_file
+from console.kernel.headless import run_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from console.config import load_config
-from console.engine.headless import run_file
+from console.kernel.headless import run_file
 
 
 def _notebook(path: Path, cells: list[tuple[str, str]]) -> Path:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from console.engine import Session
-from console.engine.python_jobs import build_job
+from console.kernel.session import Session
+from console.kernel.python_jobs import build_job
 from console.lang import Run, parse, parse_cell
-from console.runtime.job import PythonJob
+from console.kernel.job import PythonJob
 
 SEED_CELL = """--%python
 --%input=mnist

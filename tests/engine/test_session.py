@@ -7,7 +7,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from console.engine import Session
+from console.kernel.session import Session
 from console.messages import OutputEvent
 
 

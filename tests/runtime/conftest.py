@@ -24,7 +24,7 @@ class Events(list):
 
 @pytest.fixture(scope="session")
 def _runtime_and_sink(ray_cfg: Any) -> Iterator[tuple[Any, list]]:
-    from console.runtime import PythonRuntime
+    from console.kernel.python_runtime import PythonRuntime
 
     sink: list = [Events()]
     runtime = PythonRuntime(ray_cfg, lambda e: sink[0].append(e))
@@ -47,7 +47,7 @@ def events(_runtime_and_sink: tuple[Any, list], runtime: Any) -> Events:
 
 @pytest.fixture(scope="session")
 def mnist_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from console.runtime.datasets import write_mnist
+    from console.demo.datasets import write_mnist
 
     path = tmp_path_factory.mktemp("mnist")
     write_mnist(str(path), synthetic=True, rows=3000, partitions=2)

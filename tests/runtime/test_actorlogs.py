@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from console.runtime.actorlogs import ActorLogs
+from console.worker.actorlogs import ActorLogs
 
 
 def _write(path: Path, text: str) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from console.runtime.capture import stream_of
+from console.actors.capture import stream_of
 
 
 @pytest.mark.parametrize("line, stream", [

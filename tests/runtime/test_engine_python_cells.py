@@ -6,7 +6,7 @@ from typing import Any, Iterator
 import pytest
 
 from console.config import load_config
-from console.engine import Session
+from console.kernel.session import Session
 
 
 @pytest.fixture

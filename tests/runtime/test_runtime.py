@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from console.runtime import PythonCellError, PythonJob
+from console.kernel.job import PythonCellError, PythonJob
 
 
 def table(rows: int = 400) -> pa.Table:
@@ -123,8 +123,8 @@ def test_same_node_actors_map_the_kernels_file(runtime) -> None:
 
 
 def test_table_repartition_and_model_servers(runtime, tmp_path) -> None:
-    from console.runtime.schema import parse_schema, rows_to_table
-    from console.runtime.streaming_tar import build_rows_from_file
+    from console.worker.schema import parse_schema, rows_to_table
+    from console.worker.streaming_tar import build_rows_from_file
 
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "w.txt").write_text("weights")
@@ -178,7 +178,7 @@ def test_cell_that_raises_has_cell_line_numbers(runtime) -> None:
     assert err.line == 8
     assert 'File "<cell>", line 10, in <module>' in err.traceback
     assert 'File "<cell>", line 8, in f' in err.traceback and "return 1 / 0" in err.traceback
-    assert "console/runtime" not in err.traceback and "worker.py" not in err.traceback
+    assert "console/worker" not in err.traceback and "worker.py" not in err.traceback
 
 
 def test_error_inside_an_actor(runtime) -> None:

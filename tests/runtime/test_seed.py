@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from console.runtime import PythonJob
+from console.kernel.job import PythonJob
 
 SEED_CELL = (Path(__file__).parent / "fixtures" / "seed_cell.txt").read_text(encoding="utf-8")
 SEED_CODE = SEED_CELL.split("--%cache=true\n", 1)[1]  # what the cell compiles to: the code after the headers
@@ -80,7 +80,7 @@ def test_seed_trains_on_two_actors_and_returns_a_file_table(seed_model) -> None:
 
 
 def test_seed_model_predicts_held_out_set(seed_model, runtime_module, tmp_path) -> None:
-    from console.runtime.datasets import write_mnist
+    from console.demo.datasets import write_mnist
 
     runtime, _ = runtime_module
     write_mnist(str(tmp_path), synthetic=True, rows=600, partitions=1, seed=99)

@@ -42,8 +42,8 @@ def notebook(path, cells) -> str:
 
 @pytest.mark.slow
 def test_seed_notebook_runs_unchanged_then_model_predicts(ray_cfg, mnist_dir, tmp_path) -> None:
-    from console.engine.headless import run_file
-    from console.runtime.datasets import write_mnist
+    from console.kernel.headless import run_file
+    from console.demo.datasets import write_mnist
 
     seed = notebook(tmp_path / "seed.json", [
         ("mlsql", f"load parquet.`{mnist_dir}` as mnist;"),

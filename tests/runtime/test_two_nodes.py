@@ -10,14 +10,14 @@ import pyarrow as pa
 import pytest
 
 from console.config import load_config
-from console.runtime import PythonJob
-from console.runtime.cluster import free_port, short_temp_dir, start_head, stop_process_group
+from console.kernel.job import PythonJob
+from console.cluster.head import free_port, short_temp_dir, start_head, stop_process_group
 from tests.runtime.test_runtime import SEEDLIKE, table
 
 
 @pytest.mark.slow
 def test_cell_on_head_plus_joined_node(tmp_path) -> None:
-    from console.runtime import PythonRuntime
+    from console.kernel.python_runtime import PythonRuntime
 
     multi = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}  # Ray's multi-node addressing (eth0, not loopback)
     head = start_head(short_temp_dir(tmp_path / "head"), num_cpus=1, client_port=free_port(), env=multi)

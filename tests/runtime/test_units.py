@@ -8,8 +8,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from console.runtime import capture, data, streaming_tar
-from console.runtime.schema import SchemaError, parse_schema, rows_to_table
+from console.actors import capture, data
+from console.worker import streaming_tar
+from console.worker.schema import SchemaError, parse_schema, rows_to_table
 
 
 def test_schema_forms() -> None:
@@ -98,7 +99,7 @@ def test_partitions_rows_and_numpy() -> None:
 
 
 def test_write_mnist_synthetic(tmp_path) -> None:
-    from console.runtime.datasets import write_mnist
+    from console.demo.datasets import write_mnist
 
     summary = write_mnist(str(tmp_path), synthetic=True, rows=1000, partitions=2)
     assert "synthetic" in summary and "1000 rows" in summary
@@ -114,8 +115,8 @@ def test_ipc_files_kept_per_table_object(tmp_path) -> None:
     import gc
     import pickle
 
-    from console.runtime.cell import read_ipc
-    from console.runtime.ipcfiles import IpcFiles
+    from console.worker.cell import read_ipc
+    from console.kernel.ipcfiles import IpcFiles
 
     files = IpcFiles(tmp_path, keep=2)
     a, b, c = (pa.table({"x": np.arange(10) + i}) for i in range(3))
@@ -139,7 +140,7 @@ def test_stale_scratch_folders_are_swept(tmp_path) -> None:
     import subprocess
     import sys
 
-    from console.runtime.ipcfiles import sweep_stale
+    from console.kernel.ipcfiles import sweep_stale
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
                           text=True).stdout.strip()

@@ -11,8 +11,8 @@ from pathlib import Path
 HOLDER = """
 import sys, time
 from console.config import load_config
-from console.runtime import PythonRuntime
-from console.runtime.job import PythonJob
+from console.kernel.python_runtime import PythonRuntime
+from console.kernel.job import PythonJob
 
 def emit(e):
     if getattr(e, "text", "").startswith("worker "):

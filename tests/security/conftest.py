@@ -17,7 +17,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from console.config import Config
-from console.web.auth import CSRF_HEADER, hash_password
+from console.server.auth import CSRF_HEADER, hash_password
 
 
 @pytest.fixture

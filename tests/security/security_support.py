@@ -6,7 +6,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from console.config import Config
-from console.web.auth import CSRF_HEADER, hash_password
+from console.server.auth import CSRF_HEADER, hash_password
 
 
 PASSWORD = "correct horse battery"
@@ -16,7 +16,7 @@ USERS = ("alice", "vera", "rudy", "eddie", "mallory")  # owner, viewer, runner, 
 
 
 def make_app(cfg: Config, **settings: Any) -> Flask:
-    from console.web import create_app
+    from console.server import create_app
 
     app = create_app({**cfg, "TESTING": True, "SINGLE_USER": False, **settings})
     store = app.extensions["store"]

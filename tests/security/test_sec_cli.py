@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from console.cli import main
 from console.store import Store
-from console.web.auth import check_password
+from console.server.auth import check_password
 
 
 def test_users_add_list_passwd(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pyarrow.csv as pacsv
 import pytest
 
 from console.config import Config, load_config
-from console.engine import Session
+from console.kernel.session import Session
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_engine_saves_only_inside_the_roots(fence: dict[str, Path]) -> None:
 
 
 def test_kernels_get_the_roots(cfg: Config) -> None:
-    from console.sessions.client import kernel_config
+    from console.server.kernel_process import kernel_config
 
     fenced = load_config({**cfg, "DATA_ROOTS": ["/srv/a", "/srv/b"]})
     assert load_config(json.loads(kernel_config(fenced)))["DATA_ROOTS"] == ["/srv/a", "/srv/b"]
@@ -68,7 +68,7 @@ def test_kernels_get_the_roots(cfg: Config) -> None:
 
 @pytest.mark.timeout(180)
 def test_a_notebook_run_outside_the_roots_fails_with_a_clear_error(cfg: Config, fence: dict[str, Path]) -> None:
-    from console.web import create_app
+    from console.server import create_app
 
     app = create_app({**cfg, "TESTING": True, "DATA_ROOTS": [str(fence["allowed"])]})
     client = app.test_client()

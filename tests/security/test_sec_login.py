@@ -132,7 +132,7 @@ def test_failed_logins_lock_out_per_user_and_address(mu_app: Flask) -> None:
 
 
 def test_lock_window_grows() -> None:
-    from console.web.auth import LOCK_MAX_SECONDS, _lock_seconds
+    from console.server.auth import LOCK_MAX_SECONDS, _lock_seconds
 
     assert [_lock_seconds(n) for n in (1, 4, 5, 6, 7)] == [0, 0, 30, 60, 120]
     assert _lock_seconds(50) == LOCK_MAX_SECONDS

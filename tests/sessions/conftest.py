@@ -66,7 +66,7 @@ def ray_viewer(ray_server: Server) -> Iterator[Callable[..., Viewer]]:
 
 @pytest.fixture(scope="session")
 def mnist_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from console.runtime.datasets import write_mnist
+    from console.demo.datasets import write_mnist
 
     path = tmp_path_factory.mktemp("mnist") / "mnist"
     write_mnist(str(path), synthetic=True, rows=2000, partitions=2)

@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any
 
-from console.engine import CellOutcome, Session
+from console.kernel.session import CellOutcome, Session
 from console.messages import ErrorEvent, MetricsEvent, OutputEvent
 
 

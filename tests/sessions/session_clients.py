@@ -48,7 +48,7 @@ class LiveServer:
         from flask import request
         from werkzeug.serving import make_server
 
-        from console.web import auth, create_app
+        from console.server import auth, create_app
 
         env = {"CONSOLE_KERNEL_ENGINE": "scripted_engine:ScriptedSession", "PYTHONPATH": pythonpath(),
                **(kernel_env or {})}
@@ -70,7 +70,7 @@ class LiveServer:
         self.server = Server(self.app, f"http://127.0.0.1:{port}")
 
     def close(self) -> None:
-        from console.web import auth
+        from console.server import auth
 
         self.app.extensions["sessions"].shutdown()
         self._httpd.shutdown()

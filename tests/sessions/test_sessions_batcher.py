@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from console.messages import MetricsEvent, OutputEvent
-from console.sessions.batcher import NotebookLocks, OutputBatcher, merge, split_text
+from console.outputs.batcher import NotebookLocks, OutputBatcher, merge, split_text
 
 
 class Sink:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from console.sessions.collapse import LineCollapser, render, terminal
+from console.outputs.collapse import LineCollapser, render, terminal
 
 
 def feed_all(pieces: list[str]) -> list[str]:

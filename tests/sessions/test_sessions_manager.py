@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from console.config import load_config
-from console.sessions import SessionManager
-from console.sessions.replay import plan
+from console.server.kernels import SessionManager
+from console.outputs.replay import plan
 from console.store import Store
 from session_clients import pythonpath
 
@@ -96,7 +96,7 @@ def test_big_output_replays_head_marker_tail_and_the_log_keeps_all(setup: Any) -
     cut = seqs.index((hidden[0].first_seq, hidden[0].last_seq))
     assert seqs[cut - 1] + 1 == hidden[0].first_seq and hidden[0].last_seq + 1 == seqs[cut + 1]
     assert outputs[0].text.startswith("driver line 1\n") and outputs[-1].text.endswith("driver line 2000\n")
-    from console.sessions.replay import log_lines
+    from console.outputs.replay import log_lines
     from console.store import runs_extra
 
     log = "".join(log_lines(runs_extra.iter_outputs(store, run_id)))

@@ -14,7 +14,7 @@ def test_unhandled_exception_is_a_bare_500(app: Flask, caplog: pytest.LogCapture
     def boom() -> str:
         raise RuntimeError("secret internal detail")
 
-    from console.web.access import classify
+    from console.server.access import classify
 
     classify(app, "boom", "public")
     r = app.test_client().get("/api/boom")
@@ -56,7 +56,7 @@ def test_unknown_routes_and_methods(client) -> None:  # type: ignore[no-untyped-
 
 
 def test_oversize_body_is_413(cfg: Config) -> None:
-    from console.web import create_app
+    from console.server import create_app
 
     app = create_app({**cfg, "MAX_BODY_BYTES": 1000})
     client = app.test_client()

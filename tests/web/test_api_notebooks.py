@@ -85,7 +85,7 @@ def test_folders(client: FlaskClient) -> None:
 
 
 def test_api_on_postgres(cfg, postgres_db: str) -> None:  # type: ignore[no-untyped-def]
-    from console.web import create_app
+    from console.server import create_app
 
     app = create_app({**cfg, "DATABASE_URL": postgres_db})
     client = app.test_client()

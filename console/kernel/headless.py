@@ -1,0 +1,124 @@
+"""Headless runs (`mlsql-console run FILE`): a .mlsql script or a notebook JSON file in a fresh session."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable
+
+from console.config import Config
+from console.messages import ErrorEvent, Message, MetricsEvent, OutputEvent
+from console.kernel.results import format_table
+from console.kernel.session import Session
+
+NOTEBOOK_FORMAT = "mlsql-console-notebook"
+Out = Callable[[str], None]
+
+
+def read_cells(path: Path) -> list[tuple[str, str]]:
+    """[(kind, source)] of a notebook JSON file, or one MLSQL cell for any other file."""
+    text = path.read_text(encoding="utf-8")
+    if not text.lstrip().startswith("{"):
+        return [("mlsql", text)]
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != NOTEBOOK_FORMAT:
+        raise ValueError(f"{path} is not a notebook file (expected \"format\": \"{NOTEBOOK_FORMAT}\")")
+    cells = doc.get("cells")
+    if not isinstance(cells, list):
+        raise ValueError(f"{path}: \"cells\" must be a list")
+    return [(str(c.get("kind", "mlsql")), str(c.get("source", ""))) for c in cells if isinstance(c, dict)]
+
+
+def file_loader(base: Path) -> Callable[[str], list[tuple[str, str]]]:
+    """include notebook.`name` in headless mode: `name` is a file path relative to the script."""
+    def load(name: str) -> list[tuple[str, str]]:
+        for candidate in (base / name, base / f"{name}.json", base / f"{name}.mlsql"):
+            if candidate.is_file():
+                return read_cells(candidate)
+        raise FileNotFoundError(f"no file {name} (or {name}.json, {name}.mlsql) next to the script in {base}")
+
+    return load
+
+
+class _Printer:
+    """Prints output events as `[source] line`; a progress bar's \\r redraws print once, when done.
+
+    Chunks from one source may end mid-line (a Keras bar redrawing itself); the unfinished line
+    waits per source until its newline arrives, and only what a terminal would finally show of it
+    (the text after its last carriage return) is printed.
+    """
+
+    def __init__(self, out: Out) -> None:
+        self.out = out
+        self.pending: dict[str, str] = {}
+
+    def __call__(self, message: Message) -> None:
+        if isinstance(message, OutputEvent):
+            text = self.pending.pop(message.source, "") + message.text
+            *lines, rest = text.split("\n")
+            for line in lines:
+                self.out(f"[{message.source}] {_visible(line)}")
+            if rest:
+                self.pending[message.source] = rest
+        elif isinstance(message, MetricsEvent):
+            values = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in message.values.items())
+            step = f" step={message.step}" if message.step is not None else ""
+            self.out(f"[{message.source}] metrics{step}: {values}")
+
+    def flush(self) -> None:
+        for source, rest in self.pending.items():
+            if _visible(rest):
+                self.out(f"[{source}] {_visible(rest)}")
+        self.pending.clear()
+
+
+def _visible(line: str) -> str:
+    """What a terminal shows of a line after its redraws: the text after the last \\r, minus \\b."""
+    return line.rstrip("\r").rsplit("\r", 1)[-1].replace("\b", "")
+
+
+def describe_error(cell: int, error: ErrorEvent) -> str:
+    where = f"cell {cell}"
+    if error.line is not None:
+        where += f", line {error.line}"
+        if error.column is not None:
+            where += f", column {error.column}"
+    return f"{where}: {error.message}"
+
+
+def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = print) -> int:
+    """Run the file's cells in order (or only cell N, 1-based); 0 when all succeed, 1 at the first failure."""
+    path = Path(path)
+    try:
+        cells = read_cells(path)
+    except (OSError, ValueError) as exc:
+        out(f"error: {exc}")
+        return 2
+    numbered = list(enumerate(cells, start=1))
+    if cell is not None:
+        if not 1 <= cell <= len(cells):
+            out(f"error: {path} has no cell {cell} (it has {len(cells)})")
+            return 2
+        numbered = [numbered[cell - 1]]
+    printer = _Printer(out)
+    session = Session(cfg, printer, session_id=f"headless-{path.stem}",
+                      notebook_loader=file_loader(path.resolve().parent))
+    try:
+        for n, (kind, source) in numbered:
+            if kind == "markdown":
+                continue
+            outcome = session.run_cell(source, kind=kind, cell=n)
+            printer.flush()
+            if outcome.error is not None:
+                out(f"error: {describe_error(n, outcome.error)}")
+                if outcome.error.kind == "parse" and outcome.error.traceback:
+                    out(outcome.error.traceback)
+                return 1
+            if outcome.result is not None:
+                out(f"-- cell {n}: {outcome.result.name}")
+                out(format_table(outcome.result))
+        return 0
+    finally:
+        session.shutdown()

@@ -1,0 +1,93 @@
+"""`run … as Ray` / `!ray on` / annotated Python cells → runtime.PythonJob, and `run … as TableRepartition`."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Mapping
+
+import pyarrow as pa
+
+from console.lang import Run
+from console.kernel.job import PythonJob
+from console.kernel.errors import CellError
+
+if TYPE_CHECKING:
+    from console.kernel.session import Session
+
+# Options of the Ray statement that are not conf: they name tables or carry the code.
+_NOT_CONF = ("inputTable", "outputTable", "code", "model", "confTable")
+
+
+def _table(session: "Session", name: str, stmt: Run, role: str) -> pa.Table:
+    table = session.lookup(name)
+    if table is None:
+        names = ", ".join(sorted(session.tables)) or "none yet"
+        raise CellError("data", f"{role} table '{name}' not found; tables in this session: {names}",
+                        stmt.line, stmt.column)
+    return table
+
+
+def _conf_rows(table: pa.Table, name: str, stmt: Run) -> dict[str, str]:
+    """A confTable: its first two columns are key and value (MLSQL passes e.g. rayAddress this way)."""
+    if table.num_columns < 2:
+        raise CellError("data", f"confTable '{name}' needs two columns (key, value); it has {table.num_columns}",
+                        stmt.line, stmt.column)
+    keys, values = table.column(0).to_pylist(), table.column(1).to_pylist()
+    return {str(k): "" if v is None else str(v) for k, v in zip(keys, values) if k is not None}
+
+
+def build_job(session: "Session", stmt: Run) -> PythonJob:
+    """The PythonJob a Ray statement describes: session conf/env merged with the statement's options."""
+    opts = stmt.options
+    input_name = opts.get("inputTable") or stmt.input
+    if input_name.lower() == "command":  # MLSQL's name for "no input table"
+        input_name = None
+    conf = dict(session.python_conf)
+    conf.update({k: v for k, v in opts.items() if k not in _NOT_CONF})
+    if opts.get("confTable"):
+        conf.update(_conf_rows(_table(session, opts["confTable"], stmt, "confTable"), opts["confTable"], stmt))
+    model = opts.get("model")
+    return PythonJob(
+        code=opts["code"],
+        conf=conf,
+        env=dict(session.python_env),
+        input_name=input_name,
+        input_table=_table(session, input_name, stmt, "input") if input_name else None,
+        model_table=_table(session, model, stmt, "model") if model else None,
+        num_partitions=session.partitions.get(input_name) if input_name else None,
+        output_name=opts.get("outputTable") or stmt.output,
+        code_line=stmt.code_line,
+    )
+
+
+def run_ray(session: "Session", stmt: Run, runtime: Callable[[], object]) -> list[tuple[str, pa.Table]]:
+    """Run the job on the Python runtime; return the (name, table) pairs to put in the catalog."""
+    from console.kernel.job import PythonCellError
+
+    job = build_job(session, stmt)
+    try:
+        table = runtime().run(job)  # type: ignore[attr-defined]
+    except PythonCellError as exc:
+        kind = exc.kind  # python, worker, env, schema or interrupted: each tells the user something different
+        raise CellError(kind, exc.message, exc.line, None, exc.traceback) from None
+    if table is None:
+        # MLSQL's answer when the code never calls build_result: an empty one-column table.
+        table = pa.table({"value": pa.array([], pa.string())})
+    names = [n for n in (job.output_name, stmt.output) if n]
+    return [(n, table) for n in dict.fromkeys(names)]
+
+
+def repartition(session: "Session", stmt: Run) -> tuple[str, pa.Table, int]:
+    """`run t as TableRepartition.`` where partitionNum="N" as t2`: t2 is t, seen as N partitions.
+
+    The table is shared, not copied; the runtime splits it into N data servers when a Python job
+    reads t2.
+    """
+    table = _table(session, stmt.input, stmt, "input")
+    return stmt.output or stmt.input, table, int(stmt.options["partitionNum"])
+
+
+def lookup_ci(tables: Mapping[str, pa.Table], name: str) -> pa.Table | None:
+    """A catalog table by name: exact match first, then case-insensitively (as SQL sees them)."""
+    if name in tables:
+        return tables[name]
+    lowered = name.lower()
+    return next((t for k, t in tables.items() if k.lower() == lowered), None)

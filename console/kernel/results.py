@@ -1,0 +1,78 @@
+"""A table as the browser sees it: the first rows as JSON-safe values, the row count, the column types."""
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import math
+from typing import Any
+
+import pyarrow as pa
+
+from console.messages import ResultEvent
+
+_MAX_ITEMS = 100       # list cells longer than this are cut (an MNIST image is 784 numbers)
+_MAX_INLINE_BYTES = 48  # longer binary values show as a size, not as their bytes
+
+
+def json_safe(value: Any) -> Any:
+    """A value json.dumps accepts and a person can read: dates as ISO text, bytes as base64 or a size."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        if len(raw) <= _MAX_INLINE_BYTES:
+            return "base64:" + base64.b64encode(raw).decode("ascii")
+        return f"<{len(raw)} bytes>"
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return str(value)
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [json_safe(v) for v in value[:_MAX_ITEMS]]
+        if len(value) > _MAX_ITEMS:
+            items.append(f"… {len(value) - _MAX_ITEMS} more")
+        return items
+    return str(value)
+
+
+def result_event(name: str, table: pa.Table, max_rows: int) -> ResultEvent:
+    """The ResultEvent for `table`; only the first max_rows rows are converted to Python."""
+    head = table.slice(0, max_rows)
+    columns = head.to_pydict() if head.num_rows else {c: [] for c in head.column_names}
+    values = list(columns.values())
+    # Columns may repeat a name (select a, a); to_pydict keeps one, so fall back to positions.
+    if len(values) != head.num_columns:
+        values = [head.column(i).to_pylist() for i in range(head.num_columns)]
+    # Integers, strings and booleans are JSON-safe as they come: skip the per-value walk for them.
+    plain = [pa.types.is_integer(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+             or pa.types.is_boolean(f.type) for f in head.schema]
+    values = [col if ok else [json_safe(v) for v in col] for col, ok in zip(values, plain)]
+    rows = [list(row) for row in zip(*values)] if values else [[] for _ in range(head.num_rows)]
+    cols = [{"name": f.name, "type": str(f.type)} for f in table.schema]
+    return ResultEvent(name=name, columns=cols, rows=rows, total_rows=table.num_rows)
+
+
+def format_table(event: ResultEvent, max_width: int = 40) -> str:
+    """A compact text table for the headless runner and the golden files."""
+    def cell(v: Any) -> str:
+        text = "NULL" if v is None else str(v)
+        text = text.replace("\n", "\\n")
+        return text if len(text) <= max_width else text[: max_width - 1] + "…"
+
+    header = [c["name"] for c in event.columns]
+    body = [[cell(v) for v in row] for row in event.rows]
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
+    line = " | ".join(h.ljust(w) for h, w in zip(header, widths))
+    out = [line.rstrip(), "-+-".join("-" * w for w in widths)]
+    out += [" | ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body]
+    more = event.total_rows - len(event.rows)
+    summary = f"({event.total_rows} row{'s' if event.total_rows != 1 else ''}"
+    summary += f", {more} not shown)" if more > 0 else ")"
+    return "\n".join(out + [summary])

@@ -1,0 +1,275 @@
+"""The kernel's brain: one notebook session's catalog of Arrow tables, settings and variables, and run_cell."""
+from __future__ import annotations
+
+import collections
+import datetime as dt
+import functools
+import re
+import subprocess
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import pyarrow as pa
+
+from console import lang
+from console.config import Config
+from console.lang import ParseError
+from console.messages import ErrorEvent, Message, OutputEvent, ResultEvent
+from console.kernel import python_jobs
+from console.kernel.errors import CellError
+from console.kernel.results import result_event
+from console.kernel.sql import SqlEngine
+
+Emit = Callable[[Message], None]
+NotebookLoader = Callable[[str], list[tuple[str, str]]]
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(source: str, cell: str | int | None, kind: str) -> tuple[lang.Statement, ...]:
+    return tuple(lang.parse_cell(source, cell, kind))
+
+
+def _parse_cell(source: str, cell: str | int | None, kind: str) -> list[lang.Statement]:
+    """parse_cell, remembered: re-running a cell is common and statements are immutable."""
+    return list(_parse_cached(source, cell, kind))
+
+
+@dataclass
+class CellOutcome:
+    """What run_cell reports: ok, the result (the cell's last table), the error, the tables it set."""
+
+    ok: bool
+    result: ResultEvent | None = None
+    error: ErrorEvent | None = None
+    tables_changed: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _CellRun:
+    last: tuple[str, pa.Table] | None = None
+    changed: list[str] = field(default_factory=list)
+
+
+class Session:
+    """Tables, `!python conf/env`, `set` variables and connections of one session, kept between cells.
+
+    `tables` maps names to Arrow tables; each statement replaces at most the names it defines and
+    only when it succeeds, so a failing statement leaves the catalog as it was before it.
+    """
+
+    def __init__(self, cfg: Config, emit: Emit | None = None, session_id: str = "default",
+                 notebook_loader: NotebookLoader | None = None) -> None:
+        self.cfg = cfg
+        self.emit: Emit = emit or (lambda message: None)
+        self.session_id = session_id
+        self.notebook_loader = notebook_loader
+        self.tables: dict[str, pa.Table] = {}
+        self.variables: dict[str, str] = {}
+        self.conf: dict[str, str] = {}          # set … where type="conf"
+        self.python_conf: dict[str, str] = {}   # !python conf
+        self.python_env: dict[str, str] = {}    # !python env
+        self.connections: dict[str, dict[str, str]] = {}
+        self.partitions: dict[str, int] = {}    # run … as TableRepartition
+        self._sql: SqlEngine | None = None
+        self._runtime: Any = None
+        self._interrupted = False
+        self._including: list[str] = []
+        self._builtins: dict[str, str] | None = None
+
+    # ------------------------------------------------------------------ public surface
+    @property
+    def sql(self) -> SqlEngine:
+        if self._sql is None:
+            self._sql = SqlEngine()
+        return self._sql
+
+    @property
+    def cache_dir(self) -> Path:
+        """Where `--%cache=true` outputs live, so they survive a kernel restart."""
+        return self.cfg.data_dir / "cache" / re.sub(r"[^A-Za-z0-9_.-]", "_", self.session_id)
+
+    def lookup(self, name: str) -> pa.Table | None:
+        return python_jobs.lookup_ci(self.tables, name)
+
+    def run_cell(self, source: str, kind: str = "mlsql", cell: str | int | None = None) -> CellOutcome:
+        """Run every statement of a cell; user errors come back in the outcome, never as exceptions."""
+        self._interrupted = False
+        self._builtins = None
+        run = _CellRun()
+        error: ErrorEvent | None = None
+        try:
+            self._execute(_parse_cell(source, cell, kind), cell, source, run)
+        except ParseError as exc:
+            error = ErrorEvent(kind="parse", message=exc.message, line=exc.line, column=exc.column,
+                               traceback=exc.snippet)
+        except CellError as exc:
+            error = exc.event()
+        except KeyboardInterrupt:
+            error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
+        except Exception as exc:  # a bug or an unexpected library error: report it, keep the session
+            error = ErrorEvent(kind="kernel", message=f"{type(exc).__name__}: {exc}",
+                               traceback=traceback.format_exc())
+        result = None
+        if error is None and run.last is not None:
+            result = result_event(run.last[0], run.last[1], int(self.cfg.RESULT_ROWS))
+        return CellOutcome(ok=error is None, result=result, error=error, tables_changed=run.changed)
+
+    def interrupt(self) -> None:
+        """Stop the running statement (a DuckDB query or a Python job) and the ones after it."""
+        self._interrupted = True
+        if self._sql is not None:
+            self._sql.interrupt()
+        if self._runtime is not None:
+            self._runtime.interrupt()
+
+    def shutdown(self) -> None:
+        if self._runtime is not None:
+            self._runtime.shutdown()
+            self._runtime = None
+        if self._sql is not None:
+            self._sql.close()
+            self._sql = None
+
+    # ------------------------------------------------------------------ execution
+    def _variables(self) -> Mapping[str, str]:
+        """User variables over the built-ins (computed once per cell: this sits on every statement's path)."""
+        if self._builtins is None:
+            self._builtins = self._builtin_variables()
+        return collections.ChainMap(self.variables, self._builtins)
+
+    def _builtin_variables(self) -> dict[str, str]:
+        today = dt.date.today()
+        builtins = {
+            lang.CACHE_DIR_VAR: str(self.cache_dir),
+            "today": today.isoformat(),
+            "yesterday": (today - dt.timedelta(days=1)).isoformat(),
+            "tomorrow": (today + dt.timedelta(days=1)).isoformat(),
+        }
+        return builtins
+
+    def _execute(self, stmts: list[lang.Statement], cell: str | int | None, text: str, run: _CellRun) -> None:
+        from console.sources import SourceError
+
+        for stmt in stmts:
+            if self._interrupted:
+                raise CellError("interrupted", "the cell was interrupted", stmt.line, stmt.column)
+            stmt = lang.substitute_statement(stmt, self._variables(), cell, text)
+            handler = getattr(self, "_run_" + type(stmt).__name__.lower())
+            try:
+                handler(stmt, run, cell)
+            except SourceError as exc:
+                raise CellError("data", exc.message, *_data_error_position(stmt, exc.message)) from None
+
+    def _put(self, name: str, table: pa.Table, run: _CellRun) -> None:
+        self.tables[name] = table
+        self.partitions.pop(name, None)
+        if name not in run.changed:
+            run.changed.append(name)
+        run.last = (name, table)
+
+    def _table(self, name: str, stmt: lang.Statement) -> pa.Table:
+        table = self.lookup(name)
+        if table is None:
+            names = ", ".join(sorted(self.tables)) or "none yet"
+            raise CellError("data", f"table '{name}' not found; tables in this session: {names}",
+                            *lang.template.position_in(stmt, name))
+        return table
+
+    def _source_context(self) -> Any:
+        from console.sources import SourceContext
+
+        roots = [Path(p) for p in self.cfg.DATA_ROOTS or []]
+        # The data dir (lake, session caches) is the product's own: always allowed when roots are set.
+        return SourceContext(self.cfg.data_dir, self.connections, roots + [self.cfg.data_dir] if roots else [])
+
+    def _run_load(self, stmt: lang.Load, run: _CellRun, cell: Any) -> None:
+        from console.sources import get_source
+
+        table = get_source(stmt.format).read(self._source_context(), stmt.path, dict(stmt.options))
+        self._put(stmt.table, table, run)
+
+    def _run_select(self, stmt: lang.Select, run: _CellRun, cell: Any) -> None:
+        table = self.sql.query(stmt.sql, self.tables, stmt.sql_line, stmt.sql_column)
+        self._put(stmt.table, table, run)
+
+    def _run_save(self, stmt: lang.Save, run: _CellRun, cell: Any) -> None:
+        from console.sources import get_source
+
+        table = self._table(stmt.table, stmt)
+        source = get_source(stmt.format)
+        source.write(self._source_context(), table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
+        rows = f"{table.num_rows} row{'s' if table.num_rows != 1 else ''}"
+        self.emit(OutputEvent(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
+                              source="engine", stream="system"))
+
+    def _run_set(self, stmt: lang.Set, run: _CellRun, cell: Any) -> None:
+        kind = stmt.type
+        if kind == "defaultParam":
+            self.variables.setdefault(stmt.key, stmt.value)
+        elif kind == "conf":
+            self.conf[stmt.key] = stmt.value
+            if stmt.key.startswith("duckdb."):  # e.g. set duckdb.threads = 2 where type="conf"
+                try:
+                    self.sql.con.execute(f"SET {stmt.key[len('duckdb.'):]} = ?", [stmt.value])
+                except Exception as exc:
+                    raise CellError("sql", f"cannot set {stmt.key}: {exc}", stmt.line, stmt.column) from None
+        elif kind == "shell":
+            done = subprocess.run(["bash", "-c", stmt.value], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise CellError("data", f"shell command failed with exit code {done.returncode}: "
+                                        f"{done.stderr.strip() or done.stdout.strip()}", stmt.line, stmt.column)
+            self.variables[stmt.key] = done.stdout.rstrip("\n")
+        elif kind == "sql":
+            line, col = lang.template.position_in(stmt, stmt.value[:40])
+            value = self.sql.scalar(stmt.value, self.tables, line, col)
+            self.variables[stmt.key] = "" if value is None else str(value)
+        else:
+            self.variables[stmt.key] = stmt.value
+
+    def _run_connect(self, stmt: lang.Connect, run: _CellRun, cell: Any) -> None:
+        self.connections[stmt.alias] = dict(stmt.options)
+
+    def _run_pythonsetting(self, stmt: lang.PythonSetting, run: _CellRun, cell: Any) -> None:
+        target = self.python_env if stmt.scope == "env" else self.python_conf
+        target[stmt.key] = stmt.value
+        # As in MLSQL, the statement's result is the current env/conf table (not put in the catalog).
+        run.last = (f"python_{stmt.scope}", pa.table({"key": list(target), "value": list(target.values())}))
+
+    def _run_run(self, stmt: lang.Run, run: _CellRun, cell: Any) -> None:
+        if stmt.et == "TableRepartition":
+            name, table, num = python_jobs.repartition(self, stmt)
+            self._put(name, table, run)
+            self.partitions[name] = num
+            return
+        for name, table in python_jobs.run_ray(self, stmt, self._python_runtime):
+            self._put(name, table, run)
+
+    def _python_runtime(self) -> Any:
+        if self._runtime is None:
+            try:
+                from console.kernel.python_runtime import PythonRuntime# heavy (ray, worker processes): only on first use
+            except ImportError as exc:
+                raise CellError("python", f"Python cells need the Python runtime, which is not available: {exc}") from None
+            self._runtime = PythonRuntime(self.cfg, self.emit)
+        return self._runtime
+
+    def _run_include(self, stmt: lang.Include, run: _CellRun, cell: Any) -> None:
+        from console.kernel.include import run_include
+
+        run_include(self, stmt, run)
+
+    def _run_register(self, stmt: lang.Register, run: _CellRun, cell: Any) -> None:
+        raise CellError("parse", f"register is not supported yet (register {stmt.et}.`{stmt.path}` as {stmt.function})",
+                        stmt.line, stmt.column)
+
+
+def _data_error_position(stmt: lang.Statement, message: str) -> tuple[int, int]:
+    """Point a load/save error at the format or the path it is about, else at the statement."""
+    fmt, path = getattr(stmt, "format", None), getattr(stmt, "path", None)
+    if fmt and "format" in message:
+        return lang.template.position_in(stmt, fmt + ".")
+    if path and path in message:
+        return lang.template.position_in(stmt, path)
+    return stmt.line, stmt.column

@@ -1,0 +1,153 @@
+"""The SQL engine behind `select … as t`: Spark SQL transpiled by sqlglot, run by DuckDB over Arrow tables.
+
+Kept lean on purpose (bench/sql_overhead.py holds it to <= 1.15x plain DuckDB): transpiles are
+cached by SQL text, and catalog tables are registered with DuckDB (zero-copy) only when a query
+names them and only again when the name points at a new table.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Mapping
+
+import pyarrow as pa
+
+from console.kernel.errors import CellError
+
+_DUCKDB_CONFIG = {
+    # No network here, and a query must never fetch code: extensions stay as installed.
+    "autoinstall_known_extensions": "false",
+    "autoload_known_extensions": "false",
+}
+
+
+@functools.lru_cache(maxsize=1024)
+def transpile(sql: str) -> tuple[str, tuple[str, ...]]:
+    """(DuckDB SQL, names of the tables the query reads) for a Spark SQL select.
+
+    Raises sqlglot's ParseError for text that is not SQL.
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(sql, read="spark")
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    refs: list[str] = []
+    for t in tree.find_all(exp.Table):
+        if not isinstance(t.this, exp.Identifier):  # table functions such as range(10)
+            continue
+        name = ".".join(p for p in (t.catalog, t.db, t.name) if p)
+        if name.lower() not in ctes and name not in refs:
+            refs.append(name)
+    return tree.sql(dialect="duckdb"), tuple(refs)
+
+
+def locate(sql: str, offset: int, sql_line: int, sql_column: int) -> tuple[int, int]:
+    """Cell line/column of character `offset` of a select whose text starts at sql_line/sql_column."""
+    prefix = sql[:offset]
+    newlines = prefix.count("\n")
+    if newlines == 0:
+        return sql_line, sql_column + offset
+    return sql_line + newlines, offset - prefix.rfind("\n")
+
+
+def find_word(sql: str, word: str) -> int:
+    """Offset of the first whole-word, case-insensitive occurrence of `word` in sql, or -1."""
+    m = re.search(r"(?<![\w.])`?" + re.escape(word) + r"`?(?!\w)", sql, re.IGNORECASE)
+    return m.start() if m else -1
+
+
+class SqlEngine:
+    """One DuckDB connection per session; queries see the session's catalog of Arrow tables."""
+
+    def __init__(self) -> None:
+        import duckdb
+
+        self._duckdb = duckdb
+        self.con = duckdb.connect(":memory:", config=_DUCKDB_CONFIG)
+        self._registered: dict[str, pa.Table] = {}
+
+    def _bind(self, refs: tuple[str, ...], tables: Mapping[str, pa.Table]) -> str | None:
+        """Register the referenced tables; return the first name the catalog lacks."""
+        for ref in refs:
+            table = tables.get(ref)
+            if table is None:
+                # DuckDB (like Spark) matches names case-insensitively; the catalog is a plain dict.
+                match = next((k for k in tables if k.lower() == ref.lower()), None)
+                if match is None:
+                    return ref
+                table = tables[match]
+            if self._registered.get(ref) is not table:
+                self.con.register(ref, table)
+                self._registered[ref] = table
+        return None
+
+    def query(self, sql: str, tables: Mapping[str, pa.Table], line: int = 1, column: int = 1) -> pa.Table:
+        """Run one Spark SQL select; errors become CellError(kind="sql") at cell line/column."""
+        import sqlglot
+
+        try:
+            duck_sql, refs = transpile(sql)
+        except sqlglot.errors.ParseError as exc:
+            err = exc.errors[0] if exc.errors else {}
+            eline, ecol = err.get("line") or 1, err.get("col") or 1
+            cell_line = line + eline - 1
+            cell_col = column + ecol - 1 if eline == 1 else ecol
+            desc = re.sub(r"<class '[\w.]+\.(\w+)'>", r"\1", err.get("description") or str(exc))
+            near = (err.get("highlight") or "").strip()
+            raise CellError("sql", f"SQL syntax error: {desc}" + (f" near {near!r}" if near else ""),
+                            cell_line, cell_col) from None
+        except sqlglot.errors.SqlglotError as exc:
+            raise CellError("sql", f"SQL error: {exc}", line, column) from None
+        missing = self._bind(refs, tables)
+        if missing is not None:
+            names = ", ".join(sorted(tables)) or "none yet"
+            at = find_word(sql, missing.split(".")[-1])
+            raise CellError("sql", f"table '{missing}' not found; tables in this session: {names}",
+                            *locate(sql, max(at, 0), line, column))
+        try:
+            return self.con.sql(duck_sql).to_arrow_table()
+        except self._duckdb.InterruptException:
+            raise CellError("interrupted", "the query was interrupted", line, column) from None
+        except self._duckdb.Error as exc:
+            raise self._map_error(exc, sql, duck_sql, line, column) from None
+
+    def scalar(self, sql: str, tables: Mapping[str, pa.Table], line: int = 1, column: int = 1) -> object:
+        """The first value of the first row (None for an empty result), for `set … where type="sql"`."""
+        result = self.query(sql, tables, line, column)
+        if result.num_rows == 0 or result.num_columns == 0:
+            return None
+        return result.column(0)[0].as_py()
+
+    def _map_error(self, exc: Exception, sql: str, duck_sql: str, line: int, column: int) -> CellError:
+        # DuckDB's LINE/caret refer to the transpiled text, which the user never wrote: drop them and
+        # point at the user's own text, by the quoted name in the message or the word at the caret.
+        text = str(exc)
+        message, _, context = text.partition("\n\nLINE ")
+        at = -1
+        first = message.split("\n")[0]
+        candidates = re.findall(r'"([^"\n]+)"', first) + re.findall(r"with name (\w+)", first)
+        for name in candidates:
+            at = find_word(sql, name)
+            if at >= 0:
+                break
+        for literal in ([] if at >= 0 else re.findall(r"'[^'\n]*'", first)):
+            at = sql.find(literal)
+            if at >= 0:
+                break
+        if at < 0 and context:
+            lines = context.split("\n")
+            # The caret line is aligned under "LINE n: …", whose "LINE " partition() removed.
+            caret = (lines[1].find("^") - len("LINE ")) if len(lines) > 1 else -1
+            prefix_len = len(lines[0]) - len(lines[0].split(": ", 1)[-1])
+            word = re.match(r"\w+", lines[0][caret:]) if caret >= prefix_len else None
+            if word:
+                at = find_word(sql, word.group(0))
+        message = message.strip().replace("\n", " ")
+        return CellError("sql", message, *locate(sql, max(at, 0), line, column))
+
+    def interrupt(self) -> None:
+        self.con.interrupt()
+
+    def close(self) -> None:
+        self.con.close()

@@ -1,0 +1,236 @@
+"""The web process's handle on one kernel process: spawn, send commands, read events, see it die.
+
+Three reader threads per kernel: the event pipe (typed messages), and the kernel's own stdout
+and stderr (anything a library writes there becomes "system" output of the running cell).
+A waiter thread turns the exit status into a sentence a user can act on.
+"""
+from __future__ import annotations
+
+import codecs
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable
+from typing import IO
+
+from console.config import Config
+from console.messages import Message, from_wire
+
+log = logging.getLogger(__name__)
+
+# The kernel reads its resolved settings (JSON) from this variable.
+CONFIG_ENV = "CONSOLE_KERNEL_CONFIG"
+# A per-kernel mark every descendant inherits: Python cell workers lead their own process groups,
+# so after a kill -9 of their kernel this is how its orphans are found and stopped. Only worker
+# processes are touched: the shared Ray head, when a kernel started it, inherits the mark too.
+MARK_ENV = "CONSOLE_KERNEL_MARK"
+WORKER_CMD = b"console.worker.main"
+
+OnEvent = Callable[[Message], None]
+OnSystem = Callable[[str, str], None]  # (stream, text)
+OnExit = Callable[[str, bool], None]  # (reason, expected)
+
+
+def exit_reason(returncode: int, last_stderr: str = "") -> str:
+    """Explain an exit status: a code, or a signal by name (SIGKILL usually means out of memory)."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        reason = f"killed by {name}"
+        if name == "SIGKILL":
+            reason += " (out of memory? the system kills the largest process when memory runs out)"
+        elif name == "SIGSEGV":
+            reason += " (a crash in native code)"
+    else:
+        reason = f"exited with code {returncode}"
+    if last_stderr:
+        reason += f"; last words: {last_stderr}"
+    return reason
+
+
+def kill_marked(mark: str) -> list[int]:
+    """SIGKILL the group of every cell worker carrying this kernel's mark; returns their pids."""
+    needle = f"{MARK_ENV}={mark}".encode()
+    own_group = os.getpgid(0)
+    killed: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                if WORKER_CMD not in fh.read():
+                    continue
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if needle not in fh.read().split(b"\0"):
+                    continue
+            pid = int(entry)
+            group = os.getpgid(pid)
+            if group != own_group:
+                os.killpg(group, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except (OSError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+    return killed
+
+
+def kernel_config(cfg: Config) -> str:
+    """The resolved settings as JSON for the kernel, with the data dir made absolute."""
+    values = dict(cfg)
+    values["DATA_DIR"] = str(cfg.data_dir)
+    values["DATABASE_URL"] = cfg.database_url
+    return json.dumps(values)
+
+
+class KernelProcess:
+    def __init__(self, cfg: Config, notebook_id: str, session_id: str, on_event: OnEvent,
+                 on_system: OnSystem, on_exit: OnExit, extra_env: dict[str, str] | None = None) -> None:
+        self.cfg = cfg
+        self.extra_env = dict(extra_env or {})
+        self.notebook_id = notebook_id
+        self.session_id = session_id
+        self.on_event = on_event
+        self.on_system = on_system
+        self.on_exit = on_exit
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._cmd: IO[bytes] | None = None
+        self._send_lock = threading.Lock()
+        self._stopping = False
+        self._stderr_tail: deque[str] = deque(maxlen=5)
+        self._readers: list[threading.Thread] = []
+        self.mark = uuid.uuid4().hex
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        cmd_r, cmd_w = os.pipe()
+        evt_r, evt_w = os.pipe()
+        env = dict(os.environ)
+        env.update(self.extra_env)
+        env[MARK_ENV] = self.mark
+        env[CONFIG_ENV] = kernel_config(self.cfg)
+        env["PYTHONUNBUFFERED"] = "1"
+        argv = [sys.executable, "-m", "console.kernel.main", "--cmd-fd", str(cmd_r),
+                "--event-fd", str(evt_w), "--notebook-id", self.notebook_id, "--session-id", self.session_id]
+        try:
+            # Own process group: a restart or cull can take the kernel's worker processes with it.
+            self.proc = subprocess.Popen(
+                argv, pass_fds=(cmd_r, evt_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, env=env, start_new_session=True)
+        finally:
+            os.close(cmd_r)
+            os.close(evt_w)
+        self._cmd = os.fdopen(cmd_w, "wb", buffering=0)
+        events = os.fdopen(evt_r, "rb")
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._readers = [
+            self._thread("events", self._read_events, events),
+            self._thread("stdout", self._read_text, self.proc.stdout, "stdout"),
+            self._thread("stderr", self._read_text, self.proc.stderr, "stderr"),
+        ]
+        self._thread("wait", self._wait)
+
+    def _thread(self, what: str, target: Callable[..., None], *args: object) -> threading.Thread:
+        t = threading.Thread(target=target, args=args, name=f"kernel-{self.pid}-{what}", daemon=True)
+        t.start()
+        return t
+
+    def send(self, msg: Message) -> bool:
+        """Write one command; False when the kernel is gone (its exit is reported separately)."""
+        line = json.dumps(msg.to_wire()).encode() + b"\n"
+        with self._send_lock:
+            if self._cmd is None:
+                return False
+            try:
+                self._cmd.write(line)
+                return True
+            except (BrokenPipeError, ValueError, OSError):
+                return False
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Ask the kernel to finish (EOF on its command pipe), then SIGTERM, then SIGKILL its group."""
+        self._stopping = True
+        with self._send_lock:
+            if self._cmd is not None:
+                try:
+                    self._cmd.close()
+                except OSError:
+                    pass
+                self._cmd = None
+        if self.proc is None:
+            return
+        for sig, wait in ((None, grace), (signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
+            if sig is not None:
+                self._signal_group(sig)
+            try:
+                self.proc.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self._signal_group(signal.SIGKILL)  # leftovers of the group
+        kill_marked(self.mark)  # workers in groups of their own
+
+    def _signal_group(self, sig: int) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _read_events(self, fh: IO[bytes]) -> None:
+        for line in fh:
+            try:
+                msg = from_wire(json.loads(line))
+            except ValueError:
+                log.warning("kernel %s sent a bad event: %r", self.pid, line[:200])
+                continue
+            try:
+                self.on_event(msg)
+            except Exception:  # noqa: BLE001 - one bad event must not stop the stream
+                log.exception("handling kernel event %s failed", msg.type)
+        fh.close()
+
+    def _read_text(self, fh: IO[bytes], stream: str) -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while chunk := os.read(fh.fileno(), 65536):
+            text = decoder.decode(chunk)
+            if stream == "stderr":
+                self._stderr_tail.extend(line for line in text.splitlines() if line.strip())
+            if text:
+                self.on_system(stream, text)
+        fh.close()
+
+    def _wait(self) -> None:
+        assert self.proc is not None
+        code = self.proc.wait()
+        if not self._stopping:
+            # Orphaned workers of a crashed kernel; they would also hold its stdout open.
+            self._signal_group(signal.SIGKILL)
+            kill_marked(self.mark)
+        # Every event the kernel wrote before dying is handled before its death is announced.
+        for t in self._readers:
+            t.join(timeout=5)
+        with self._send_lock:
+            if self._cmd is not None:
+                try:
+                    self._cmd.close()
+                except OSError:
+                    pass
+                self._cmd = None
+        last = self._stderr_tail[-1] if self._stderr_tail else ""
+        self.on_exit(exit_reason(code, last), self._stopping)

@@ -1,0 +1,141 @@
+"""Sharing endpoints: roles for users on a notebook or a folder, read-only links, the user list.
+
+    GET    /api/users                                   -> {users: [{username, display_name}]}
+    GET    /api/notebooks/<id>/shares                   -> {shares: [{id, username, role, ...}]}  owner
+    POST   /api/notebooks/<id>/shares   {user, role}    -> the share (replaces the user's role)  owner
+    DELETE /api/notebooks/<id>/shares/<share_id>        -> 204                                   owner
+    GET    /api/folders/shares?path=/team               -> {shares}                  owner of the folder
+    POST   /api/folders/shares          {path, user, role}                           owner of the folder
+    DELETE /api/folders/shares/<share_id>                                            owner of the folder
+    GET    /api/notebooks/<id>/links                    -> {links: [{token, url, active, ...}]}   owner
+    POST   /api/notebooks/<id>/links                    -> 201 the link                           owner
+    DELETE /api/notebooks/<id>/links/<token>            -> the link, revoked                      owner
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from console.store import ROLES, NotFound, normalize_folder
+
+from console.server import serialize
+from console.server.access import require_folder
+from console.server.auth import current_user
+from console.server.deps import get_store
+from console.server.errors import ApiError
+from console.server.validate import field, json_body
+
+
+def _share_json(share: Any) -> dict[str, Any]:
+    d: dict[str, Any] = serialize.plain(share)
+    try:
+        d["username"] = get_store().get_user(share.user_id).username
+    except NotFound:
+        d["username"] = None
+    return d
+
+
+def _link_json(link: Any) -> dict[str, Any]:
+    d: dict[str, Any] = serialize.plain(link)
+    d["active"] = link.active
+    d["url"] = f"/p/{link.token}"
+    return d
+
+
+def _target_user(body: dict[str, Any]) -> Any:
+    name = field(body, "user", str)
+    try:
+        return get_store().get_user_by_name(name)
+    except NotFound as exc:
+        raise ApiError(400, f"no user named {name!r}") from exc
+
+
+def _role(body: dict[str, Any]) -> str:
+    role = field(body, "role", str)
+    if role not in ROLES:
+        raise ApiError(400, f"'role' must be one of {', '.join(ROLES)}")
+    return role
+
+
+def users() -> ResponseReturnValue:
+    return jsonify({"users": [{"username": u.username, "display_name": u.display_name}
+                              for u in get_store().list_users()]})
+
+
+def shares(notebook_id: str) -> ResponseReturnValue:
+    return jsonify({"shares": [_share_json(s) for s in get_store().list_shares(notebook_id=notebook_id)]})
+
+
+def share_set(notebook_id: str) -> ResponseReturnValue:
+    body = json_body()
+    user, role = _target_user(body), _role(body)
+    return jsonify(_share_json(get_store().set_share(user.id, role, notebook_id=notebook_id))), 201
+
+
+def share_delete(notebook_id: str, share_id: int) -> ResponseReturnValue:
+    store = get_store()
+    share = store.get_share(share_id)
+    if share.notebook_id != notebook_id:
+        raise NotFound(f"no share {share_id!r} on this notebook")
+    store.delete_share(share_id)
+    return Response(status=204)
+
+
+def folder_shares() -> ResponseReturnValue:
+    path = normalize_folder(request.args.get("path") or "/")
+    require_folder(path, "owner")
+    return jsonify({"path": path, "shares": [_share_json(s) for s in get_store().list_shares(folder_path=path)]})
+
+
+def folder_share_set() -> ResponseReturnValue:
+    body = json_body()
+    path = normalize_folder(field(body, "path", str))
+    if path == "/":
+        raise ApiError(400, "share a notebook or a folder below the root")
+    require_folder(path, "owner")
+    user, role = _target_user(body), _role(body)
+    return jsonify(_share_json(get_store().set_share(user.id, role, folder_path=path))), 201
+
+
+def folder_share_delete(share_id: int) -> ResponseReturnValue:
+    store = get_store()
+    share = store.get_share(share_id)
+    if share.folder_path is None:
+        raise NotFound(f"no folder share {share_id!r}")
+    require_folder(share.folder_path, "owner")
+    store.delete_share(share_id)
+    return Response(status=204)
+
+
+def links(notebook_id: str) -> ResponseReturnValue:
+    return jsonify({"links": [_link_json(ln) for ln in get_store().list_links(notebook_id)]})
+
+
+def link_create(notebook_id: str) -> ResponseReturnValue:
+    user = current_user()
+    return jsonify(_link_json(get_store().create_link(notebook_id, created_by=user.id if user else None))), 201
+
+
+def link_revoke(notebook_id: str, token: str) -> ResponseReturnValue:
+    store = get_store()
+    if store.get_link(token).notebook_id != notebook_id:
+        raise NotFound("no such link")
+    return jsonify(_link_json(store.revoke_link(token)))
+
+
+def create_blueprint() -> Blueprint:
+    bp = Blueprint("sharing", __name__, url_prefix="/api")
+    bp.add_url_rule("/users", "users", users, methods=["GET"])
+    nb = "/notebooks/<notebook_id>"
+    bp.add_url_rule(f"{nb}/shares", "shares", shares, methods=["GET"])
+    bp.add_url_rule(f"{nb}/shares", "share_set", share_set, methods=["POST"])
+    bp.add_url_rule(f"{nb}/shares/<int:share_id>", "share_delete", share_delete, methods=["DELETE"])
+    bp.add_url_rule("/folders/shares", "folder_shares", folder_shares, methods=["GET"])
+    bp.add_url_rule("/folders/shares", "folder_share_set", folder_share_set, methods=["POST"])
+    bp.add_url_rule("/folders/shares/<int:share_id>", "folder_share_delete", folder_share_delete, methods=["DELETE"])
+    bp.add_url_rule(f"{nb}/links", "links", links, methods=["GET"])
+    bp.add_url_rule(f"{nb}/links", "link_create", link_create, methods=["POST"])
+    bp.add_url_rule(f"{nb}/links/<token>", "link_revoke", link_revoke, methods=["DELETE"])
+    return bp

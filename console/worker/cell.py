@@ -1,0 +1,291 @@
+"""Running one cell inside the worker: namespace, Ray connection, errors as the user should see them.
+
+The code is compiled with blank lines in front of it, so every line number Python reports, in the
+driver or in an actor the cell defined, is already a line of the notebook cell.
+"""
+from __future__ import annotations
+
+import builtins
+import gc
+import linecache
+import logging
+import os
+import re
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from console.worker.actorlogs import for_current_job
+from console.worker.context import PythonContext, model_servers, ray_connected
+from console.actors.data import DataServer, clear_registry
+from console.worker.schema import SchemaError
+
+CELL_FILE = "<cell>"
+_OURS = (str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[2] / "pyjava"))
+_USES_RAY = re.compile(r"\bray\b")
+
+
+def compile_cell(code: str, code_line: int) -> Any:
+    source = "\n" * max(0, code_line - 1) + code
+    linecache.cache[CELL_FILE] = (len(source), None, source.splitlines(True), CELL_FILE)
+    return compile(source, CELL_FILE, "exec")
+
+
+def execute(code: str, code_line: int, context: PythonContext) -> None:
+    """Run the cell's code in a fresh namespace holding `context`; SIGINT raises KeyboardInterrupt."""
+    ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins, "context": context,
+                          "data_manager": context}
+    compiled = compile_cell(code, code_line)
+    on_main = _main_thread()
+    if on_main:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        exec(compiled, ns)
+    finally:
+        if on_main:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        ns.clear()
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def describe(exc: BaseException) -> dict[str, Any]:
+    """kind, message, cell line and the user's traceback (our own frames left out)."""
+    cause = exc
+    try:
+        from ray.exceptions import RayTaskError
+
+        if isinstance(exc, RayTaskError) and exc.cause is not None:
+            cause = exc.cause
+    except ImportError:
+        pass
+    if isinstance(exc, KeyboardInterrupt) or type(cause).__name__ in ("TaskCancelledError",):
+        kind = "interrupted"
+    elif isinstance(cause, SchemaError):
+        kind = "schema"
+    else:
+        kind = "python"
+    tbe = traceback.TracebackException.from_exception(exc)
+    line = None
+    for part in _chain(tbe):
+        kept = [f for f in part.stack if not f.filename.startswith(_OURS)]
+        part.stack = traceback.StackSummary.from_list(kept)
+        for frame in kept:
+            if frame.filename == CELL_FILE:
+                line = frame.lineno
+    if line is None:  # an actor's frames only appear in the remote traceback text
+        found = re.findall(r'File "<cell>", line (\d+)', str(exc))
+        line = int(found[-1]) if found else None
+    message = "".join(traceback.format_exception_only(type(cause), cause)).strip()
+    if kind == "interrupted":
+        message = "interrupted (KeyboardInterrupt)"
+    return {"kind": kind, "message": message, "line": line, "traceback": "".join(tbe.format())}
+
+
+def _chain(tbe: traceback.TracebackException) -> list[traceback.TracebackException]:
+    out, seen = [], set()
+    cur: traceback.TracebackException | None = tbe
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        out.append(cur)
+        cur = cur.__cause__ or (None if cur.__suppress_context__ else cur.__context__)
+    return out
+
+
+def read_ipc(path: str | None) -> pa.Table | None:
+    if not path:
+        return None
+    with pa.memory_map(path) as source:
+        return pa.ipc.open_file(source).read_all()  # buffers stay mapped: no copy
+
+
+def write_ipc(table: pa.Table, path: str) -> None:
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+class WorkerHost:
+    """JobHost inside the cell worker: Ray comes from the kernel's cluster, asked for on first need."""
+
+    def __init__(self, runner: Any, spec: dict[str, Any]) -> None:
+        self.runner = runner
+        self.spec = spec
+        self.cluster: dict[str, Any] | None = None
+
+    def cluster_info(self) -> dict[str, Any]:
+        if self.cluster is None:
+            self.cluster = self.runner.ask_cluster()
+            os.environ["RAY_ADDRESS"] = self.cluster["address"]  # a bare ray.init() in the cell joins it
+        return self.cluster
+
+    def connect_ray(self, url: str | None, **kwargs: Any) -> None:
+        import ray
+
+        info = self.cluster_info()
+        if ray.is_initialized():
+            return  # already this cell's driver on the notebook's cluster: reuse, as pyjava did
+        if url and url not in ("local", "auto", "worker") and not _loopback(url) and url != info.get("client_address"):
+            print(f"[console] RayContext.connect: {url} is not this notebook's Ray cluster; "
+                  f"using {info['address']}", file=sys.stderr)
+        runtime_env = dict(kwargs.pop("runtime_env", None) or {})
+        env_vars = {**self.spec.get("actor_env", {}), **runtime_env.get("env_vars", {})}
+        runtime_env["env_vars"] = env_vars
+        runtime_env.setdefault("worker_process_setup_hook", "console.actors.capture.actor_setup_hook")
+        if self.spec.get("ship_modules"):
+            root = Path(__file__).resolve().parents[2]
+            runtime_env.setdefault("py_modules", [str(root / "pyjava"), str(root / "console")])
+            runtime_env.setdefault("excludes", ["**/static/**", "**/__pycache__/**", "**/*.pyc"])
+        kwargs.setdefault("namespace", "default")
+        ray.init(address=info["address"], runtime_env=runtime_env, log_to_driver=True,
+                 logging_level=logging.WARNING, **kwargs)
+
+    def default_partitions(self) -> int:
+        if self.spec.get("num_partitions"):
+            return int(self.spec["num_partitions"])
+        if ray_connected():
+            import ray
+
+            return max(1, int(ray.cluster_resources().get("CPU", 1)))
+        return int(self.spec.get("default_partitions") or os.cpu_count() or 1)
+
+
+def _loopback(url: str) -> bool:
+    host = url.split("://")[-1].rsplit(":", 1)[0]
+    return host in ("127.0.0.1", "localhost", "0.0.0.0", "::1") or host.startswith("127.")
+
+
+class CellRunner:
+    """Runs the kernel's jobs in this process (runIn=driver) or in a Ray actor (runIn=executor)."""
+
+    def __init__(self, channel: Any, out: Any, err: Any) -> None:
+        self.channel, self.out, self.err = channel, out, err
+
+    def ask_cluster(self) -> dict[str, Any]:
+        self.channel.send("need_cluster", self.channel.job_id)
+        while True:
+            msg = self.channel.recv()
+            if msg[0] == "cluster":
+                return msg[1]
+            if msg[0] == "cluster_error":
+                raise RuntimeError(f"the notebook's Ray cluster is not available: {msg[1]}")
+
+    def run(self, job_id: str, spec: dict[str, Any]) -> None:
+        self.channel.job_id = job_id
+        result_path, error = None, None
+        try:
+            host = WorkerHost(self, spec)
+            conf = dict(spec.get("conf") or {})
+            if _USES_RAY.search(spec["code"]):
+                host.cluster_info()
+            context = PythonContext(job_id, [], conf, table=read_ipc(spec.get("input_path")),
+                                    model_table=read_ipc(spec.get("model_path")), host=host,
+                                    table_path=spec.get("input_path"))
+            if context._model_table is not None:
+                conf["modelServers"] = model_servers(context._model_table, conf.get("timezone", "UTC"))
+            if conf.get("runIn", "driver") == "executor":
+                output = self._run_in_actor(host, spec, context)
+            else:
+                execute(spec["code"], int(spec.get("code_line") or 1), context)
+                output = context.output()
+            if output is not None:
+                write_ipc(output, spec["output_path"])
+                result_path = spec["output_path"]
+        except BaseException as exc:  # the cell's failure is data for the kernel
+            error = exc.args[0] if isinstance(exc, _RemoteCellError) else describe(exc)
+        finally:
+            self._end_cell()
+        self.channel.send("done", job_id, result_path, error)
+        self.channel.job_id = None
+        self.release()
+
+    def _run_in_actor(self, host: WorkerHost, spec: dict[str, Any], context: PythonContext) -> pa.Table | None:
+        import ray
+
+        host.connect_ray("auto")
+        servers = context.rayContext.data_servers()
+        actor = ray.remote(num_cpus=0)(CellExecutor).remote()
+        output, error = ray.get(actor.run.remote(spec["code"], int(spec.get("code_line") or 1),
+                                                 context.conf, servers))
+        if error is not None:
+            raise _RemoteCellError(error)
+        return output
+
+    def _end_cell(self) -> None:
+        """Before "done": the cell's last output reaches this cell's stream."""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if ray_connected():
+            self._drain_actor_output()
+        os.environ.pop("RAY_ADDRESS", None)
+        clear_registry()
+        linecache.cache.pop(CELL_FILE, None)
+        self.out.flush_all()
+        self.err.flush_all()
+
+    def _drain_actor_output(self) -> None:
+        """Wait until every line the cell's actors wrote on this node has arrived (at most 30 s).
+
+        Ray's log monitor forwards a big burst over seconds; ending the job earlier would drop
+        its tail. Lines of actors on other nodes cannot be counted here: for them, wait until
+        the stream has been quiet for 0.4 s.
+        """
+        logs = for_current_job()
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline:
+            received = self.out.forwarded + self.err.forwarded
+            if logs is not None and logs.missing(received) == 0:
+                return
+            if logs is None and time.monotonic() - max(self.out.last_forwarded, self.err.last_forwarded) >= 0.4:
+                return
+            time.sleep(0.05)
+        missing = logs.missing(self.out.forwarded + self.err.forwarded) if logs is not None else 0
+        if missing:
+            print(f"[console] {missing} actor output lines were still in flight after 30 s", file=sys.stderr)
+
+    def release(self) -> None:
+        """After "done" (off the cell's wall time, ~0.4 s with TensorFlow loaded): the worker
+        handles nothing else until this returns, so the next cell still starts with no Ray job."""
+        try:
+            if ray_connected():
+                import ray
+
+                ray.shutdown()  # ends this cell's Ray job: its actors and tasks go with it
+        except Exception as exc:  # a broken connection must not take the worker down
+            print(f"[console] ray.shutdown failed: {exc}", file=sys.__stderr__)
+        gc.collect()  # the cell's cycles, e.g. Keras models (0.15 s with TensorFlow imported)
+
+    def close(self) -> None:
+        self._end_cell()
+        self.release()
+
+
+class _RemoteCellError(Exception):
+    """The error dict of a cell that ran in an actor (runIn=executor)."""
+
+
+class CellExecutor:
+    """runIn=executor: the cell's driver code, run inside a Ray actor."""
+
+    def run(self, code: str, code_line: int, conf: dict[str, str],
+            servers: list[DataServer]) -> tuple[pa.Table | None, dict | None]:
+        from console.worker.context import RayContext
+
+        tables = [s.arrow() for s in servers]
+        table = pa.concat_tables(tables) if tables else pa.table({})
+        context = PythonContext("", [], conf, table=table)
+        context.rayContext._servers = servers
+        try:
+            execute(code, code_line, context)
+            return context.output(), None
+        except BaseException as exc:
+            return None, describe(exc)
+        finally:
+            RayContext.cache.clear()

@@ -1,0 +1,167 @@
+"""The cell worker process: runs Python cells sent by the kernel, one at a time, as a Ray driver.
+
+Started by the kernel as `bash -c "<PYTHON_ENV> && exec python -m console.worker.main FD"`,
+where FD is one end of a socket pair carrying pickled tuples (see runtime.py for the protocol).
+Each cell runs in a fresh namespace holding `context`; if it connected to Ray, the worker
+disconnects afterwards, which ends the cell's Ray job and with it every actor the cell made.
+"""
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sys
+import threading
+import time
+from collections import Counter
+from multiprocessing.connection import Connection
+from typing import Any
+
+from console.actors.capture import KerasMetrics, LineRedraw, METRICS, decode_forwarded, ray_pid, split_ray_prefix, stream_of
+
+CELL_FILE = "<cell>"
+
+
+class Channel:
+    """The worker's end of the socket pair; sends are shared by threads, recv stays on the main one."""
+
+    def __init__(self, fd: int) -> None:
+        self.conn = Connection(fd)
+        self.lock = threading.Lock()
+        self.job_id: str | None = None
+
+    def send(self, *msg: Any) -> None:
+        with self.lock:
+            try:
+                self.conn.send(msg)
+            except (OSError, ValueError):
+                pass  # the kernel went away; the main loop will notice on recv
+
+    def recv(self) -> tuple:
+        return self.conn.recv()
+
+
+class ChannelStream(io.TextIOBase):
+    """sys.stdout/stderr of the worker: chunks tagged with their source go to the kernel.
+
+    Each thread has its own line state, so the cell's partial lines never mix with the lines
+    Ray's log thread prints for actors ("(Network pid=12) text").
+    """
+
+    def __init__(self, channel: Channel, stream: str, metrics: KerasMetrics) -> None:
+        self.channel = channel
+        self.stream = stream
+        self.metrics = metrics
+        self.lock = threading.RLock()
+        self.lines: dict[int, LineRedraw] = {}
+        self.last_forwarded = 0.0
+        self.forwarded: Counter[int] = Counter()  # actor lines received, per pid (see actorlogs.py)
+
+    def _line_state(self) -> LineRedraw:
+        tid = threading.get_ident()
+        state = self.lines.get(tid)
+        if state is None:
+            state = self.lines[tid] = LineRedraw(self._chunk)
+        return state
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        with self.lock:
+            self._line_state().write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        with self.lock:
+            self._line_state().flush()
+
+    def flush_all(self) -> None:
+        with self.lock:
+            for state in self.lines.values():
+                state.flush()
+            self.lines.clear()
+
+    def _chunk(self, chunk: str) -> None:
+        source = "driver"
+        if chunk.endswith("\n") and not chunk.startswith("\r"):
+            prefixed, text = split_ray_prefix(chunk[:-1])
+            if prefixed is not None:
+                source = prefixed
+                self.last_forwarded = time.monotonic()
+                pid = ray_pid(prefixed)
+                if pid is not None:
+                    self.forwarded[pid] += 1
+                chunk, values = decode_forwarded(text)
+                if values is not None:
+                    self.channel.send("metrics", self.channel.job_id, values.get("values", {}), source,
+                                      values.get("step"))
+                    return
+            elif chunk.startswith(METRICS):
+                _, values = decode_forwarded(chunk[:-1])
+                if values is not None:
+                    self.channel.send("metrics", self.channel.job_id, values.get("values", {}), source,
+                                      values.get("step"))
+                    return
+        if not chunk:
+            return
+        self.channel.send("out", self.channel.job_id, source, stream_of(self.stream, chunk), chunk)
+        found = self.metrics.feed(source, chunk)
+        if found is not None:
+            self.channel.send("metrics", self.channel.job_id, found[0], source, found[1])
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+
+def _exit_with_parent(interval: float = 1.0) -> None:
+    """End this worker when the process that started it dies (a kernel killed by kill -9).
+
+    A cell may run for hours without reading the channel, so EOF alone would notice too late;
+    orphaned, the worker would keep training and holding its Ray actors. Polling getppid() is
+    used rather than PR_SET_PDEATHSIG, which fires when the parent *thread* that forked us ends.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(70)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def main(argv: list[str]) -> int:
+    _exit_with_parent()
+    channel = Channel(int(argv[0]))
+    metrics = KerasMetrics()
+    out = ChannelStream(channel, "stdout", metrics)
+    err = ChannelStream(channel, "stderr", metrics)
+    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    # SIGINT means "interrupt the cell": only while a cell runs (see run_cell); idle, ignore it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    from console.worker.cell import CellRunner# after the streams are in place: imports may print
+
+    runner = CellRunner(channel, out, err)
+    channel.send("ready", os.getpid(), sys.version.split()[0])
+    while True:
+        try:
+            msg = channel.recv()
+        except (EOFError, OSError):
+            return 0
+        if msg[0] == "run":
+            runner.run(msg[1], msg[2])
+        elif msg[0] == "exit":
+            runner.close()
+            return 0
+
+
+if __name__ == "__main__":
+    os._exit(main(sys.argv[1:]) or 0)
