@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "sessions")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "live")]
 
 from session_clients import LiveServer, Viewer  # noqa: E402
 

@@ -30,7 +30,7 @@ def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
     for key in list(os.environ):
         if key.startswith("CONSOLE_"):
             monkeypatch.delenv(key)
-    # Single-user mode: the test client is the local admin without logging in (tests/security
+    # Single-user mode: the test client is the local admin without logging in (tests/access
     # builds multi-user apps and logs in for real).
     return load_config({"DATA_DIR": str(tmp_path / "data"), "SINGLE_USER": True})
 

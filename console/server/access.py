@@ -8,7 +8,7 @@ above may execute.
 Every endpoint of the app is named in POLICIES, and `enforce` (a before_request hook) applies
 its policy before the handler runs; an endpoint missing from POLICIES (or added per app with
 `classify`) is refused (fail closed),
-and tests/security/test_sec_matrix.py fails until it is classified. Policies:
+and tests/access/test_access_matrix.py fails until it is classified. Policies:
 
     public            anyone, no login (the handler itself decides, e.g. a link token)
     login             any logged-in user; the handler narrows (listings, folder checks)

@@ -1,6 +1,6 @@
 """Roles on the notebook page: a viewer gets no run or edit controls and cannot type; a runner
 can run but not type; neither sees the owner's Share. The server enforces all of it anyway
-(tests/security); this checks the page says so instead of offering buttons that fail."""
+(tests/access); this checks the page says so instead of offering buttons that fail."""
 from __future__ import annotations
 
 import subprocess

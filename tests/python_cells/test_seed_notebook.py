@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.runtime.test_seed import PYTHON_ENV, SEED_CELL
+from tests.python_cells.test_seed import PYTHON_ENV, SEED_CELL
 
 PREDICT_CELL = '''--%python
 --%input=test_data

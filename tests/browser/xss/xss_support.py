@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 PASSWORD = "correct horse battery"

@@ -12,7 +12,7 @@ import pytest
 from console.config import load_config
 from console.kernel.job import PythonJob
 from console.cluster.head import free_port, short_temp_dir, start_head, stop_process_group
-from tests.runtime.test_runtime import SEEDLIKE, table
+from tests.python_cells.test_runtime import SEEDLIKE, table
 
 
 @pytest.mark.slow

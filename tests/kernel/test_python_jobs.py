@@ -1,4 +1,4 @@
-"""Python statements compile to the right PythonJob; running them on Ray is tested in tests/runtime.
+"""Python statements compile to the right PythonJob; running them on Ray is tested in tests/python_cells.
 
 These tests stop at `build_job`, the pure step between a parsed statement and the runtime, so
 they need no Ray and no stand-in for it.

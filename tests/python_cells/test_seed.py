@@ -57,7 +57,7 @@ def seed_model(runtime_module, mnist_dir):
 
 @pytest.fixture(scope="module")
 def runtime_module(_runtime_and_sink):
-    from tests.runtime.conftest import Events
+    from tests.python_cells.conftest import Events
 
     runtime, sink = _runtime_and_sink
     sink[0] = events = Events()
