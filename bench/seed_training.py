@@ -100,7 +100,7 @@ def main() -> None:
     cluster = RayCluster(cfg)
     cluster.own()
     info = cluster.ensure()
-    seed = (ROOT / "tests" / "runtime" / "fixtures" / "seed_cell.txt").read_text().split("--%cache=true\n", 1)[1]
+    seed = (ROOT / "tests" / "python_cells" / "fixtures" / "seed_cell.txt").read_text().split("--%cache=true\n", 1)[1]
     runtime = PythonRuntime(cfg, lambda e: None)
     (work / "plain.py").write_text(PLAIN)
     env = {**os.environ, **RAY_ENV, "TF_USE_LEGACY_KERAS": "1"}
