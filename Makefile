@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 CONSOLE := $(VENV)/bin/mlsql-console
 DATA_DIR ?= ./console-data
 
-.PHONY: run test test-quick bench setup assets system-deps demo clean
+.PHONY: run test test-quick lint bench setup assets system-deps demo clean
 
 setup: $(VENV)/.installed assets
 
@@ -38,7 +38,12 @@ demo: setup
 run: demo
 	CONSOLE_SINGLE_USER=$${CONSOLE_SINGLE_USER:-true} $(CONSOLE) serve --data-dir $(DATA_DIR)
 
-test: setup system-deps
+# ruff and mypy (configured in pyproject.toml) run before the tests: a lint or type error fails `make test`.
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: lint setup system-deps
 	$(PY) -m pytest -q
 
 test-quick: setup
