@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-from deltalake import write_deltalake  # noqa: E402
+import numpy as np
+import pyarrow as pa
+from deltalake import write_deltalake
 
-from console.sources import SourceContext, get_source# noqa: E402
+from console.sources import SourceContext, get_source
 
 TARGET = 1.15
 

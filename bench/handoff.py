@@ -31,12 +31,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from console.cluster.head import RAY_ENV# noqa: E402
+from console.cluster.head import RAY_ENV
 
 os.environ.update(RAY_ENV)
 
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
+import numpy as np
+import pyarrow as pa
 
 
 def serve_once(table: pa.Table) -> tuple[str, int]:
@@ -118,7 +118,7 @@ def main() -> None:
         ctx = PythonContext("", [], {}, table=read_ipc(path), host=Host(),  # the worker
                             table_path=path if mapped else None)  # None: the object-store path
         servers = ctx.rayContext.data_servers()
-        results = ray.get([a.ours.remote(s) for a, s in zip(actors, servers)])
+        results = ray.get([a.ours.remote(s) for a, s in zip(actors, servers, strict=True)])
         elapsed = time.perf_counter() - t0
         check(results)
         data.clear_registry()
@@ -128,7 +128,7 @@ def main() -> None:
         t0 = time.perf_counter()
         half = args.rows // 2
         addrs = [serve_once(table.slice(0, half)), serve_once(table.slice(half))]
-        results = ray.get([a.mlsql.remote(h, p) for a, (h, p) in zip(actors, addrs)])
+        results = ray.get([a.mlsql.remote(h, p) for a, (h, p) in zip(actors, addrs, strict=True)])
         elapsed = time.perf_counter() - t0
         check(results)
         return elapsed

@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from console.store import Store# noqa: E402
+from console.store import Store  # noqa: E402 - needs the sys.path line above
 
 TARGET_MS = 1500
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -35,11 +35,13 @@ def seed(data_dir: Path, cells: int, lines: int) -> str:
     sources = []
     for i in range(cells):
         if i % 5 == 4:
-            sources.append({"kind": "python", "source": f"--%python\n--%input=t{i}\nimport time\nfor e in range(3):\n    print('epoch', e)\n"})
+            source = f"--%python\n--%input=t{i}\nimport time\nfor e in range(3):\n    print('epoch', e)\n"
+            sources.append({"kind": "python", "source": source})
         elif i % 10 == 0:
             sources.append({"kind": "markdown", "source": f"## Step {i}\n\nSome *notes* about this part."})
         else:
-            sources.append({"kind": "mlsql", "source": f"load parquet.`/data/part{i}` as p{i};\nselect a, b, c from p{i} where a > {i} as t{i};"})
+            source = f"load parquet.`/data/part{i}` as p{i};\nselect a, b, c from p{i} where a > {i} as t{i};"
+            sources.append({"kind": "mlsql", "source": source})
     nb = store.create_notebook("page load bench", "/", cells=sources)
     per_cell = lines // cells
     for c in nb.cells:
@@ -47,10 +49,13 @@ def seed(data_dir: Path, cells: int, lines: int) -> str:
         chunks, seq = [], 0
         for start in range(0, per_cell, 50):
             seq += 1
-            text = "".join(f"{c.id} step {n}: loss=0.{n:04d} accuracy=0.9{n % 10}\n" for n in range(start, min(per_cell, start + 50)))
-            chunks.append({"seq": seq, "text": text, "source": "driver" if seq % 2 else "Worker pid=42", "stream": "stdout"})
+            text = "".join(f"{c.id} step {n}: loss=0.{n:04d} accuracy=0.9{n % 10}\n"
+                           for n in range(start, min(per_cell, start + 50)))
+            chunks.append({"seq": seq, "text": text, "source": "driver" if seq % 2 else "Worker pid=42",
+                           "stream": "stdout"})
         store.append_output(run.id, chunks)
-        result = {"type": "result", "name": f"t_{c.id}", "columns": [{"name": "a", "type": "int64"}, {"name": "b", "type": "string"}],
+        columns = [{"name": "a", "type": "int64"}, {"name": "b", "type": "string"}]
+        result = {"type": "result", "name": f"t_{c.id}", "columns": columns,
                   "rows": [[r, f"row {r}"] for r in range(20)], "total_rows": 1000, "notebook_id": nb.id,
                   "cell_id": c.id, "run_id": run.id}
         store.finish_run(run.id, "done", result=result)
@@ -68,9 +73,9 @@ def serve(data_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONSOLE_")}
     env["CONSOLE_SINGLE_USER"] = "true"  # loopback only: no login page in the way
-    log = open(data_dir.parent / "server.log", "wb")  # noqa: SIM115 - lives as long as the server
-    proc = subprocess.Popen([sys.executable, "-m", "console", "serve", "--port", str(port), "--data-dir", str(data_dir)],
-                            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log = open(data_dir.parent / "server.log", "wb")  # left open: it lives as long as the server
+    command = [sys.executable, "-m", "console", "serve", "--port", str(port), "--data-dir", str(data_dir)]
+    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
         try:
@@ -139,7 +144,8 @@ def main() -> None:
     print(f"  console-ready (all drawn, keys bound): median {statistics.median(readies):.0f} ms")
     print(f"time to interactive (ready + first frame laid out and painted): median {statistics.median(ready):.0f} ms, "
           f"max {max(ready):.0f} ms (goto -> ready seen by the test: median {statistics.median(wall):.0f} ms)")
-    print(f"page_load_{args.cells}cells_{args.lines // 1000}k_lines: {statistics.median(ready):.0f} ms (target <= {TARGET_MS})")
+    print(f"page_load_{args.cells}cells_{args.lines // 1000}k_lines: {statistics.median(ready):.0f} ms "
+          f"(target <= {TARGET_MS})")
 
 
 if __name__ == "__main__":

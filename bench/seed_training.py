@@ -3,10 +3,10 @@
 All run on the same embedded Ray head (started first, not timed) with the same data:
 - product: PythonRuntime.run of the seed's Python cell, unchanged, on a cold worker each time
   (worker start, Arrow hand-off, data servers, output capture, model rows back as a table);
-- plain: a fresh `python` process (timed from launch to its last line) that reads the parquet itself and runs the same actors and
-  rounds with the data passed as numpy, importing TensorFlow in the driver at the top as the
-  seed cell does (`from tensorflow.keras import models,layers` is the cell's own code: a plain
-  script with the seed's code pays it too);
+- plain: a fresh `python` process (timed from launch to its last line) that reads the parquet
+  itself and runs the same actors and rounds with the data passed as numpy, importing
+  TensorFlow in the driver at the top as the seed cell does (`from tensorflow.keras import
+  models,layers` is the cell's own code: a plain script with the seed's code pays it too);
 - plain, lazy imports: the same script importing TensorFlow only inside the actors (the
   cheapest plain script; the gap to it includes the seed's driver-side import, ~2 s cold).
 The three are interleaved in each repeat; medians are reported.

@@ -19,13 +19,13 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import duckdb  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from console.config import load_config# noqa: E402
-from console.kernel.session import Session# noqa: E402
+from console.config import load_config
+from console.kernel.session import Session
 
 TARGET = 1.15
 GROUPBY_SPARK = "select k, count(*) as n, sum(v) as s, avg(v) as m from t group by k"
