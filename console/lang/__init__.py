@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 from console.lang.annotations import CACHE_DIR_VAR, compile_python_cell, header_kind, read_header
-from console.lang.ast import SAVE_MODES, SET_TYPES, Connect, Include, Load, PythonSetting, Register, Run, Save, Select, Set, Statement
+from console.lang.ast import (
+    SAVE_MODES, SET_TYPES, Connect, Include, Load, PythonSetting, Register, Run, Save, Select, Set, Statement,
+)
 from console.lang.errors import ParseError
 from console.lang.parser import parse
 from console.lang.template import substitute, substitute_statement

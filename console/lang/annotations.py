@@ -14,7 +14,8 @@ from console.lang import ast
 from console.lang.errors import ParseError, snippet_at
 
 # Keys with a meaning of their own; any other key=value header becomes a `!python conf` entry.
-_KNOWN = {k.lower(): k for k in ("input", "output", "cache", "schema", "dataMode", "runIn", "env", "model", "confTable")}
+_KNOWN = {k.lower(): k
+          for k in ("input", "output", "cache", "schema", "dataMode", "runIn", "env", "model", "confTable")}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CACHE_DIR_VAR = "__cache_dir__"  # the engine sets it to <data_dir>/cache/<session id>
 
@@ -68,7 +69,7 @@ def compile_python_cell(text: str, cell: str | int | None = None) -> list[ast.St
         line = head.lines.get(key, 1)
         return ParseError(message, cell, line, 1, expected, snippet_at(text, line, 1))
 
-    def at(key: str) -> dict[str, int]:
+    def at(key: str) -> ast.Position:
         return {"line": head.lines.get(key, 1), "column": 1}
 
     for key in ("output", "input", "model", "confTable"):

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
+
+
+class Position(TypedDict, total=False):
+    """Where a statement starts, passed as `**position` to a statement's constructor."""
+    line: int
+    column: int
+    offset: int
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -125,7 +125,7 @@ class Parser:
                 return options, where
             self._next()
 
-    def _at(self, start: Token) -> dict[str, int]:
+    def _at(self, start: Token) -> ast.Position:
         return {"line": start.line, "column": start.column, "offset": start.offset}
 
     # ------------------------------------------------------------------ statements
@@ -144,7 +144,8 @@ class Parser:
             method = self.STATEMENTS.get(key)
             if method is None:
                 if key.startswith("!"):
-                    raise self.error(self._peek(1), "!python or !ray", f"unknown command {key}; expected !python or !ray")
+                    raise self.error(self._peek(1), "!python or !ray",
+                                     f"unknown command {key}; expected !python or !ray")
                 raise self.error(tok, "a statement: " + ", ".join(k for k in self.STATEMENTS if k != "with"))
             stmt = method(self, self._next())
             end = self._peek()
@@ -168,7 +169,8 @@ class Parser:
             raise self.error(end, "'as <table>' at the end of the select",
                              "a select must end with 'as <table>' to name its result")
         sql = self.text[start.offset:body[-2].offset].rstrip()
-        return ast.Select(sql=sql, table=body[-1].value, sql_line=start.line, sql_column=start.column, **self._at(start))
+        return ast.Select(sql=sql, table=body[-1].value, sql_line=start.line, sql_column=start.column,
+                          **self._at(start))
 
     def _parse_save(self, start: Token) -> ast.Statement:
         mode = "errorIfExists"
@@ -225,7 +227,8 @@ class Parser:
             raise self.error(arg, '"key=value"')
         key, eq, value = arg.value.partition("=")
         if not eq or not key.strip():
-            raise self.error(arg, '"key=value"', f'!python {sub.value.lower()} needs "key=value", found {_describe(arg)}')
+            raise self.error(arg, '"key=value"',
+                             f'!python {sub.value.lower()} needs "key=value", found {_describe(arg)}')
         return ast.PythonSetting(scope=sub.value.lower(), key=key.strip(), value=value, **self._at(start))
 
     def _parse_ray(self, start: Token) -> ast.Statement:
@@ -246,7 +249,8 @@ class Parser:
         et_tok = self._peek()
         et, path = self._format_path("an extension: Ray or TableRepartition")
         if et.lower() not in ET_NAMES:
-            raise self.error(et_tok, "Ray or TableRepartition", f"unknown extension {et!r}; expected Ray or TableRepartition")
+            raise self.error(et_tok, "Ray or TableRepartition",
+                             f"unknown extension {et!r}; expected Ray or TableRepartition")
         et = ET_NAMES[et.lower()]
         options, where = self._options()
         output = None
@@ -265,7 +269,8 @@ class Parser:
                 raise self.error(tok, 'partitionNum="N"', 'TableRepartition needs partitionNum="N" with N >= 1')
             if output is None:
                 raise self.error(self._peek(), "'as <table>'", "TableRepartition needs 'as <table>' to name its result")
-        return ast.Run(input=table, et=et, path=path, options=options, output=output, code_line=code_line, **self._at(start))
+        return ast.Run(input=table, et=et, path=path, options=options, output=output, code_line=code_line,
+                       **self._at(start))
 
     def _parse_include(self, start: Token) -> ast.Statement:
         fmt, path = self._format_path("notebook.`name#cell`")

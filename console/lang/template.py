@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Mapping, TypeVar
+from typing import Any, Mapping, TypeVar
 
 from console.lang import ast
 from console.lang.errors import ParseError, snippet_at
@@ -54,7 +54,7 @@ def substitute_statement(stmt: S, variables: Mapping[str, str], cell: str | int 
     Python code (the `code` option of run … as Ray) is substituted leniently: an unknown ${x}
     stays as written, because `${…}` is also ordinary text in Python strings and shell templates.
     """
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}  # field name -> new value, for dataclasses.replace
     for name in ("sql", "path", "value"):
         value = getattr(stmt, name, None)
         if isinstance(value, str) and "${" in value:

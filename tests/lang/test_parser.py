@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from console.lang import Load, ParseError, PythonSetting, Run, Save, Select, Set, T, parse, parse_cell, read_header, substitute_statement, tokenize
+from console.lang import (
+    Load, ParseError, PythonSetting, Run, Save, Select, Set, T, parse, parse_cell, read_header, substitute_statement,
+    tokenize,
+)
 
 
 def test_tokens_carry_line_column_offset() -> None:
