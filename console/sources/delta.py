@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from console.sources.base import Source, SourceContext, SourceError, bool_option, exists_error, int_option, normalize_mode, option, register, schema_mismatch
+from console.sources.base import (
+    Source, SourceContext, SourceError, bool_option, exists_error, int_option, normalize_mode, option, register,
+    schema_mismatch,
+)
 from console.sources.paths import resolve
 
 if TYPE_CHECKING:
@@ -14,7 +17,8 @@ if TYPE_CHECKING:
 
 VERSION_COLUMN = "__delta_version__"
 _LAKE_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?$")
-_MODES = {"overwrite": "overwrite", "append": "append", "errorIfExists": "error", "ignore": "ignore"}
+_MODES: dict[str, Literal["overwrite", "append", "error", "ignore"]] = {
+    "overwrite": "overwrite", "append": "append", "errorIfExists": "error", "ignore": "ignore"}
 
 
 def lake_location(ctx: SourceContext, path: str) -> tuple[Path, str]:
@@ -112,7 +116,7 @@ class DeltaSource(Source):
             if mode == "ignore":
                 return
             raise exists_error(f"delta table {shown}")
-        schema_mode = None
+        schema_mode: Literal["overwrite", "merge"] | None = None
         if bool_option(options, "overwriteSchema", False):
             schema_mode = "overwrite"
         elif bool_option(options, "mergeSchema", False):
@@ -120,7 +124,7 @@ class DeltaSource(Source):
         try:
             # The table goes to deltalake as is: no copy, and the commit is atomic by Delta's log.
             write_deltalake(str(location), table, mode=_MODES[mode], partition_by=list(partition_by) or None,
-                            schema_mode=schema_mode)  # type: ignore[arg-type]
+                            schema_mode=schema_mode)
         except SchemaMismatchError as exc:
             raise self._mismatch(location, shown, table, mode, exc) from exc
         except DeltaError as exc:

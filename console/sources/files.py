@@ -107,7 +107,7 @@ class FileSource(Source):
             self.write_file(table, stage / part_name(self.suffix), options)
             return
         for values, part in split_partitions(table, partition_by):
-            folder = stage.joinpath(*(f"{k}={encode_value(v)}" for k, v in zip(partition_by, values)))
+            folder = stage.joinpath(*(f"{k}={encode_value(v)}" for k, v in zip(partition_by, values, strict=True)))
             folder.mkdir(parents=True, exist_ok=True)
             self.write_file(part.drop_columns(partition_by), folder / part_name(self.suffix), options)
 

@@ -5,7 +5,9 @@ import re
 import uuid
 from typing import TYPE_CHECKING, Any, Iterator
 
-from console.sources.base import Source, SourceContext, SourceError, exists_error, normalize_mode, option, register, schema_mismatch
+from console.sources.base import (
+    Source, SourceContext, SourceError, exists_error, normalize_mode, option, register, schema_mismatch,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -215,10 +217,10 @@ def rows_to_arrow(names: list[str], batches: Iterator[list[tuple]], types: dict[
 
     chunks: list[list[Any]] = [[] for _ in names]
     for rows in batches:
-        for i, column in enumerate(zip(*rows)):
+        for i, column in enumerate(zip(*rows, strict=True)):
             chunks[i].extend(column)
     arrays = []
-    for name, values in zip(names, chunks):
+    for name, values in zip(names, chunks, strict=True):
         wanted = types.get(name)
         try:
             arrays.append(pa.array(values, type=wanted) if wanted is not None else pa.array(values))

@@ -83,7 +83,7 @@ def test_version_range_unions_snapshots_with_their_version(ctx: SourceContext, d
         delta.write(ctx, pa.table({"v": [i]}), "db.t", "append", {}, [])
     t = delta.read(ctx, "db.t", {"startingVersion": "1", "endingVersion": "3"})
     assert t.schema.field("__delta_version__").type == pa.int64()
-    got = sorted(zip(t.column("__delta_version__").to_pylist(), t.column("v").to_pylist()))
+    got = sorted(zip(t.column("__delta_version__").to_pylist(), t.column("v").to_pylist(), strict=True))
     # [1, 3): the snapshot of version 1 (rows 0, 1) and of version 2 (rows 0, 1, 2).
     assert got == [(1, 0), (1, 1), (2, 0), (2, 1), (2, 2)]
 
