@@ -5,8 +5,8 @@ moving a notebook to /a/b makes /a and /a/b appear without extra bookkeeping.
 """
 from __future__ import annotations
 
-from sqlalchemy import delete, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy import ColumnElement, delete, or_, select
+from sqlalchemy.orm import QueryableAttribute, Session
 
 from console.store._rows import info
 from console.store.db import StoreBase
@@ -16,7 +16,7 @@ from console.store.paths import child_of, is_under, normalize_folder
 from console.store.records import FolderListing
 
 
-def _below(column, folder: str):  # type: ignore[no-untyped-def]
+def _below(column: QueryableAttribute[str | None], folder: str) -> ColumnElement[bool]:
     """SQL condition: column is `folder` or a path inside it (LIKE wildcards in names escaped)."""
     if folder == "/":
         return column.is_not(None)

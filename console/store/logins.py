@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, cast
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import CursorResult, delete, select, update
 
 from console.store.db import StoreBase
 from console.store.models import LoginFailure, LoginSession, User, utcnow
@@ -50,10 +51,11 @@ class LoginsMixin(StoreBase):
     def revoke_user_sessions(self, user_id: int) -> int:
         """Log a user out everywhere (after a password change); returns how many were active."""
         with self._write() as s:
-            result = s.execute(update(LoginSession)
-                               .where(LoginSession.user_id == user_id, LoginSession.revoked_at.is_(None))
-                               .values(revoked_at=utcnow()))
-            return int(result.rowcount or 0)  # type: ignore[attr-defined]
+            # An UPDATE's result is a CursorResult (it has rowcount); Session.execute types it as Result.
+            result = cast(CursorResult[Any], s.execute(update(LoginSession)
+                          .where(LoginSession.user_id == user_id, LoginSession.revoked_at.is_(None))
+                          .values(revoked_at=utcnow())))
+            return int(result.rowcount or 0)
 
     def purge_login_sessions(self, before: datetime) -> None:
         """Drop rows that expired or were revoked before `before` (housekeeping)."""

@@ -6,7 +6,9 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from console.store._rows import add_snapshot, as_dicts, clean_cells, info, lock_notebook, record, save_revision, write_cells
+from console.store._rows import (
+    add_snapshot, as_dicts, clean_cells, info, lock_notebook, record, save_revision, write_cells,
+)
 from console.store.db import StoreBase, new_id
 from console.store.errors import NotFound
 from console.store.models import Notebook, utcnow

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from console.store import Store
+from console.store import Store, UserRecord
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -24,5 +24,5 @@ def store(db_url: str) -> Iterator[Store]:
 
 
 @pytest.fixture
-def user(store: Store):  # type: ignore[no-untyped-def]
+def user(store: Store) -> UserRecord:
     return store.create_user("alice", display_name="Alice")
