@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import signal
 import socket
@@ -21,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
+
+log = logging.getLogger(__name__)
 
 # Set on the head and inherited by everything it spawns (DESIGN §7 explains each one).
 RAY_ENV: dict[str, str] = {
@@ -343,6 +346,14 @@ def _info_of(state: dict[str, Any]) -> ClusterInfo | None:
         return ClusterInfo(**state["info"])
     except (KeyError, TypeError):
         return None
+
+
+def own_embedded_head(cfg: Mapping[str, Any]) -> None:
+    """Record the server as the embedded head's owner: kernels come and go, the server stops it on exit."""
+    try:
+        RayCluster(cfg).own()
+    except OSError:  # an unwritable data dir: the last kernel to release the head stops it instead
+        log.exception("cannot record the server as the Ray head's owner")
 
 
 def stop_embedded(cfg: Mapping[str, Any]) -> bool:

@@ -4,22 +4,29 @@ pages and a Socket.IO server; nothing is created at import time.
 Settings come from console.config (defaults, then CONSOLE_* env, then `overrides`); other
 upper-case keys in `overrides` (TESTING, ...) go to Flask's own config. On app.extensions:
 "store" (console.store.Store), "config" (console.config.Config), "socketio"
-(flask_socketio.SocketIO, for console/server/sockets.py to attach handlers to).
+(flask_socketio.SocketIO, for console/server/sockets.py to attach handlers to), "sessions"
+(console/server/deps.py's ManagerHolder: the kernels, started at first use).
 """
 from __future__ import annotations
 
+import atexit
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 
 from console.config import SETTINGS, load_config, ensure_secret_key
 
+if TYPE_CHECKING:
+    from console.config import Config
+    from console.store import Store
+
 STATIC_DIR = Path(__file__).parent / "static"
 _SETTING_NAMES = {s.name for s in SETTINGS}
 
 
-def create_app(overrides: dict[str, Any] | None = None) -> Flask:
+def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = "console.kernel.main") -> Flask:
+    """kernel_module: the kernel processes' entry module (tests run one with a scripted engine)."""
     from flask_socketio import SocketIO
 
     from console.store import Store
@@ -31,7 +38,10 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from console.server.errors import register_error_handler
     from console.server.pages import create_blueprint as create_pages
     from console.server.publish import create_blueprint as create_publish
+    from console.server.runs import create_blueprint as create_runs
     from console.server.sharing import create_blueprint as create_sharing
+    from console.server.sockets import init_sockets
+    from console.server.wsgi import no_delay
 
     overrides = dict(overrides or {})
     flask_overrides = {k: overrides.pop(k) for k in list(overrides) if k not in _SETTING_NAMES}
@@ -59,11 +69,31 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(create_pages())
     app.register_blueprint(create_sharing())
     app.register_blueprint(create_publish())
+    app.register_blueprint(create_runs())
 
     # Socket.IO registers itself as app.extensions["socketio"]; console/server/sockets.py adds the
     # notebook namespace. Threading mode: gunicorn's gthread worker or the dev server.
-    SocketIO(app, async_mode="threading", max_http_buffer_size=cfg.MAX_BODY_BYTES)
-    from console.server.sockets import init_sessions
-
-    init_sessions(app)  # kernels, run endpoints and the notebook namespace (console/server/kernels.py)
+    socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=cfg.MAX_BODY_BYTES)
+    init_sockets(app)
+    _attach_kernels(app, cfg, store, socketio, kernel_module)
+    app.wsgi_app = no_delay(app.wsgi_app)  # type: ignore[method-assign]
     return app
+
+
+def _attach_kernels(app: Flask, cfg: Config, store: Store, socketio: Any, kernel_module: str) -> None:
+    """The kernel manager behind the run endpoints and the socket, started at first use.
+
+    Flask config keys for tests: KERNEL_ENV, extra environment for kernel processes;
+    RAY_HEAD_OWNER=False when the data dir's embedded Ray head belongs to someone else.
+    """
+    from console.server.deps import SESSIONS_KEY, ManagerHolder
+    from console.server.kernels import SessionManager
+    from console.server.sockets import broadcaster
+
+    broadcast = broadcaster(socketio)
+    kernel_env = app.config.get("KERNEL_ENV") or {}
+    holder = ManagerHolder(lambda: SessionManager(cfg, store, broadcast, kernel_env=kernel_env,
+                                                  kernel_module=kernel_module),
+                           owns_ray=bool(app.config.get("RAY_HEAD_OWNER", True)))
+    app.extensions[SESSIONS_KEY] = holder
+    atexit.register(holder.shutdown)

@@ -1,18 +1,20 @@
-"""Who may do what: roles on notebooks and folders, and the access policy of every endpoint.
+"""Who may do what: roles on notebooks and folders, and the one policy table of every HTTP
+endpoint and every Socket.IO command.
 
-Roles rank viewer < runner < editor < owner. A user's role on a notebook is the strongest of:
-owning it, a share on it, a share on a folder at or above it, owning (having created) such a
-folder; admins are owners of everything. Python cells run arbitrary code, so only runner and
-above may execute.
+Roles (console/roles.py) rank viewer < runner < editor < owner. A user's role on a notebook is
+the strongest of: owning it, a share on it, a share on a folder at or above it, owning (having
+created) such a folder; admins are owners of everything. Python cells run arbitrary code, so only
+runner and above may execute.
 
-Every endpoint of the app is named in POLICIES, and `enforce` (a before_request hook) applies
-its policy before the handler runs; an endpoint missing from POLICIES (or added per app with
-`classify`) is refused (fail closed),
-and tests/access/test_access_matrix.py fails until it is classified. Policies:
+POLICIES names every endpoint of the app and, as `socket:<type>`, every command of the notebook
+namespace (console/server/sockets.py). `check` applies a row: `enforce` (a before_request hook)
+for each request before its handler, `authorize_command` for each socket command before its
+handler. A request or command without a row (or one added per app with `classify`) is refused
+(fail closed), and tests/access/test_access_matrix.py fails until it is classified. Policies:
 
     public            anyone, no login (the handler itself decides, e.g. a link token)
     login             any logged-in user; the handler narrows (listings, folder checks)
-    notebook:<role>   the URL's <notebook_id> needs at least <role>
+    notebook:<role>   the notebook (the URL's <notebook_id>, a command's notebook_id) needs <role>
     run:<role>        the notebook of the URL's <run_id> needs at least <role>
 """
 from __future__ import annotations
@@ -22,8 +24,10 @@ from typing import Any
 
 from flask import Flask, current_app, g, request
 
+from console.roles import ROLE_RANK, at_least
+
 POLICIES_KEY = "console.access_policies"
-ROLE_RANK = {"viewer": 1, "runner": 2, "editor": 3, "owner": 4}
+COMMAND_PREFIX = "socket:"
 
 POLICIES: dict[str, str] = {
     "static": "public",
@@ -73,7 +77,7 @@ POLICIES: dict[str, str] = {
     "sharing.links": "notebook:owner",
     "sharing.link_create": "notebook:owner",
     "sharing.link_revoke": "notebook:owner",
-    # kernels and runs (console/server/runs.py also calls require())
+    # kernels and runs over HTTP (console/server/runs.py)
     "runs.run": "notebook:runner",
     "runs.interrupt": "notebook:runner",
     "runs.restart": "notebook:runner",
@@ -82,13 +86,20 @@ POLICIES: dict[str, str] = {
     "runs.get_run": "run:viewer",
     "runs.outputs": "run:viewer",
     "runs.log": "run:viewer",
+    # the same over the socket (console/server/sockets.py); leaving a room needs only the login
+    "socket:join": "notebook:viewer",
+    "socket:leave": "login",
+    "socket:run_cell": "notebook:runner",
+    "socket:run_all": "notebook:runner",
+    "socket:run_from": "notebook:runner",
+    "socket:interrupt": "notebook:runner",
+    "socket:restart": "notebook:runner",
 }
 
-# Socket.IO commands (console/server/sockets.py) and the role each needs on its notebook.
-SOCKET_POLICIES: dict[str, str] = {
-    "join": "viewer", "leave": "none", "run_cell": "runner", "run_all": "runner", "run_from": "runner",
-    "interrupt": "runner", "restart": "runner",
-}
+
+def command_key(command_type: str) -> str:
+    """The policy table's row name of a socket command."""
+    return COMMAND_PREFIX + command_type
 
 
 def _api_error(status: int, message: str) -> Exception:
@@ -167,10 +178,6 @@ def role_of(store: Any, user: Any, notebook: Any) -> str | None:
     if gr.admin or notebook.owner_id == user.id:
         return "owner"
     return _best(gr.notebook_roles.get(notebook.id), folder_role(store, user, notebook.folder))
-
-
-def at_least(have: str | None, role: str) -> bool:
-    return have is not None and ROLE_RANK[have] >= ROLE_RANK[role]
 
 
 def can(user: Any, notebook: Any, role: str, store: Any = None) -> bool:
@@ -278,35 +285,66 @@ def visible_listing(folder: Any) -> tuple[str, list[str], list[Any]]:
     return folder, subs, sorted(notebooks, key=lambda nb: (nb.name, nb.id))
 
 
-def enforce() -> None:
-    """before_request: apply the endpoint's policy (unknown endpoints are refused)."""
+def policy_of(key: str) -> str:
+    """The row of an endpoint or a socket command on this app; 403 for one without a row."""
+    policy = current_app.extensions[POLICIES_KEY].get(key)
+    if policy is None:
+        raise _api_error(403, f"{key} has no access policy (console/server/access.py POLICIES)")
+    return policy  # type: ignore[no-any-return]
+
+
+def check(policy: str, notebook_id: str | None = None, run_id: str | None = None) -> Any:
+    """Apply a policy to the current user; returns the user (None for a public row)."""
     from console.server import auth
 
+    if policy == "public":  # before any lookup: static files and pages must stay cheap
+        return None
+    user = auth.current_user()
+    if user is None:
+        raise _api_error(401, "log in first")
+    kind, _, role = policy.partition(":")
+    if kind == "notebook":
+        if notebook_id is None:
+            raise _api_error(400, "which notebook? 'notebook_id' is missing")
+        require(notebook_id, role)
+    elif kind == "run":
+        if run_id is None:
+            raise _api_error(400, "which run? 'run_id' is missing")
+        require(_store().get_run(run_id).notebook_id, role)
+    return user
+
+
+def enforce() -> None:
+    """before_request: apply the endpoint's policy (unknown endpoints are refused)."""
     endpoint = request.endpoint
     if endpoint is None:  # no route matched: Flask answers 404/405 itself
         return
-    policy = current_app.extensions[POLICIES_KEY].get(endpoint)
-    if policy is None:
-        raise _api_error(403, f"endpoint {endpoint} has no access policy (console/server/access.py POLICIES)")
-    if policy == "public":
-        return
-    if auth.current_user() is None:
-        raise _api_error(401, "log in first")
-    kind, _, role = policy.partition(":")
     args = request.view_args or {}
-    if kind == "notebook":
-        require(args["notebook_id"], role)
-    elif kind == "run":
-        run = _store().get_run(args["run_id"])
-        require(run.notebook_id, role)
+    check(policy_of(endpoint), notebook_id=args.get("notebook_id"), run_id=args.get("run_id"))
 
 
-def classify(app: Flask, endpoint: str, policy: str) -> None:
-    """Give an endpoint added outside this module (a plugin, a test route) its policy on this app."""
+def authorize_command(command_type: str, notebook_id: str | None) -> Any:
+    """Apply a socket command's policy before its handler runs; returns the user."""
+    return check(policy_of(command_key(command_type)), notebook_id=notebook_id)
+
+
+def command_types(app: Flask) -> set[str]:
+    """The socket commands the table has rows for on this app."""
+    table = app.extensions[POLICIES_KEY]
+    return {key[len(COMMAND_PREFIX):] for key in table if key.startswith(COMMAND_PREFIX)}
+
+
+def valid_policy(policy: str) -> bool:
     kind, _, role = policy.partition(":")
-    if policy not in ("public", "login") and (kind not in ("notebook", "run") or role not in ROLE_RANK):
+    return policy in ("public", "login") or (kind in ("notebook", "run") and role in ROLE_RANK)
+
+
+def classify(app: Flask, key: str, policy: str) -> None:
+    """Give an endpoint or socket command added outside this module (a plugin, a test route) its
+    policy on this app."""
+    if not valid_policy(policy):
         raise ValueError(f"unknown access policy {policy!r}")
-    app.extensions[POLICIES_KEY][endpoint] = policy
+    app.extensions[POLICIES_KEY][key] = policy
 
 
 def init_access(app: Flask) -> None:

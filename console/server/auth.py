@@ -28,6 +28,7 @@ from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
 from flask.typing import ResponseReturnValue
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from console.roles import served as served_roles
 from console.store import LoginSessionRecord, NotFound, Store, UserRecord
 
 log = logging.getLogger(__name__)
@@ -261,6 +262,7 @@ def me() -> ResponseReturnValue:
         "csrf_token": ident.session.csrf_token if ident.session else None,
         "single_user": single_user_mode(),
         "auth": ident.via,
+        "roles": served_roles(),  # the page's role list (console/roles.py), so it keeps no copy
     })
 
 

@@ -22,7 +22,7 @@ from console.server.kernels import NOT_STARTED
 from console.server.access import require
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
-from console.server.sockets import get_manager
+from console.server.deps import get_manager
 from console.server.validate import field, json_body, query_int
 
 

@@ -18,7 +18,8 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from console.store import ROLES, NotFound, normalize_folder
+from console.roles import ROLES
+from console.store import NotFound, normalize_folder
 
 from console.server import serialize
 from console.server.access import require_folder

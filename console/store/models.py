@@ -27,6 +27,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from console.roles import ROLES  # noqa: F401 - the store checks roles against this one list
+
 # Explicit constraint names, so migrations can name what they alter on every database.
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -37,7 +39,6 @@ NAMING = {
 }
 
 CELL_KINDS = ("mlsql", "python", "markdown")
-ROLES = ("viewer", "runner", "editor", "owner")
 
 
 class UTCDateTime(TypeDecorator[datetime]):

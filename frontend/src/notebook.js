@@ -3,14 +3,14 @@
 // room with what it holds and continues live; `data-ready` on the root marks it interactive.
 
 import { h } from "./dom.js";
-import { securityTools } from "./sectools.js";
+import { notebookMenu } from "./notebook-menu.js";
 import { Cell } from "./cell.js";
 import { Saver } from "./autosave.js";
 import { SeqTracker } from "./seqtracker.js";
 import { connectNotebook } from "./socket.js";
 import { bindCommandKeys, helpOverlay } from "./shortcuts.js";
 import { Banners } from "./banner.js";
-import { allows, atLeast, needs } from "./roles.js";
+import { allows, atLeast, needs, setRoles } from "./roles.js";
 
 const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "kernel busy", dead: "kernel dead", none: "no kernel" };
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
@@ -47,6 +47,7 @@ export class NotebookPage {
     performance.mark("console-fetched");
     this.nb = nb;
     if (me && me.user) this.config.userId = String(me.user.id);
+    setRoles(me && me.roles);
     this.showRole(nb.role);
     this.saver = new Saver({
       notebookId: this.id,
@@ -88,8 +89,8 @@ export class NotebookPage {
       btn("restart", "↻ Restart", "Restart the kernel (0 0)"),
       this.kernelBadge, this.connBadge,
       h("a.button", { href: `${this.api.exportUrl(this.id)}?outputs=1`, download: "", title: "Download as a notebook file", text: "Export" }),
-      // Sharing tools (frontend/src/sectools.js, owned by the security work): Share, History, Fork, .ipynb.
-      securityTools(this.api, this.id, {
+      // The notebook menu (notebook-menu.js): Share, History, Fork, .ipynb.
+      notebookMenu(this.api, this.id, {
         onRestored: () => location.reload(),
         onError: (err) => this.banners.show("sharing", err.message),
         canRestore: () => allows(this.role, "restore"),

@@ -5,15 +5,14 @@ import "./sharing.css";
 import { h } from "./dom.js";
 import { linksSection } from "./links.js";
 import { errorLine, openPanel } from "./overlay.js";
-
-export const ROLES = ["viewer", "runner", "editor", "owner"];
-const ROLE_HELP = { viewer: "sees outputs", runner: "runs, no edit", editor: "edits", owner: "shares, deletes" };
+import { roles } from "./roles.js";
 
 const base = (id) => `/notebooks/${encodeURIComponent(id)}/shares`;
 
+// The roles the server serves, weakest first; without a value the weakest is selected.
 function roleSelect(value) {
   return h("select", { "aria-label": "Role", dataset: { role: "share-role" } },
-    ROLES.map((r) => h("option", { value: r, selected: r === value, text: `${r} (${ROLE_HELP[r]})` })));
+    roles().map((r) => h("option", { value: r.name, selected: r.name === value, text: `${r.name} (${r.can})` })));
 }
 
 export function openShareDialog(api, notebookId) {
@@ -22,7 +21,7 @@ export function openShareDialog(api, notebookId) {
   const status = h("div");
   const user = h("input", { placeholder: "user name", "aria-label": "User name", dataset: { role: "share-user" }, list: "share-users" });
   const users = h("datalist", { id: "share-users" });
-  const role = roleSelect("viewer");
+  const role = roleSelect();
   const add = h("button.primary", { type: "submit", text: "Share", dataset: { secAction: "share" } });
   const form = h("form.share-add", {}, user, users, role, add);
   panel.body.append(h("section", {}, h("h3", { text: "People" }), list, form, status), linksSection(api, notebookId));

@@ -1,8 +1,18 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { allows, atLeast, needs } from "../src/roles.js";
+import { execFileSync } from "node:child_process";
+import { allows, atLeast, needs, setRoles } from "../src/roles.js";
+
+// The roles as GET /api/me serves them, from their one definition (console/roles.py).
+function servedRoles() {
+  const python = process.env.PYTHON || new URL("../../.venv/bin/python", import.meta.url).pathname;
+  const out = execFileSync(python, ["-c", "import json, console.roles as r; print(json.dumps(r.served()))"],
+    { cwd: new URL("../..", import.meta.url).pathname, encoding: "utf8" });
+  return JSON.parse(out);
+}
 
 test("each role may do what docs/security.md says, and no more", () => {
+  setRoles(servedRoles());
   assert.equal(allows("viewer", "help"), true);
   assert.equal(allows("viewer", "run"), false);
   assert.equal(allows("runner", "run-all"), true);
@@ -13,10 +23,19 @@ test("each role may do what docs/security.md says, and no more", () => {
   assert.equal(allows("editor", "restore"), true);
   assert.equal(allows("editor", "share"), false);
   assert.equal(allows("owner", "share"), true);
-  assert.equal(needs("select-next"), "viewer");
+  assert.equal(needs("select-next"), "", "any reader may move the selection");
 });
 
-test("an unknown or missing role counts as a viewer", () => {
+test("an unknown or missing role counts as the weakest", () => {
+  setRoles(servedRoles());
   assert.equal(atLeast(undefined, "runner"), false);
   assert.equal(atLeast("admin?", "viewer"), true);
+  assert.equal(atLeast("admin?", needs("help")), true);
+});
+
+test("before the server says which roles there are, only reading is offered", () => {
+  setRoles(undefined);
+  assert.equal(allows("owner", "help"), true);
+  assert.equal(allows("owner", "run"), false);
+  assert.equal(allows("owner", "share"), false);
 });

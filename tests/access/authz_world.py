@@ -11,9 +11,11 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Callable
 
-ROLES = ("anonymous", "link", "stranger", "viewer", "runner", "editor", "owner")
+from console.roles import ROLES as NOTEBOOK_ROLES, at_least
+
+# The matrix's columns: callers with no notebook role, then each notebook role, weakest first.
+CALLERS = ("anonymous", "link", "stranger", *NOTEBOOK_ROLES)
 USER_OF = {"stranger": "mallory", "viewer": "vera", "runner": "rudy", "editor": "eddie", "owner": "alice"}
-RANK = {"viewer": 1, "runner": 2, "editor": 3, "owner": 4}
 
 # endpoint -> who may use it: anyone | login | viewer | runner | editor | owner (on the notebook,
 # or for folder endpoints on the folder). New endpoints must be added here, or the test fails.
@@ -157,4 +159,4 @@ def expected(level: str, role: str) -> bool:
         return False
     if level == "login":
         return True
-    return role != "stranger" and RANK[role] >= RANK[level]
+    return role != "stranger" and at_least(role, level)

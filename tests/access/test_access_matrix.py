@@ -1,7 +1,8 @@
-"""The authorization matrix: every endpoint of app.url_map and every socket command, as anonymous,
-link holder, stranger, viewer, runner, editor and owner, against the spec in authz_world.SPEC.
+"""The authorization matrix: every endpoint of app.url_map and every socket command of the policy
+table, as anonymous, link holder, stranger, viewer, runner, editor and owner, against the spec in
+authz_world.SPEC and SOCKET_SPEC.
 
-An endpoint that is not in the spec fails the test until someone decides who may use it. The
+An endpoint or command that is not in the spec fails the test until someone decides who may use it. The
 observed matrix is the table in docs/security.md; `UPDATE_SECURITY_DOC=1 pytest` rewrites it.
 """
 from __future__ import annotations
@@ -14,7 +15,9 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from authz_world import FRESH_CLIENT, ROLES, SOCKET_SPEC, SPEC, USER_OF, build_world, expected, request_for
+from console.server.access import command_types
+
+from authz_world import CALLERS, FRESH_CLIENT, SOCKET_SPEC, SPEC, USER_OF, build_world, expected, request_for
 from security_support import login
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "security.md"
@@ -55,7 +58,7 @@ def rest_matrix(app: Flask) -> tuple[dict[str, dict[str, bool]], list[str]]:
             unknown.append(rule.endpoint)
             continue
         rows[rule.endpoint] = {}
-        for role in ROLES:
+        for role in CALLERS:
             method, url, body = request_for(rule.endpoint, shared)
             if method != "GET":  # a write gets a world of its own, so cases cannot disturb each other
                 method, url, body = request_for(rule.endpoint, build_world(store))
@@ -67,15 +70,20 @@ def rest_matrix(app: Flask) -> tuple[dict[str, dict[str, bool]], list[str]]:
     return rows, unknown
 
 
-def socket_matrix(app: Flask) -> dict[str, dict[str, bool]]:
+def socket_matrix(app: Flask) -> tuple[dict[str, dict[str, bool]], list[str]]:
+    """Every socket command the server has a policy row for, as every caller; and the commands
+    with no row in SOCKET_SPEC."""
     store = app.extensions["store"]
     w = build_world(store)
     socketio = app.extensions["socketio"]
-    rows: dict[str, dict[str, bool]] = {cmd: {} for cmd in SOCKET_SPEC}
-    for role in ROLES:
+    commands = sorted(command_types(app))
+    unknown = [cmd for cmd in commands if cmd not in SOCKET_SPEC]
+    commands = [cmd for cmd in commands if cmd in SOCKET_SPEC]
+    rows: dict[str, dict[str, bool]] = {cmd: {} for cmd in commands}
+    for role in CALLERS:
         client = _client(app, role, {}, True)
         sock = socketio.test_client(app, flask_test_client=client, auth={"csrf": getattr(client, "csrf_token", "")})
-        for cmd in SOCKET_SPEC:
+        for cmd in commands:
             if not sock.is_connected():
                 rows[cmd][role] = False
                 continue
@@ -85,13 +93,13 @@ def socket_matrix(app: Flask) -> dict[str, dict[str, bool]]:
             rows[cmd][role] = bool(ack.get("ok"))
         if sock.is_connected():
             sock.disconnect()
-    return rows
+    return rows, unknown
 
 
 def _table(title: str, rows: dict[str, dict[str, bool]], describe: dict[str, str]) -> list[str]:
-    out = [f"| {title} | " + " | ".join(ROLES) + " |", "|---|" + "---|" * len(ROLES)]
+    out = [f"| {title} | " + " | ".join(CALLERS) + " |", "|---|" + "---|" * len(CALLERS)]
     for name in sorted(rows, key=lambda n: describe[n].split(" ", 1)[::-1]):
-        cells = " | ".join("yes" if rows[name][r] else "—" for r in ROLES)
+        cells = " | ".join("yes" if rows[name][r] else "—" for r in CALLERS)
         out.append(f"| `{describe[name]}` | {cells} |")
     return out
 
@@ -112,7 +120,9 @@ def test_every_endpoint_and_command_follows_the_role_spec(mu_app: Flask) -> None
     assert not unknown, f"endpoints with no row in tests/access/authz_world.py SPEC: {unknown}"
     wrong = [f"{ep} as {role}: {'allowed' if got else 'refused'}, spec says {SPEC[ep]}"
              for ep, row in rest.items() for role, got in row.items() if got != expected(SPEC[ep], role)]
-    sockets = socket_matrix(mu_app)
+    sockets, unknown = socket_matrix(mu_app)
+    assert not unknown, f"socket commands with no row in tests/access/authz_world.py SOCKET_SPEC: {unknown}"
+    assert set(sockets) == set(SOCKET_SPEC), f"commands in SOCKET_SPEC the server does not have: {set(SOCKET_SPEC) - set(sockets)}"
     wrong += [f"socket {cmd} as {role}: {'allowed' if got else 'refused'}, spec says {SOCKET_SPEC[cmd]}"
               for cmd, row in sockets.items() for role, got in row.items() if got != expected(SOCKET_SPEC[cmd], role)]
     assert not wrong, "\n".join(wrong)

@@ -1,10 +1,11 @@
-// The notebook toolbar's sharing tools: Share (owners), History, Fork, Export as .ipynb.
-// notebook.js adds securityTools(...) to its toolbar; these buttons use data-sec-action, not
-// data-action, so the notebook's own click handler leaves them alone.
+// The notebook toolbar's menu of actions on the notebook as a whole: Share (owners), History,
+// Fork, export as .ipynb. notebook.js adds notebookMenu(...) to its toolbar; these buttons use
+// data-sec-action, not data-action, so the notebook's own click handler leaves them alone.
 
 import { h } from "./dom.js";
 import { openShareDialog } from "./share.js";
 import { openRevisionsPanel } from "./revisions.js";
+import { needs } from "./roles.js";
 
 export async function forkNotebook(api, notebookId) {
   const nb = await api.request("POST", `/notebooks/${encodeURIComponent(notebookId)}/fork`);
@@ -17,14 +18,14 @@ export function ipynbUrl(api, notebookId) {
 
 // canRestore() says whether the user may restore a revision (editors and up); the page hides
 // Share from non-owners through its data-needs attribute.
-export function securityTools(api, notebookId, { onRestored, onError, canRestore = () => true } = {}) {
-  const btn = (action, text, title, run, needs) => {
-    const b = h("button", { type: "button", dataset: needs ? { secAction: action, needs } : { secAction: action }, title, text });
+export function notebookMenu(api, notebookId, { onRestored, onError, canRestore = () => true } = {}) {
+  const btn = (action, text, title, run, needed) => {
+    const b = h("button", { type: "button", dataset: needed ? { secAction: action, needs: needed } : { secAction: action }, title, text });
     b.addEventListener("click", () => Promise.resolve(run()).catch((err) => onError ? onError(err) : console.error(err)));
     return b;
   };
   return h("span.sec-tools", { dataset: { role: "sec-tools" } },
-    btn("share", "Share", "Share with people and links (owners)", () => openShareDialog(api, notebookId), "owner"),
+    btn("share", "Share", "Share with people and links (owners)", () => openShareDialog(api, notebookId), needs("share")),
     btn("history", "History", "Revisions: diff and restore", () => openRevisionsPanel(api, notebookId, { onRestored, canRestore: canRestore() })),
     btn("fork", "Fork", "Copy into your own workspace", () => forkNotebook(api, notebookId)),
     h("a.button", { href: ipynbUrl(api, notebookId), download: "", title: "Download as a Jupyter notebook", text: ".ipynb" }));
