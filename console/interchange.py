@@ -76,7 +76,8 @@ def _ipynb_outputs(run: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return outs
 
 
-def to_ipynb(name: str, cells: Iterable[Mapping[str, Any]], metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def to_ipynb(name: str, cells: Iterable[Mapping[str, Any]],
+             metadata: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """An nbformat 4.5 notebook; each cell is {id, kind, source, outputs?} (outputs: a stored run)."""
     out = []
     for c in cells:
@@ -113,8 +114,10 @@ def from_ipynb(data: Any, fallback_name: str = "Imported notebook") -> dict[str,
         raise NotebookFileError('"cells" must be a list')
     if len(cells_in) > _MAX_CELLS:
         raise NotebookFileError(f"more than {_MAX_CELLS} cells")
-    meta = data.get("metadata") if isinstance(data.get("metadata"), Mapping) else {}
-    ours = meta.get("mlsql_console") if isinstance(meta.get("mlsql_console"), Mapping) else {}
+    meta = data.get("metadata")
+    meta = meta if isinstance(meta, Mapping) else {}
+    ours = meta.get("mlsql_console")
+    ours = ours if isinstance(ours, Mapping) else {}
     cells = []
     for i, cell in enumerate(cells_in, 1):
         if not isinstance(cell, Mapping):
@@ -135,7 +138,8 @@ def from_ipynb(data: Any, fallback_name: str = "Imported notebook") -> dict[str,
         if isinstance(cell.get("id"), str):
             out["id"] = cell["id"]
         cells.append(out)
-    name = ours.get("name") if isinstance(ours.get("name"), str) and ours.get("name").strip() else fallback_name
+    name = ours.get("name")
+    name = name if isinstance(name, str) and name.strip() else fallback_name
     folder = ours.get("folder")
     return {"name": name.strip(), "cells": cells, "metadata": {"folder": folder} if isinstance(folder, str) else {}}
 

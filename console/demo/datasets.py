@@ -52,16 +52,15 @@ def to_table(images: np.ndarray, labels: np.ndarray, synthetic: bool) -> pa.Tabl
 def write_mnist(path: str, synthetic: bool = False, rows: int = 60000, partitions: int = 2, seed: int = 0) -> str:
     """Write MNIST (or the synthetic stand-in) as `partitions` parquet files in path; a summary line."""
     note = ""
-    images = labels = None
+    real: tuple[np.ndarray, np.ndarray] | None = None
     if not synthetic:
         try:
             images, labels = _real_mnist()
-            images, labels = images[:rows], labels[:rows]
+            real = images[:rows], labels[:rows]
         except Exception as exc:  # no network here: say so and fall back
             note = f" (real MNIST unavailable: {type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
             synthetic = True
-    if synthetic or images is None:
-        images, labels = synthetic_mnist(rows, seed)
+    images, labels = real if real is not None else synthetic_mnist(rows, seed)
     table = to_table(images, labels, synthetic)
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
