@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 from deltalake import write_deltalake
 
-from console.sources import SourceContext, get_source
+from console.sources import Source, SourceContext, get_source
 
 TARGET = 1.15
 
@@ -35,16 +35,16 @@ def make_table(rows: int) -> pa.Table:
     })
 
 
-def wrapper_overhead(source: object, ctx: SourceContext, table: pa.Table, calls: int = 200) -> float:
+def wrapper_overhead(source: Source, ctx: SourceContext, table: pa.Table, calls: int = 200) -> float:
     """Seconds our save adds around write_deltalake, measured with the write itself stubbed out."""
     import deltalake
 
     real = deltalake.write_deltalake
-    deltalake.write_deltalake = lambda *a, **k: None  # type: ignore[assignment]
+    deltalake.write_deltalake = lambda *a, **k: None
     try:
         start = time.perf_counter()
         for _ in range(calls):
-            source.write(ctx, table, "bench.ours", "overwrite", {}, [])  # type: ignore[attr-defined]
+            source.write(ctx, table, "bench.ours", "overwrite", {}, [])
         return (time.perf_counter() - start) / calls
     finally:
         deltalake.write_deltalake = real

@@ -113,8 +113,9 @@ def main() -> None:
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, str(work / "plain.py"), info.address, str(work / "mnist"),
                                  imports], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert proc.stdout is not None  # stdout=PIPE
         done = None
-        for line in proc.stdout:  # type: ignore[union-attr]
+        for line in proc.stdout:
             if line.startswith("plain_done:"):
                 done = time.perf_counter() - t0
         if proc.wait() != 0 or done is None:
