@@ -1,27 +1,22 @@
-"""Settings, each declared once: name, default, help and its CONSOLE_* environment override.
+"""Settings, each declared once as a typed field of `Config`: default, help, CONSOLE_* override.
 
-The README's settings table is checked against `SETTINGS` by tests/test_docs.py, so add a
-setting here and to the README together.
+`SETTINGS` lists them in declaration order (name, default, help, environment variable). The
+README's settings table is checked against it by tests/test_docs.py, so add a setting here and
+to the README together.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    default: Any
-    help: str
-    parse: Callable[[str], Any] = str
-
-    @property
-    def env(self) -> str:
-        return f"CONSOLE_{self.name}"
+# Not a setting: a kernel process reads its server's resolved settings (JSON) from this variable.
+KERNEL_CONFIG_ENV = "CONSOLE_KERNEL_CONFIG"
 
 
 def _bool(text: str) -> bool:
@@ -32,73 +27,122 @@ def _paths(text: str) -> list[str]:
     return [p for p in text.split(os.pathsep) if p]
 
 
-SETTINGS: list[Setting] = [
-    Setting("DATA_DIR", "./console-data", "Folder for the database, the lake, session caches and Ray's temp dir."),
-    Setting("DATABASE_URL", None, "SQLAlchemy URL of the notebook store. Default: SQLite at <data_dir>/console.db."),
-    Setting("HOST", "127.0.0.1", "Address the web server listens on."),
-    Setting("PORT", 5000, "Port the web server listens on.", int),
-    Setting("SECRET_KEY", None, "Key that signs session cookies. Default: generated once and kept in <data_dir>/secret_key."),
-    Setting("RAY_ADDRESS", None, "Existing Ray cluster (ray://host:port or a GCS host:port). Default: an embedded head on 127.0.0.1."),
-    Setting("RAY_CLIENT_PORT", 10001, "Ray Client port of the embedded head (the seed connects to 127.0.0.1:10001).", int),
-    Setting("RAY_NUM_CPUS", None, "CPUs the embedded Ray head offers. Default: all of this machine's.", int),
-    Setting("MAX_BODY_BYTES", 16 * 1024 * 1024, "Largest request body the API accepts.", int),
-    Setting("KERNEL_IDLE_SECONDS", 3600, "An idle kernel is stopped after this many seconds (never while it runs something).", int),
-    Setting("OUTPUT_INLINE_BYTES", 256 * 1024, "Output kept inline per cell run (head and tail); the rest is behind a download link.", int),
-    Setting("RESULT_ROWS", 100, "Rows of a result table sent to the browser and stored with the run.", int),
-    Setting("SINGLE_USER", False, "Skip login: every request is the local admin. Honoured only when HOST is a loopback address; `make run` turns it on.", _bool),
-    Setting("DATA_ROOTS", [], "Folders that load/save may touch, separated by ':'. Default: no limit.", _paths),
-]
-
-_BY_NAME = {s.name: s for s in SETTINGS}
+def _setting(default: Any, help: str, parse: Callable[[str], Any] = str) -> Any:
+    """A Config field: its default, its help (the README's text) and how its env value is parsed."""
+    meta = {"help": help, "parse": parse}
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata=meta)
+    return field(default=default, metadata=meta)
 
 
-class Config(dict):
-    """Resolved settings keyed by name; attribute access for convenience (cfg.DATA_DIR)."""
+@dataclass(frozen=True)
+class Config(Mapping[str, Any]):
+    """The resolved settings, read-only. Attributes by setting name (cfg.PORT), plus derived paths.
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError as exc:
-            raise AttributeError(name) from exc
+    It also reads as a mapping of name -> value, so `{**cfg, "PORT": 0}` gives overrides for
+    another Config and `dict(cfg)` its JSON for a kernel process.
+    """
+
+    DATA_DIR: str = _setting("./console-data", "Folder for the database, the lake, session caches and Ray's temp dir.")
+    DATABASE_URL: str | None = _setting(
+        None, "SQLAlchemy URL of the notebook store. Default: SQLite at <data_dir>/console.db.")
+    HOST: str = _setting("127.0.0.1", "Address the web server listens on.")
+    PORT: int = _setting(5000, "Port the web server listens on.", int)
+    SECRET_KEY: str | None = _setting(
+        None, "Key that signs session cookies. Default: generated once and kept in <data_dir>/secret_key.")
+    RAY_ADDRESS: str | None = _setting(
+        None, "Existing Ray cluster (ray://host:port or a GCS host:port). Default: an embedded head on 127.0.0.1.")
+    RAY_CLIENT_PORT: int = _setting(
+        10001, "Ray Client port of the embedded head (the seed connects to 127.0.0.1:10001).", int)
+    RAY_NUM_CPUS: int | None = _setting(None, "CPUs the embedded Ray head offers. Default: all of this machine's.", int)
+    MAX_BODY_BYTES: int = _setting(16 * 1024 * 1024, "Largest request body the API accepts.", int)
+    KERNEL_IDLE_SECONDS: int = _setting(
+        3600, "An idle kernel is stopped after this many seconds (never while it runs something).", int)
+    OUTPUT_INLINE_BYTES: int = _setting(
+        256 * 1024, "Output kept inline per cell run (head and tail); the rest is behind a download link.", int)
+    RESULT_ROWS: int = _setting(100, "Rows of a result table sent to the browser and stored with the run.", int)
+    SINGLE_USER: bool = _setting(
+        False, "Skip login: every request is the local admin. Honoured only when HOST is a loopback address; "
+               "`make run` turns it on.", _bool)
+    DATA_ROOTS: list[str] = _setting([], "Folders that load/save may touch, separated by ':'. Default: no limit.",
+                                     _paths)
 
     @property
     def data_dir(self) -> Path:
-        return Path(self["DATA_DIR"]).resolve()
+        return Path(self.DATA_DIR).resolve()
 
     @property
     def database_url(self) -> str:
-        return self["DATABASE_URL"] or f"sqlite:///{self.data_dir / 'console.db'}"
+        return self.DATABASE_URL or f"sqlite:///{self.data_dir / 'console.db'}"
+
+    # Mapping: read-only access by name.
+    def __getitem__(self, name: str) -> Any:
+        if name not in _NAMES:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_NAMES)
+
+    def __len__(self) -> int:
+        return len(_NAMES)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting as the README documents it."""
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any]
+
+    @property
+    def env(self) -> str:
+        return f"CONSOLE_{self.name}"
+
+
+def _declared() -> list[Setting]:
+    out = []
+    for f in dataclasses.fields(Config):
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        out.append(Setting(f.name, default, f.metadata["help"], f.metadata["parse"]))
+    return out
+
+
+SETTINGS: list[Setting] = _declared()
+_NAMES: tuple[str, ...] = tuple(s.name for s in SETTINGS)
 
 
 def load_config(overrides: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> Config:
-    """Defaults, then CONSOLE_* environment variables, then explicit overrides (tests, CLI flags)."""
+    """Defaults, then CONSOLE_* environment variables, then explicit overrides (tests, CLI flags).
+
+    An override of None keeps the value below it (a CLI flag that was not given).
+    """
     env = os.environ if environ is None else environ
-    cfg = Config()
+    values: dict[str, Any] = {}
     for s in SETTINGS:
-        value = s.default
         if s.env in env and env[s.env] != "":
             try:
-                value = s.parse(env[s.env])
+                values[s.name] = s.parse(env[s.env])
             except ValueError as exc:
                 raise ValueError(f"{s.env}={env[s.env]!r} is not valid: {exc}") from exc
-        cfg[s.name] = value
     for key, value in (overrides or {}).items():
-        if key not in _BY_NAME:
+        if key not in _NAMES:
             raise KeyError(f"unknown setting {key!r}")
         if value is not None:
-            cfg[key] = value
-    return cfg
+            values[key] = value
+    return Config(**values)
 
 
 def ensure_secret_key(cfg: Config) -> str:
-    """Return the configured secret key, or one generated once and kept in the data dir."""
-    if cfg["SECRET_KEY"]:
-        return cfg["SECRET_KEY"]
+    """The configured secret key, or one generated once and kept in the data dir."""
+    if cfg.SECRET_KEY:
+        return cfg.SECRET_KEY
     path = cfg.data_dir / "secret_key"
     if not path.exists():
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(secrets.token_hex(32))
-    cfg["SECRET_KEY"] = path.read_text().strip()
-    return cfg["SECRET_KEY"]
+    return path.read_text().strip()

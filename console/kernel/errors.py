@@ -1,7 +1,19 @@
-"""The engine's internal user-error exception; run_cell turns it into an ErrorEvent."""
+"""The engine's user-error exception, and how a fault of ours is reported: logged with an id.
+
+A user sees what they can act on (CellError: kind, message, line, column, their own traceback).
+Anything else raised while a cell runs is a fault of ours: its traceback goes to the log under a
+short random id, and the cell's ErrorEvent names only that id, so the server's traceback never
+reaches a browser.
+"""
 from __future__ import annotations
 
+import logging
+import secrets
+
+from console.ids import FaultId
 from console.messages import ErrorEvent
+
+log = logging.getLogger(__name__)
 
 
 class CellError(Exception):
@@ -19,3 +31,11 @@ class CellError(Exception):
     def event(self) -> ErrorEvent:
         return ErrorEvent(kind=self.kind, message=self.message, line=self.line, column=self.column,
                           traceback=self.traceback)
+
+
+def internal_error(exc: BaseException, where: str = "") -> ErrorEvent:
+    """Log exc with its traceback under a new id; the ErrorEvent a user gets says only the id."""
+    fault = FaultId(secrets.token_hex(4))
+    log.error("internal error %s%s: %s: %s", fault, f" in {where}" if where else "", type(exc).__name__, exc,
+              exc_info=(type(exc), exc, exc.__traceback__))
+    return ErrorEvent(kind="kernel", message=f"internal error {fault}; see the server log")

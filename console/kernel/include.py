@@ -1,32 +1,41 @@
-"""`include notebook.`name[#cell]``: run another notebook's cells in this session."""
+"""`include notebook.`name[#cell]``: which cells of another notebook a session runs, and where an error inside is told.
+
+The session runs them (it owns the catalog); this module only chooses them and words their errors.
+"""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 
 from console import lang
-from console.lang import ParseError
 from console.kernel.errors import CellError
+from console.lang import ParseError
+from console.protocols import NotebookLoader
 
-if TYPE_CHECKING:
-    from console.kernel.session import Session
+
+@dataclass(frozen=True)
+class IncludedCell:
+    where: str  # "name#n": the cell as errors inside it name it
+    kind: str
+    source: str
 
 
-def run_include(session: "Session", stmt: lang.Include, run: Any) -> None:
-    """Run the named notebook's cells (or the one 1-based cell after '#'); markdown cells are skipped.
+def included_cells(stmt: lang.Include, loader: NotebookLoader | None,
+                   including: list[str]) -> tuple[str, list[IncludedCell]]:
+    """The included notebook's name and its cells to run (or the one 1-based cell after '#').
 
-    An error inside names the included cell and its line, and is reported at the include statement.
+    Markdown cells are skipped; `including` is the chain of notebooks being included, to refuse a cycle.
     """
     if stmt.format.lower() != "notebook":
         raise CellError("parse", f"include supports notebook.`name[#cell]`, not {stmt.format}", stmt.line, stmt.column)
     name, _, index = stmt.path.partition("#")
     name = name.strip()
-    if session.notebook_loader is None:
+    if loader is None:
         raise CellError("data", "include needs a notebook store, and this session has none", stmt.line, stmt.column)
-    if name in session._including:
-        chain = " -> ".join(session._including + [name])
+    if name in including:
+        chain = " -> ".join([*including, name])
         raise CellError("data", f"include cycle: {chain}", stmt.line, stmt.column)
     try:
-        cells = session.notebook_loader(name)
+        cells = loader(name)
     except (LookupError, OSError, ValueError) as exc:
         raise CellError("data", f"cannot include notebook '{name}': {exc}", stmt.line, stmt.column) from None
     numbered = list(enumerate(cells, start=1))
@@ -37,17 +46,11 @@ def run_include(session: "Session", stmt: lang.Include, run: Any) -> None:
         numbered = [numbered[int(index) - 1]]
         if numbered[0][1][0] == "markdown":
             raise CellError("data", f"cell {index.strip()} of notebook '{name}' is a markdown cell", stmt.line, stmt.column)
-    session._including.append(name)
-    try:
-        for n, (kind, source) in numbered:
-            if kind == "markdown":
-                continue
-            where = f"{name}#{n}"
-            try:
-                session._execute(lang.parse_cell(source, where, kind), where, source, run)
-            except (ParseError, CellError) as exc:
-                kind_ = "parse" if isinstance(exc, ParseError) else exc.kind
-                raise CellError(kind_, f"in {where}, line {exc.line}, column {exc.column}: {exc.message}",
-                                stmt.line, stmt.column) from None
-    finally:
-        session._including.pop()
+    return name, [IncludedCell(f"{name}#{n}", kind, source) for n, (kind, source) in numbered if kind != "markdown"]
+
+
+def at_include(stmt: lang.Include, cell: IncludedCell, exc: ParseError | CellError) -> CellError:
+    """An error inside an included cell, reported at the include statement, naming the cell and its line."""
+    kind = "parse" if isinstance(exc, ParseError) else exc.kind
+    return CellError(kind, f"in {cell.where}, line {exc.line}, column {exc.column}: {exc.message}",
+                     stmt.line, stmt.column)

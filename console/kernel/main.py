@@ -1,42 +1,34 @@
 """The kernel process: `python -m console.kernel.main`, one per (user, notebook) session.
 
-It owns an engine.Session (tables, conf, variables) and talks to the web process over two
-dedicated pipes of JSON lines (to_wire dicts of console.messages): commands in, events out.
-Its stdout/stderr are left to libraries that write there; the web process reads them as
-"system" output. Commands are read on a thread, so an interrupt reaches a running cell; cells
-run one at a time on the main thread, in the order they came.
+It owns an engine (console.kernel.session.Session, or the one a test injects through
+`main(engine_factory=...)`) and talks to the web process over two dedicated pipes of JSON lines
+(to_wire dicts of console.messages): commands in, events out. Its stdout/stderr are left to
+libraries that write there; the web process reads them as "system" output. Its own log (the
+`console` loggers) travels as kernel_log events into the server's log, never to a viewer.
+Commands are read on a thread, so an interrupt reaches a running cell; cells run one at a time
+on the main thread, in the order they came.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
+import logging
 import os
 import queue
 import sys
 import threading
 import time
-import traceback
-from typing import IO, Any
+from typing import IO
 
-from console.config import Config, load_config
-from console.server.kernel_process import CONFIG_ENV
-from console.messages import CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelStatusEvent, Message, MetricsEvent, OutputEvent, from_wire
+from console.config import KERNEL_CONFIG_ENV, Config, load_config
+from console.ids import NotebookId, SessionId
+from console.kernel.errors import internal_error
+from console.kernel.session import Session
+from console.messages import CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelLogEvent, KernelStatusEvent, Message, MetricsEvent, OutputEvent, from_wire
+from console.protocols import Engine, EngineFactory, NotebookLoader
 
-# "module:Class" of another engine with engine.Session's interface (tests plug a scripted one).
-ENGINE_ENV = "CONSOLE_KERNEL_ENGINE"
-
-
-def engine_class() -> Any:
-    spec = os.environ.get(ENGINE_ENV)
-    if not spec:
-        from console.kernel.session import Session# heavy (duckdb, pyarrow): only in the kernel process
-
-        return Session
-    import importlib
-
-    module, _, name = spec.partition(":")
-    return getattr(importlib.import_module(module), name)
+log = logging.getLogger(__name__)
 
 
 class EventWriter:
@@ -57,33 +49,49 @@ class EventWriter:
                 os._exit(3)
 
 
+class PipeLogHandler(logging.Handler):
+    """The kernel's log records as kernel_log events: the server writes them to its own log."""
+
+    def __init__(self, out: EventWriter) -> None:
+        super().__init__(logging.INFO)
+        self.out = out
+        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.out.send(KernelLogEvent(record.levelno, self.format(record)))
+        except Exception:  # noqa: BLE001 - logging must never take the kernel down
+            self.handleError(record)
+
+
+def store_loader(cfg: Config) -> NotebookLoader:
+    """`include notebook.`name`` reads other notebooks straight from the store (opened at first use)."""
+    from console.store import Store
+
+    stores: list[Store] = []
+
+    def load(name: str) -> list[tuple[str, str]]:
+        if not stores:
+            stores.append(Store(cfg.database_url, run_migrations=False))
+        found = stores[0].find_notebooks(name=name)
+        if not found:
+            raise LookupError(f"no notebook named {name!r}")
+        nb = stores[0].get_notebook(found[0].id)
+        return [(c.kind, c.source) for c in nb.cells]
+
+    return load
+
+
 class Kernel:
-    def __init__(self, cfg: Config, out: EventWriter, notebook_id: str, session_id: str) -> None:
+    def __init__(self, cfg: Config, out: EventWriter, notebook_id: NotebookId, session_id: SessionId,
+                 engine_factory: EngineFactory) -> None:
         self.out = out
         self.notebook_id = notebook_id
         self.current: ExecuteCommand | None = None
         self.last: ExecuteCommand | None = None
         self.commands: queue.Queue[ExecuteCommand | None] = queue.Queue()
-        self.session: Any = engine_class()(cfg, self.emit, session_id=session_id,
-                                           notebook_loader=self._load_notebook(cfg))
-
-    @staticmethod
-    def _load_notebook(cfg: Config) -> Any:
-        """`include notebook.`name`` reads other notebooks straight from the store."""
-        store: list[Any] = []
-
-        def load(name: str) -> list[tuple[str, str]]:
-            if not store:
-                from console.store import Store
-
-                store.append(Store(cfg.database_url, run_migrations=False))
-            found = store[0].find_notebooks(name=name)
-            if not found:
-                raise LookupError(f"no notebook named {name!r}")
-            nb = store[0].get_notebook(found[0].id)
-            return [(c.kind, c.source) for c in nb.cells]
-
-        return load
+        self.engine: Engine = engine_factory(cfg, self.emit, session_id=session_id,
+                                             notebook_loader=store_loader(cfg))
 
     def emit(self, msg: Message) -> None:
         """Stamp output of the engine/runtime with the run it belongs to, then send it."""
@@ -100,7 +108,7 @@ class Kernel:
             try:
                 msg = from_wire(json.loads(line))
             except ValueError as exc:
-                print(f"kernel: bad command: {exc}", file=sys.stderr)
+                log.warning("bad command: %s", exc)
                 continue
             if isinstance(msg, ExecuteCommand):
                 self.commands.put(msg)
@@ -111,7 +119,7 @@ class Kernel:
     def interrupt(self) -> None:
         """Stop the running cell, or the one sent but not yet started."""
         if self.current is not None:
-            self.session.interrupt()
+            self.engine.interrupt()
             return
         while True:
             try:
@@ -121,9 +129,9 @@ class Kernel:
             if cmd is None:
                 self.commands.put(None)
                 return
-            ids = {"notebook_id": cmd.notebook_id, "cell_id": cmd.cell_id, "run_id": cmd.run_id}
-            self.out.send(ErrorEvent(kind="interrupted", message="interrupted before it started", **ids))
-            self.out.send(CellStatusEvent(status="interrupted", elapsed_ms=0, **ids))
+            self.out.send(ErrorEvent(kind="interrupted", message="interrupted before it started",
+                                     notebook_id=cmd.notebook_id, cell_id=cmd.cell_id, run_id=cmd.run_id))
+            self.out.send(CellStatusEvent(cmd.notebook_id, cmd.cell_id, cmd.run_id, "interrupted", 0))
 
     def serve(self) -> None:
         self.out.send(KernelStatusEvent(self.notebook_id, "idle"))
@@ -132,54 +140,56 @@ class Kernel:
         self.shutdown()
 
     def execute(self, cmd: ExecuteCommand) -> None:
-        ids = {"notebook_id": cmd.notebook_id, "cell_id": cmd.cell_id, "run_id": cmd.run_id}
         self.current = cmd
-        self.out.send(CellStatusEvent(status="running", **ids))
+        self.out.send(CellStatusEvent(cmd.notebook_id, cmd.cell_id, cmd.run_id, "running"))
         started = time.monotonic()
-        status = "done"
+        status: CellState = "done"
+        error: ErrorEvent | None = None
         try:
-            outcome = self.session.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id)
+            outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id)
             if outcome.result is not None:
-                self.out.send(dataclasses.replace(outcome.result, **ids))
-            if outcome.error is not None:
-                self.out.send(dataclasses.replace(outcome.error, **ids))
-                status = "interrupted" if outcome.error.kind == "interrupted" else "error"
-            elif not outcome.ok:
+                self.out.send(dataclasses.replace(outcome.result, notebook_id=cmd.notebook_id,
+                                                  cell_id=cmd.cell_id, run_id=cmd.run_id))
+            error = outcome.error
+            if error is None and not outcome.ok:
                 status = "error"
-        except BaseException as exc:  # noqa: BLE001 - a kernel bug is reported on the cell, not fatal
-            if isinstance(exc, SystemExit):
-                raise
-            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "error"
-            self.out.send(ErrorEvent(
-                kind="interrupted" if status == "interrupted" else "kernel",
-                message=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(), **ids))
+        except KeyboardInterrupt:
+            error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
+        except SystemExit:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a fault of ours is reported on the cell, not fatal
+            error = internal_error(exc, f"run {cmd.run_id}")
         finally:
             self.last, self.current = cmd, None
+        if error is not None:
+            self.out.send(dataclasses.replace(error, notebook_id=cmd.notebook_id, cell_id=cmd.cell_id,
+                                              run_id=cmd.run_id))
+            status = "interrupted" if error.kind == "interrupted" else "error"
         elapsed = int((time.monotonic() - started) * 1000)
-        self.out.send(CellStatusEvent(status=status, elapsed_ms=elapsed, **ids))  # type: ignore[arg-type]
+        self.out.send(CellStatusEvent(cmd.notebook_id, cmd.cell_id, cmd.run_id, status, elapsed))
 
     def shutdown(self) -> None:
-        for target in (self.session, getattr(self.session, "runtime", None)):
-            stop = getattr(target, "shutdown", None) or getattr(target, "close", None)
-            if callable(stop):
-                try:
-                    stop()
-                except Exception:  # noqa: BLE001 - best effort on the way out
-                    traceback.print_exc()
-                return
+        try:
+            self.engine.shutdown()
+        except Exception:  # noqa: BLE001 - best effort on the way out
+            log.exception("the engine's shutdown failed")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, engine_factory: EngineFactory = Session) -> int:
     parser = argparse.ArgumentParser(prog="python -m console.kernel.main")
     parser.add_argument("--cmd-fd", type=int, required=True)
     parser.add_argument("--event-fd", type=int, required=True)
     parser.add_argument("--notebook-id", required=True)
     parser.add_argument("--session-id", required=True)
     args = parser.parse_args(argv)
-    cfg = load_config(json.loads(os.environ.get(CONFIG_ENV, "{}")))
+    cfg = load_config(json.loads(os.environ.get(KERNEL_CONFIG_ENV, "{}")))
     out = EventWriter(os.fdopen(args.event_fd, "wb", buffering=0))
+    own_log = logging.getLogger("console")
+    own_log.addHandler(PipeLogHandler(out))
+    own_log.setLevel(logging.INFO)
+    own_log.propagate = False  # not to stderr, where it would show as the running cell's output
     commands = os.fdopen(args.cmd_fd, "rb")
-    kernel = Kernel(cfg, out, args.notebook_id, args.session_id)
+    kernel = Kernel(cfg, out, NotebookId(args.notebook_id), SessionId(args.session_id), engine_factory)
     threading.Thread(target=kernel.read_commands, args=(commands,), name="kernel-commands", daemon=True).start()
     kernel.serve()
     return 0

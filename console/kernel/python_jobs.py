@@ -1,23 +1,40 @@
-"""`run … as Ray` / `!ray on` / annotated Python cells → runtime.PythonJob, and `run … as TableRepartition`."""
+"""`run … as Ray` / `!ray on` / annotated Python cells → a PythonJob, and `run … as TableRepartition`.
+
+Jobs are built from what a session holds (its `JobSource` view), never from the session itself,
+so this module and console/kernel/session.py import one way only.
+"""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
 import pyarrow as pa
 
-from console.lang import Run
-from console.kernel.job import PythonJob
 from console.kernel.errors import CellError
+from console.kernel.job import PythonCellError, PythonJob
+from console.lang import Run
 
-if TYPE_CHECKING:
-    from console.kernel.session import Session
+
+class JobSource(Protocol):
+    """What a job is built from: the session's catalog and its `!python conf/env` settings."""
+
+    tables: dict[str, pa.Table]
+    python_conf: dict[str, str]
+    python_env: dict[str, str]
+    partitions: dict[str, int]  # run … as TableRepartition
+
+
+class Runtime(Protocol):
+    """The Python runtime's one call a job needs (console.kernel.python_runtime.PythonRuntime)."""
+
+    def run(self, job: PythonJob) -> pa.Table | None: ...
 
 # Options of the Ray statement that are not conf: they name tables or carry the code.
 _NOT_CONF = ("inputTable", "outputTable", "code", "model", "confTable")
 
 
-def _table(session: "Session", name: str, stmt: Run, role: str) -> pa.Table:
-    table = session.lookup(name)
+def _table(session: JobSource, name: str, stmt: Run, role: str) -> pa.Table:
+    table = lookup_ci(session.tables, name)
     if table is None:
         names = ", ".join(sorted(session.tables)) or "none yet"
         raise CellError("data", f"{role} table '{name}' not found; tables in this session: {names}",
@@ -34,11 +51,11 @@ def _conf_rows(table: pa.Table, name: str, stmt: Run) -> dict[str, str]:
     return {str(k): "" if v is None else str(v) for k, v in zip(keys, values) if k is not None}
 
 
-def build_job(session: "Session", stmt: Run) -> PythonJob:
+def build_job(session: JobSource, stmt: Run) -> PythonJob:
     """The PythonJob a Ray statement describes: session conf/env merged with the statement's options."""
     opts = stmt.options
-    input_name = opts.get("inputTable") or stmt.input
-    if input_name.lower() == "command":  # MLSQL's name for "no input table"
+    input_name: str | None = opts.get("inputTable") or stmt.input
+    if input_name is not None and input_name.lower() == "command":  # MLSQL's name for "no input table"
         input_name = None
     conf = dict(session.python_conf)
     conf.update({k: v for k, v in opts.items() if k not in _NOT_CONF})
@@ -58,13 +75,11 @@ def build_job(session: "Session", stmt: Run) -> PythonJob:
     )
 
 
-def run_ray(session: "Session", stmt: Run, runtime: Callable[[], object]) -> list[tuple[str, pa.Table]]:
+def run_ray(session: JobSource, stmt: Run, runtime: Callable[[], Runtime]) -> list[tuple[str, pa.Table]]:
     """Run the job on the Python runtime; return the (name, table) pairs to put in the catalog."""
-    from console.kernel.job import PythonCellError
-
     job = build_job(session, stmt)
     try:
-        table = runtime().run(job)  # type: ignore[attr-defined]
+        table = runtime().run(job)
     except PythonCellError as exc:
         kind = exc.kind  # python, worker, env, schema or interrupted: each tells the user something different
         raise CellError(kind, exc.message, exc.line, None, exc.traceback) from None
@@ -75,7 +90,7 @@ def run_ray(session: "Session", stmt: Run, runtime: Callable[[], object]) -> lis
     return [(n, table) for n in dict.fromkeys(names)]
 
 
-def repartition(session: "Session", stmt: Run) -> tuple[str, pa.Table, int]:
+def repartition(session: JobSource, stmt: Run) -> tuple[str, pa.Table, int]:
     """`run t as TableRepartition.`` where partitionNum="N" as t2`: t2 is t, seen as N partitions.
 
     The table is shared, not copied; the runtime splits it into N data servers when a Python job

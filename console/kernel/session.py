@@ -6,24 +6,25 @@ import datetime as dt
 import functools
 import re
 import subprocess
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import pyarrow as pa
 
 from console import lang
 from console.config import Config
-from console.lang import ParseError
-from console.messages import ErrorEvent, Message, OutputEvent, ResultEvent
-from console.kernel import python_jobs
-from console.kernel.errors import CellError
+from console.kernel import include, python_jobs
+from console.kernel.errors import CellError, internal_error
 from console.kernel.results import result_event
 from console.kernel.sql import SqlEngine
+from console.lang import ParseError
+from console.messages import ErrorEvent, OutputEvent
+from console.protocols import CellOutcome, Emit, NotebookLoader
 
-Emit = Callable[[Message], None]
-NotebookLoader = Callable[[str], list[tuple[str, str]]]
+if TYPE_CHECKING:
+    from console.kernel.python_runtime import PythonRuntime
+    from console.sources import SourceContext
 
 
 @functools.lru_cache(maxsize=256)
@@ -34,16 +35,6 @@ def _parse_cached(source: str, cell: str | int | None, kind: str) -> tuple[lang.
 def _parse_cell(source: str, cell: str | int | None, kind: str) -> list[lang.Statement]:
     """parse_cell, remembered: re-running a cell is common and statements are immutable."""
     return list(_parse_cached(source, cell, kind))
-
-
-@dataclass
-class CellOutcome:
-    """What run_cell reports: ok, the result (the cell's last table), the error, the tables it set."""
-
-    ok: bool
-    result: ResultEvent | None = None
-    error: ErrorEvent | None = None
-    tables_changed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -73,7 +64,7 @@ class Session:
         self.connections: dict[str, dict[str, str]] = {}
         self.partitions: dict[str, int] = {}    # run … as TableRepartition
         self._sql: SqlEngine | None = None
-        self._runtime: Any = None
+        self._runtime: PythonRuntime | None = None
         self._interrupted = False
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
@@ -94,7 +85,11 @@ class Session:
         return python_jobs.lookup_ci(self.tables, name)
 
     def run_cell(self, source: str, kind: str = "mlsql", cell: str | int | None = None) -> CellOutcome:
-        """Run every statement of a cell; user errors come back in the outcome, never as exceptions."""
+        """Run every statement of a cell; errors come back in the outcome, never as exceptions.
+
+        A fault of ours (a bug, a library's unexpected error) keeps the session: it is logged with
+        an id, and the outcome's error names only that id.
+        """
         self._interrupted = False
         self._builtins = None
         run = _CellRun()
@@ -108,9 +103,8 @@ class Session:
             error = exc.event()
         except KeyboardInterrupt:
             error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
-        except Exception as exc:  # a bug or an unexpected library error: report it, keep the session
-            error = ErrorEvent(kind="kernel", message=f"{type(exc).__name__}: {exc}",
-                               traceback=traceback.format_exc())
+        except Exception as exc:  # noqa: BLE001 - a bug or an unexpected library error: keep the session
+            error = internal_error(exc, f"session {self.session_id}, cell {cell}")
         result = None
         if error is None and run.last is not None:
             result = result_event(run.last[0], run.last[1], int(self.cfg.RESULT_ROWS))
@@ -177,7 +171,7 @@ class Session:
                             *lang.template.position_in(stmt, name))
         return table
 
-    def _source_context(self) -> Any:
+    def _source_context(self) -> SourceContext:
         from console.sources import SourceContext
 
         roots = [Path(p) for p in self.cfg.DATA_ROOTS or []]
@@ -246,7 +240,7 @@ class Session:
         for name, table in python_jobs.run_ray(self, stmt, self._python_runtime):
             self._put(name, table, run)
 
-    def _python_runtime(self) -> Any:
+    def _python_runtime(self) -> PythonRuntime:
         if self._runtime is None:
             try:
                 from console.kernel.python_runtime import PythonRuntime# heavy (ray, worker processes): only on first use
@@ -256,9 +250,17 @@ class Session:
         return self._runtime
 
     def _run_include(self, stmt: lang.Include, run: _CellRun, cell: Any) -> None:
-        from console.kernel.include import run_include
-
-        run_include(self, stmt, run)
+        """Run another notebook's cells in this session; an error inside is reported at this statement."""
+        name, cells = include.included_cells(stmt, self.notebook_loader, self._including)
+        self._including.append(name)
+        try:
+            for c in cells:
+                try:
+                    self._execute(lang.parse_cell(c.source, c.where, c.kind), c.where, c.source, run)
+                except (ParseError, CellError) as exc:
+                    raise include.at_include(stmt, c, exc) from None
+        finally:
+            self._including.pop()
 
     def _run_register(self, stmt: lang.Register, run: _CellRun, cell: Any) -> None:
         raise CellError("parse", f"register is not supported yet (register {stmt.et}.`{stmt.path}` as {stmt.function})",

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from console.kernel.errors import CellError
 
-_DUCKDB_CONFIG = {
+_DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     # No network here, and a query must never fetch code: extensions stay as installed.
     "autoinstall_known_extensions": "false",
     "autoload_known_extensions": "false",

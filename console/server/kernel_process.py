@@ -19,13 +19,15 @@ from collections import deque
 from collections.abc import Callable
 from typing import IO
 
-from console.config import Config
+from console.config import KERNEL_CONFIG_ENV, Config
+from console.ids import NotebookId, SessionId
 from console.messages import Message, from_wire
 
 log = logging.getLogger(__name__)
 
-# The kernel reads its resolved settings (JSON) from this variable.
-CONFIG_ENV = "CONSOLE_KERNEL_CONFIG"
+# The kernel's entry module: `python -m <module> --cmd-fd … --event-fd …`. Tests name their own,
+# which runs console.kernel.main.main with a scripted engine.
+KERNEL_MODULE = "console.kernel.main"
 # A per-kernel mark every descendant inherits: Python cell workers lead their own process groups,
 # so after a kill -9 of their kernel this is how its orphans are found and stopped. Only worker
 # processes are touched: the shared Ray head, when a kernel started it, inherits the mark too.
@@ -92,9 +94,11 @@ def kernel_config(cfg: Config) -> str:
 
 
 class KernelProcess:
-    def __init__(self, cfg: Config, notebook_id: str, session_id: str, on_event: OnEvent,
-                 on_system: OnSystem, on_exit: OnExit, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(self, cfg: Config, notebook_id: NotebookId, session_id: SessionId, on_event: OnEvent,
+                 on_system: OnSystem, on_exit: OnExit, extra_env: dict[str, str] | None = None,
+                 kernel_module: str = KERNEL_MODULE) -> None:
         self.cfg = cfg
+        self.kernel_module = kernel_module
         self.extra_env = dict(extra_env or {})
         self.notebook_id = notebook_id
         self.session_id = session_id
@@ -122,9 +126,9 @@ class KernelProcess:
         env = dict(os.environ)
         env.update(self.extra_env)
         env[MARK_ENV] = self.mark
-        env[CONFIG_ENV] = kernel_config(self.cfg)
+        env[KERNEL_CONFIG_ENV] = kernel_config(self.cfg)
         env["PYTHONUNBUFFERED"] = "1"
-        argv = [sys.executable, "-m", "console.kernel.main", "--cmd-fd", str(cmd_r),
+        argv = [sys.executable, "-m", self.kernel_module, "--cmd-fd", str(cmd_r),
                 "--event-fd", str(evt_w), "--notebook-id", self.notebook_id, "--session-id", self.session_id]
         try:
             # Own process group: a restart or cull can take the kernel's worker processes with it.

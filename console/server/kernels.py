@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.config import Config
-from console.messages import CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelState, KernelStatusEvent, Message, MetricsEvent, OutputEvent, ResultEvent
+from console.ids import CellId, NotebookId, RunId, SessionId, UserId
+from console.messages import CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelLogEvent, KernelState, KernelStatusEvent, Message, MetricsEvent, OutputEvent, ResultEvent
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
-from console.server.kernel_process import KernelProcess
+from console.protocols import RunStore
+from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +33,8 @@ NOT_STARTED = "not started"
 
 @dataclass
 class _Run:
-    run_id: str
-    cell_id: str
+    run_id: RunId
+    cell_id: CellId
     source: str
     kind: str
     result: ResultEvent | None = None
@@ -44,35 +46,42 @@ class _Run:
 class KernelSession:
     """What the manager holds for one (user, notebook)."""
 
-    user_id: int | None
-    notebook_id: str
+    user_id: UserId | None
+    notebook_id: NotebookId
     kernel: KernelProcess | None = None
     status: KernelState = "dead"
     reason: str = "not started"  # NOT_STARTED: never had a kernel, so there is nothing to report
     queue: deque[_Run] = field(default_factory=deque)
     current: _Run | None = None
-    last_run: str = ""
+    last_run: RunId = RunId("")
     last_active: float = field(default_factory=time.monotonic)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     @property
-    def session_id(self) -> str:
-        return f"{self.notebook_id}-u{self.user_id}"
+    def session_id(self) -> SessionId:
+        return SessionId(f"{self.notebook_id}-u{self.user_id}")
 
     def busy(self) -> bool:
         return self.current is not None or bool(self.queue)
 
 
 class SessionManager:
-    def __init__(self, cfg: Config, store: Any, broadcast: Broadcast, flush_interval: float = 0.05,
-                 kernel_env: dict[str, str] | None = None) -> None:
+    """The server's kernels (console.protocols.KernelManager).
+
+    kernel_module: the kernel processes' entry module (tests name one with a scripted engine);
+    kernel_env: extra environment for them.
+    """
+
+    def __init__(self, cfg: Config, store: RunStore, broadcast: Broadcast, flush_interval: float = 0.05,
+                 kernel_env: dict[str, str] | None = None, kernel_module: str = KERNEL_MODULE) -> None:
         self.cfg = cfg
-        self.kernel_env = dict(kernel_env or {})  # extra environment for kernel processes
+        self.kernel_env = dict(kernel_env or {})
+        self.kernel_module = kernel_module
         self.store = store
         self.broadcast = broadcast
         self.locks = NotebookLocks()
         self.batcher = OutputBatcher(store, self._publish, self.locks, flush_interval)
-        self._sessions: dict[tuple[int | None, str], KernelSession] = {}
+        self._sessions: dict[tuple[UserId | None, NotebookId], KernelSession] = {}
         self._guard = threading.Lock()
         self._stop = threading.Event()
         self._culler: threading.Thread | None = None
@@ -104,19 +113,20 @@ class SessionManager:
             t.join(timeout=15)
         self.batcher.stop()
 
-    def session(self, user_id: int | None, notebook_id: str) -> KernelSession:
+    def session(self, user_id: UserId | None, notebook_id: NotebookId) -> KernelSession:
         with self._guard:
             key = (user_id, notebook_id)
             if key not in self._sessions:
                 self._sessions[key] = KernelSession(user_id, notebook_id)
             return self._sessions[key]
 
-    def sessions_of(self, notebook_id: str) -> list[KernelSession]:
+    def sessions_of(self, notebook_id: NotebookId) -> list[KernelSession]:
         with self._guard:
             return [s for (_, nb), s in self._sessions.items() if nb == notebook_id]
 
     # ------------------------------------------------------------------ commands
-    def run(self, user_id: int | None, notebook_id: str, mode: str = "cell", cell_id: str | None = None) -> list[str]:
+    def run(self, user_id: UserId | None, notebook_id: NotebookId, mode: str = "cell",
+            cell_id: CellId | None = None) -> list[RunId]:
         """Queue one cell, all cells, or a cell and those after it; returns the new run ids."""
         nb = self.store.get_notebook(notebook_id)
         cells = [c for c in nb.cells]
@@ -131,19 +141,20 @@ class SessionManager:
             cells = cells[index:index + 1] if mode == "cell" else cells[index:]
         cells = [c for c in cells if c.kind != "markdown"]
         session = self.session(user_id, notebook_id)
-        ids: list[str] = []
+        ids: list[RunId] = []
         with session.lock:
             for c in cells:
-                rec = self.store.create_run(notebook_id, c.id, c.source, user_id=user_id)
-                self.batcher.open_run(rec.id, notebook_id, c.id)
-                session.queue.append(_Run(rec.id, c.id, c.source, c.kind))
-                self._publish(notebook_id, [CellStatusEvent(notebook_id, c.id, rec.id, "queued")])
-                ids.append(rec.id)
+                cell, rec = CellId(c.id), self.store.create_run(notebook_id, CellId(c.id), c.source, user_id=user_id)
+                run_id = RunId(rec.id)
+                self.batcher.open_run(run_id, notebook_id, cell)
+                session.queue.append(_Run(run_id, cell, c.source, c.kind))
+                self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued")])
+                ids.append(run_id)
             session.last_active = time.monotonic()
             self._pump(session)
         return ids
 
-    def interrupt(self, user_id: int | None, notebook_id: str) -> dict[str, Any]:
+    def interrupt(self, user_id: UserId | None, notebook_id: NotebookId) -> dict[str, Any]:
         """Cancel the queued cells and interrupt the running one."""
         session = self.session(user_id, notebook_id)
         with session.lock:
@@ -154,7 +165,7 @@ class SessionManager:
                 session.kernel.send(InterruptCommand(notebook_id))
         return {"interrupted": running, "cancelled": cancelled}
 
-    def restart(self, user_id: int | None, notebook_id: str) -> None:
+    def restart(self, user_id: UserId | None, notebook_id: NotebookId) -> None:
         """Stop the kernel (its tables go) and start a fresh one at once."""
         session = self.session(user_id, notebook_id)
         with session.lock:
@@ -169,14 +180,14 @@ class SessionManager:
             old.send(InterruptCommand(notebook_id))
             threading.Thread(target=old.stop, args=(2.0,), name="kernel-stop", daemon=True).start()
 
-    def replay(self, notebook_id: str, since: dict[str, int], metrics_since: dict[str, int]) -> list[Message]:
+    def replay(self, notebook_id: NotebookId, since: dict[str, int], metrics_since: dict[str, int]) -> list[Message]:
         """What a joining viewer needs; call it holding self.locks(notebook_id) (see sockets.join)."""
         events: list[Message] = [
             KernelStatusEvent(notebook_id, s.status, s.reason, s.user_id) for s in self.sessions_of(notebook_id)
             if s.reason != NOT_STARTED
         ]
         events += replay.notebook_events(self.store, notebook_id, since, metrics_since,
-                                         int(self.cfg.OUTPUT_INLINE_BYTES))
+                                         inline_bytes=self.cfg.OUTPUT_INLINE_BYTES, result_rows=self.cfg.RESULT_ROWS)
         return events
 
     # ------------------------------------------------------------------ the queue
@@ -211,7 +222,7 @@ class SessionManager:
             self._on_exit(session, kp, reason, expected)
 
         kp = KernelProcess(self.cfg, session.notebook_id, session.session_id, on_event, on_system, on_exit,
-                           self.kernel_env)
+                           self.kernel_env, self.kernel_module)
         session.kernel = kp
         self._set_status(session, "starting")
         try:
@@ -220,15 +231,19 @@ class SessionManager:
             session.kernel = None
             self._set_status(session, "dead", f"the kernel could not start: {exc}")
 
-    def _cell_of(self, session: KernelSession, run_id: str) -> str:
+    def _cell_of(self, session: KernelSession, run_id: RunId) -> CellId:
         if session.current and session.current.run_id == run_id:
             return session.current.cell_id
-        return ""
+        return CellId("")
 
     def _on_event(self, session: KernelSession, kp: KernelProcess | None, msg: Message) -> None:
         if isinstance(msg, (OutputEvent, MetricsEvent)):
             if msg.run_id:
                 self.batcher.add(msg)
+            return
+        if isinstance(msg, KernelLogEvent):
+            # The kernel's own log (an internal error's traceback under its id): ours, never a viewer's.
+            log.log(msg.level, "kernel %s: %s", session.session_id, msg.text)
             return
         with session.lock:
             if kp is not session.kernel:
@@ -269,13 +284,14 @@ class SessionManager:
             self._cancel_queue(session, f"the kernel died: {reason}")
             self._set_status(session, "dead", reason)
 
-    def _finish(self, session: KernelSession, run: _Run, status: str, elapsed_ms: int | None = None) -> None:
+    def _finish(self, session: KernelSession, run: _Run, status: CellState, elapsed_ms: int | None = None) -> None:
         """Flush the run's output, store how it ended, then tell the room (output before result)."""
         self.batcher.flush_run(run.run_id)
         ids = (session.notebook_id, run.cell_id, run.run_id)
-        stamp = {"notebook_id": ids[0], "cell_id": ids[1], "run_id": ids[2]}
-        run.result = dataclasses.replace(run.result, **stamp) if run.result else None
-        run.error = dataclasses.replace(run.error, **stamp) if run.error else None
+        if run.result:
+            run.result = dataclasses.replace(run.result, notebook_id=ids[0], cell_id=ids[1], run_id=ids[2])
+        if run.error:
+            run.error = dataclasses.replace(run.error, notebook_id=ids[0], cell_id=ids[1], run_id=ids[2])
         with self.locks(session.notebook_id):
             try:
                 self.store.finish_run(run.run_id, status, error=run.error.to_wire() if run.error else None,
@@ -283,12 +299,12 @@ class SessionManager:
             except Exception:  # noqa: BLE001 - viewers still learn how the run ended
                 log.exception("storing the end of run %s failed", run.run_id)
             ends: list[Message] = [m for m in (run.result, run.error) if m is not None]
-            ends.append(CellStatusEvent(*ids, status, elapsed_ms))  # type: ignore[arg-type]
+            ends.append(CellStatusEvent(*ids, status, elapsed_ms))
             self._publish(session.notebook_id, ends)
         self.batcher.close_run(run.run_id)
 
-    def _cancel_queue(self, session: KernelSession, why: str) -> list[str]:
-        cancelled: list[str] = []
+    def _cancel_queue(self, session: KernelSession, why: str) -> list[RunId]:
+        cancelled: list[RunId] = []
         while session.queue:
             run = session.queue.popleft()
             run.error = ErrorEvent(kind="interrupted", message=why)
@@ -302,7 +318,7 @@ class SessionManager:
         session.status, session.reason = status, reason
         self._publish(session.notebook_id, [KernelStatusEvent(session.notebook_id, status, reason, session.user_id)])
 
-    def _publish(self, notebook_id: str, messages: list[Message]) -> None:
+    def _publish(self, notebook_id: NotebookId, messages: list[Message]) -> None:
         with self.locks(notebook_id):
             try:
                 self.broadcast(notebook_id, [m.to_wire() for m in messages])

@@ -1,11 +1,15 @@
 """Session behaviour: the Delta round trip of the issue, catalog atomicity, results, settings, include."""
 from __future__ import annotations
 
+import dataclasses
+import logging
+import re
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from console.kernel.session import Session
 from console.messages import OutputEvent
@@ -40,7 +44,7 @@ def test_failed_statement_keeps_earlier_tables(session: Session) -> None:
 
 
 def test_result_is_last_table_head_with_types(session: Session) -> None:
-    session.cfg["RESULT_ROWS"] = 3
+    session.cfg = dataclasses.replace(session.cfg, RESULT_ROWS=3)
     out = session.run_cell("select id, cast('Infinity' as double) as inf, date'2024-01-02' as d, "
                            "cast('abc' as binary) as b, array(1, 2) as arr from range(5) t(id) as r;")
     assert out.ok and out.result is not None
@@ -92,13 +96,24 @@ def test_table_names_are_case_insensitive_in_sql(session: Session) -> None:
     assert out.ok, out.error
 
 
-def test_unexpected_failure_is_reported_not_raised(session: Session, monkeypatch: Any) -> None:
+def test_unexpected_failure_is_reported_with_an_id_and_logged_not_raised(
+        session: Session, monkeypatch: Any, caplog: pytest.LogCaptureFixture) -> None:
     def boom(*args: Any) -> None:
         raise RuntimeError("boom")
 
     monkeypatch.setattr(session, "_run_select", boom)
-    out = session.run_cell("select 1 as a as t;")
-    assert out.error is not None and out.error.kind == "kernel" and "boom" in out.error.message
+    with caplog.at_level(logging.ERROR, logger="console.kernel"):
+        out = session.run_cell("select 1 as a as t;")
+    assert out.error is not None and out.error.kind == "kernel"
+    # The user gets the id only; the log has the traceback under that id.
+    match = re.fullmatch(r"internal error ([0-9a-f]{8}); see the server log", out.error.message)
+    assert match, out.error.message
+    assert "boom" not in out.error.message and out.error.traceback == ""
+    logged = [r for r in caplog.records if match.group(1) in r.getMessage()]
+    assert logged and logged[0].exc_info is not None and "RuntimeError: boom" in caplog.text
+    assert "Traceback" in caplog.text
+    monkeypatch.undo()
+    assert session.run_cell("select 2 as b as u;").ok  # the session goes on
 
 
 def test_interrupt_stops_a_running_query_and_the_cell(session: Session) -> None:

@@ -1,0 +1,121 @@
+"""The typed seams between rooms: what each side may call of the other (runs everywhere).
+
+- `Engine`: what the kernel process (console/kernel/main.py) calls of its engine;
+  console.kernel.session.Session is the real one, tests inject a scripted one.
+- `RunStore`: what the server's kernels and output batcher use of the store (console.store.Store).
+- `KernelManager`: what the HTTP and socket endpoints use of the kernels
+  (console.server.kernels.SessionManager).
+
+Nothing here is imported at run time by the rooms it describes' other side, so no import circle
+comes with a seam.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from console.config import Config
+from console.ids import CellId, NotebookId, RunId, SessionId, UserId
+from console.messages import ErrorEvent, KernelState, Message, ResultEvent
+
+if TYPE_CHECKING:  # records of the store, for the types only
+    from console.store import MetricRecord, NotebookRecord, RunRecord
+
+Emit = Callable[[Message], None]
+# include notebook.`name`: the named notebook's cells as (kind, source) pairs.
+NotebookLoader = Callable[[str], list[tuple[str, str]]]
+
+
+@dataclass
+class CellOutcome:
+    """What run_cell reports: ok, the result (the cell's last table), the error, the tables it set."""
+
+    ok: bool
+    result: ResultEvent | None = None
+    error: ErrorEvent | None = None
+    tables_changed: list[str] = field(default_factory=list)
+
+
+class Engine(Protocol):
+    """One session's engine in a kernel process: runs cells one at a time, on one thread.
+
+    run_cell reports user errors in its outcome; anything it raises is a fault of ours, which the
+    kernel logs and reports as an internal error. interrupt() is called from another thread.
+    """
+
+    def run_cell(self, source: str, kind: str = "mlsql", cell: CellId | int | None = None) -> CellOutcome: ...
+
+    def interrupt(self) -> None: ...
+
+    def shutdown(self) -> None: ...
+
+
+class EngineFactory(Protocol):
+    """How the kernel makes its engine: console.kernel.session.Session's constructor, or a test's."""
+
+    def __call__(self, cfg: Config, emit: Emit, *, session_id: SessionId,
+                 notebook_loader: NotebookLoader | None) -> Engine: ...
+
+
+class RunStore(Protocol):
+    """The store functions that the kernels' run queue, the batcher and the socket replay use."""
+
+    def get_notebook(self, notebook_id: NotebookId) -> NotebookRecord: ...
+
+    def create_run(self, notebook_id: NotebookId, cell_id: CellId, source: str,
+                   user_id: UserId | None = None) -> RunRecord: ...
+
+    def set_run_status(self, run_id: RunId, status: str) -> RunRecord: ...
+
+    def finish_run(self, run_id: RunId, status: str, error: dict[str, Any] | None = None,
+                   result: dict[str, Any] | None = None) -> RunRecord: ...
+
+    def fail_unfinished_runs(self) -> int: ...
+
+    def append_output(self, run_id: RunId, chunks: Iterable[Any], hidden_bytes: int = 0) -> int: ...
+
+    def append_metrics(self, run_id: RunId, points: Iterable[Any]) -> None: ...
+
+    def last_output_seq(self, run_id: RunId) -> int: ...
+
+    def metrics_for(self, run_id: RunId, since: int = 0) -> list[MetricRecord]: ...
+
+
+class KernelInfo(Protocol):
+    """A (user, notebook) kernel as the endpoints report it."""
+
+    @property
+    def user_id(self) -> UserId | None: ...
+
+    @property
+    def status(self) -> KernelState: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+class KernelManager(Protocol):
+    """The kernels and their run queues, as the HTTP and socket endpoints drive them."""
+
+    @property
+    def cfg(self) -> Config: ...
+
+    def start(self) -> KernelManager: ...
+
+    def shutdown(self) -> None: ...
+
+    def run(self, user_id: UserId | None, notebook_id: NotebookId, mode: str = "cell",
+            cell_id: CellId | None = None) -> list[RunId]: ...
+
+    def interrupt(self, user_id: UserId | None, notebook_id: NotebookId) -> dict[str, Any]: ...
+
+    def restart(self, user_id: UserId | None, notebook_id: NotebookId) -> None: ...
+
+    def sessions_of(self, notebook_id: NotebookId) -> Sequence[KernelInfo]: ...
+
+    def locks(self, notebook_id: NotebookId) -> threading.RLock: ...
+
+    def replay(self, notebook_id: NotebookId, since: dict[str, int],
+               metrics_since: dict[str, int]) -> list[Message]: ...
