@@ -32,3 +32,40 @@ def login(app: Flask, name: str, password: str = PASSWORD, **kw: Any) -> FlaskCl
     client.environ_base[f"HTTP_{CSRF_HEADER.upper().replace('-', '_')}"] = r.json["csrf_token"]
     client.csrf_token = r.json["csrf_token"]  # type: ignore[attr-defined]
     return client
+
+
+class Served:
+    """An app behind a real threaded HTTP server on 127.0.0.1 (websockets included)."""
+
+    def __init__(self, app: Flask) -> None:
+        import logging
+        import threading
+
+        from werkzeug.serving import make_server
+
+        # The dev server logs a websocket's closing frame as a bad HTTP request; that is noise here.
+        logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
+        self._httpd = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self._httpd.server_port}"
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+
+
+def socket_as(url: str, name: str, password: str = PASSWORD) -> Any:
+    """A python-socketio client of the server at `url`, logged in as `name` through POST /api/login
+    like the page: the session cookie on the handshake, the CSRF token as the auth payload."""
+    import json
+    import urllib.request
+
+    import socketio
+
+    req = urllib.request.Request(f"{url}/api/login", method="POST", headers={"Content-Type": "application/json"},
+                                 data=json.dumps({"username": name, "password": password}).encode())
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        csrf = json.loads(resp.read())["csrf_token"]
+        cookies = "; ".join(c.split(";", 1)[0] for c in resp.headers.get_all("Set-Cookie"))
+    sio = socketio.Client(reconnection=False)
+    sio.connect(url, transports=["websocket"], headers={"Cookie": cookies}, auth={"csrf": csrf}, wait_timeout=10)
+    return sio

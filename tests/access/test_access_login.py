@@ -6,6 +6,7 @@ from http.cookies import SimpleCookie
 from flask import Flask
 
 from console.config import Config
+from console.roles import served as served_roles
 from security_support import PASSWORD, login, make_app
 
 
@@ -48,7 +49,7 @@ def test_wrong_password_and_unknown_user_look_the_same(mu_app: Flask) -> None:
 def test_me_and_anonymous(mu_app: Flask) -> None:
     anon = mu_app.test_client()
     me = anon.get("/api/me").json
-    assert me == {"user": None, "csrf_token": None, "single_user": False, "auth": "anonymous"}
+    assert me == {"user": None, "csrf_token": None, "single_user": False, "auth": "anonymous", "roles": served_roles()}
     assert anon.get("/api/notebooks").status_code == 401
     assert anon.post("/api/notebooks", json={"name": "x"}).status_code == 401
     page = anon.get("/notebooks/abc")
