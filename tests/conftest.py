@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -22,6 +23,12 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from console.config import Config, load_config
+
+# The harness is imported as `tests.support` (tests/support/__init__.py says what it holds); the
+# repository root is on sys.path under `python -m pytest`, and this makes it so under `pytest` too.
+_ROOT = str(Path(__file__).resolve().parents[1])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
-"""Fixtures for the session tests: a real server on 127.0.0.1, Socket.IO clients over websocket.
+"""Fixtures for the live session tests: a real server on 127.0.0.1, Socket.IO clients over websocket.
 
-The server runs in a thread of the test process (so `auth.current_user` can be swapped for a
-header-based test identity until login exists); its kernels are real child processes running
-the real engine plus scripted cells (scripted_engine.py).
+The server runs in the test process (tests/support/live_server.py), so a test can reach its store
+and kernel manager; its kernels are real child processes running the real engine plus scripted
+cells (tests/support/scripted_engine.py).
 """
 from __future__ import annotations
 
@@ -11,19 +11,20 @@ from typing import Any
 
 import pytest
 
-from session_clients import LiveServer, Server, Viewer
+from tests.support.clients import Viewer
+from tests.support.live_server import REAL_KERNEL, LiveServer
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     live = LiveServer(str(tmp_path_factory.mktemp("sessions-data")))
     try:
-        yield live.server
+        yield live
     finally:
         live.close()
 
 
-def _viewers(server: Server) -> Iterator[Callable[..., Viewer]]:
+def _viewers(server: LiveServer) -> Iterator[Callable[..., Viewer]]:
     """make(user=None) -> a Socket.IO viewer of this server; all are closed afterwards."""
     made: list[Viewer] = []
 
@@ -41,7 +42,7 @@ def _viewers(server: Server) -> Iterator[Callable[..., Viewer]]:
 
 
 @pytest.fixture
-def viewer(server: Server) -> Iterator[Callable[..., Viewer]]:
+def viewer(server: LiveServer) -> Iterator[Callable[..., Viewer]]:
     yield from _viewers(server)
 
 
@@ -49,18 +50,18 @@ def viewer(server: Server) -> Iterator[Callable[..., Viewer]]:
 
 
 @pytest.fixture(scope="session")
-def ray_server(ray_head: Any) -> Iterator[Server]:
+def ray_server(ray_head: Any) -> Iterator[LiveServer]:
     # The server shares the head's data dir, so its kernels find that head as their embedded
     # one (loopback addressing, as in production); the fixture, not the server, stops it.
-    live = LiveServer(ray_head.data_dir, RAY_HEAD_OWNER=False)
+    live = LiveServer(ray_head.data_dir, kernel_module=REAL_KERNEL, RAY_HEAD_OWNER=False)
     try:
-        yield live.server
+        yield live
     finally:
         live.close()
 
 
 @pytest.fixture
-def ray_viewer(ray_server: Server) -> Iterator[Callable[..., Viewer]]:
+def ray_viewer(ray_server: LiveServer) -> Iterator[Callable[..., Viewer]]:
     yield from _viewers(ray_server)
 
 

@@ -1,12 +1,19 @@
 """A real server on 127.0.0.1, real kernel processes, Socket.IO clients over websocket."""
 from __future__ import annotations
 
+import json
+import logging
 import os
+import re
 import signal
 import time
 from typing import Any
 
-from session_clients import Server, http, join
+import pytest
+
+from tests.support.clients import http, join
+from tests.support.live_server import LiveServer as Server
+from tests.support.scripted_engine import actor_source
 
 
 def test_mlsql_cell_runs_and_its_result_is_stored(server: Server, viewer: Any) -> None:
@@ -33,7 +40,7 @@ def test_mlsql_cell_runs_and_its_result_is_stored(server: Server, viewer: Any) -
 
 
 def test_burst_from_two_sources_arrives_complete_and_in_order(server: Server, viewer: Any) -> None:
-    nb = server.notebook("--script\nburst 5000 from A, B\n")
+    nb = server.notebook("--script\nactors 5000 from A, B\n")
     v = viewer()
     join(v, nb)
     run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
@@ -41,9 +48,9 @@ def test_burst_from_two_sources_arrives_complete_and_in_order(server: Server, vi
     chunks = v.outputs(run_id)
     assert [c["seq"] for c in chunks] == list(range(1, len(chunks) + 1))
     assert len(chunks) < 1000  # batched, not one event per line
-    for source in ("A", "B"):
-        text = "".join(c["text"] for c in chunks if c["source"] == source)
-        assert text.splitlines() == [f"{source} line {i}" for i in range(1, 5001)]
+    for name in ("A", "B"):
+        text = "".join(c["text"] for c in chunks if c["source"] == actor_source(name))
+        assert text.splitlines() == [f"{name} says {i}" for i in range(1, 5001)]
     stored = server.store.outputs_since(run_id)
     assert [(c.seq, c.text) for c in stored] == [(c["seq"], c["text"]) for c in chunks]
 
@@ -65,7 +72,7 @@ def test_reconnect_gets_exactly_the_missed_chunks(server: Server, viewer: Any) -
     rest = second.outputs(run_id)
     assert [c["seq"] for c in rest] == list(range(last + 1, last + 1 + len(rest)))
     text = "".join(c["text"] for c in seen + rest)
-    assert text.splitlines() == [f"driver line {i}" for i in range(1, 201)]
+    assert text.splitlines() == [f"line {i}" for i in range(1, 201)]
 
 
 def test_progress_redraws_are_collapsed_before_storing(server: Server, viewer: Any) -> None:
@@ -75,8 +82,8 @@ def test_progress_redraws_are_collapsed_before_storing(server: Server, viewer: A
     run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
     v.wait_status(run_id, "done")
     stored = "".join(c.text for c in server.store.outputs_since(run_id))
-    assert stored.count("progress") <= 10
-    assert stored.endswith("progress 500/500\n")
+    assert stored.count("/500 [") <= 10
+    assert stored.endswith(f"500/500 [{'=' * 500}>] - loss: 0.0020\n")
 
 
 def test_interrupt_stops_the_cell_and_cancels_the_queue(server: Server, viewer: Any) -> None:
@@ -158,7 +165,7 @@ def test_rest_run_returns_202_and_the_log_downloads(server: Server, viewer: Any)
     run_id = body["run_ids"][0]
     v.wait_status(run_id, "done")
     code, log = http(server, "GET", f"/api/runs/{run_id}/log")
-    assert code == 200 and log.splitlines()[0] == "(worker) worker line 1" and len(log.splitlines()) == 50
+    assert code == 200 and log.splitlines()[0] == "(worker) line 1" and len(log.splitlines()) == 50
     code, body = http(server, "GET", f"/api/runs/{run_id}/outputs?since=0")
     assert code == 200 and "".join(e["text"] for e in body["events"] if e["type"] == "output").count("\n") == 50
 
@@ -195,3 +202,28 @@ def test_rest_interrupt_restart_and_kernel_state(server: Server, viewer: Any) ->
     v.wait_for(lambda e: e["type"] == "kernel_status" and e["status"] == "idle", after=mark)
     code, body = http(server, "GET", f"/api/notebooks/{nb.id}/runs")
     assert body["runs"][nb.cells[0].id]["status"] == "interrupted"
+
+
+def test_a_fault_of_ours_shows_its_id_not_the_servers_traceback(
+        server: Server, viewer: Any, caplog: pytest.LogCaptureFixture) -> None:
+    nb = server.notebook("--script\nprint 1\nfail boom in the engine\n", "select 1 as a as t;")
+    v = viewer()
+    join(v, nb)
+    with caplog.at_level(logging.INFO, logger="console.server.kernels"):
+        ids = v.command("run_all", notebook_id=nb.id)["run_ids"]
+        assert v.wait_status(ids[0], "done", "error")["status"] == "error"
+        err = v.wait_for(lambda e: e["type"] == "error" and e["run_id"] == ids[0])
+        match = re.fullmatch(r"internal error ([0-9a-f]{8}); see the server log", err["message"])
+        assert match and err["kind"] == "kernel" and err["traceback"] == "", err
+        assert "boom" not in json.dumps(err)
+        # The server's log has the traceback under that id, sent there by the kernel.
+        deadline = time.monotonic() + 10
+        while match.group(1) not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+    logged = [r.getMessage() for r in caplog.records if match.group(1) in r.getMessage()]
+    assert logged and "Traceback" in logged[0] and "RuntimeError: boom in the engine" in logged[0]
+    # Nothing of it reached the viewer, the stored run, or the next cell, which runs as usual.
+    assert not [e for e in v.events if "boom" in json.dumps(e)]
+    code, body = http(server, "GET", f"/api/runs/{ids[0]}")
+    assert code == 200 and "boom" not in json.dumps(body) and match.group(1) in json.dumps(body)
+    assert v.wait_status(ids[1], "done", "error")["status"] == "done"

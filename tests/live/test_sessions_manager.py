@@ -12,11 +12,8 @@ import pytest
 
 from console.config import load_config
 from console.server.kernels import SessionManager
-from console.outputs.replay import plan
 from console.store import Store
-from session_clients import pythonpath
-
-ENV = {"CONSOLE_KERNEL_ENGINE": "scripted_engine:ScriptedSession"}
+from tests.support.live_server import SCRIPTED_KERNEL, server_env
 
 
 class Room:
@@ -48,7 +45,8 @@ def setup(tmp_path: Path) -> Iterator[tuple[SessionManager, Store, Room]]:
     cfg = load_config({"DATA_DIR": str(tmp_path), "KERNEL_IDLE_SECONDS": 2, "OUTPUT_INLINE_BYTES": 20000})
     store = Store(cfg.database_url)
     room = Room()
-    manager = SessionManager(cfg, store, room, kernel_env={**ENV, "PYTHONPATH": pythonpath()}).start()
+    manager = SessionManager(cfg, store, room, kernel_env={"PYTHONPATH": server_env()["PYTHONPATH"]},
+                             kernel_module=SCRIPTED_KERNEL).start()
     yield manager, store, room
     manager.shutdown()
     store.close()
@@ -82,7 +80,7 @@ def test_idle_kernel_is_culled_but_never_while_running(setup: Any) -> None:
 
 def test_big_output_replays_head_marker_tail_and_the_log_keeps_all(setup: Any) -> None:
     manager, store, room = setup
-    nb = notebook(store, "--script\nprint 2000\n")
+    nb = notebook(store, "--script\nprint 4000\n")
     run_id = manager.run(1, nb.id, "cell", nb.cells[0].id)[0]
     done(room, run_id)
     with manager.locks(nb.id):
@@ -95,12 +93,11 @@ def test_big_output_replays_head_marker_tail_and_the_log_keeps_all(setup: Any) -
             if e.type in ("output", "output_hidden")]
     cut = seqs.index((hidden[0].first_seq, hidden[0].last_seq))
     assert seqs[cut - 1] + 1 == hidden[0].first_seq and hidden[0].last_seq + 1 == seqs[cut + 1]
-    assert outputs[0].text.startswith("driver line 1\n") and outputs[-1].text.endswith("driver line 2000\n")
+    assert outputs[0].text.startswith("line 1\n") and outputs[-1].text.endswith("line 4000\n")
     from console.outputs.replay import log_lines
-    from console.store import runs_extra
 
-    log = "".join(log_lines(runs_extra.iter_outputs(store, run_id)))
-    assert log.splitlines() == [f"driver line {i}" for i in range(1, 2001)]
+    log = "".join(log_lines(store.iter_outputs(run_id)))
+    assert log.splitlines() == [f"line {i}" for i in range(1, 4001)]
 
 
 def test_metrics_are_stored_and_replayed_after_since(setup: Any) -> None:
@@ -124,11 +121,3 @@ def test_replay_order_status_output_result_then_final_status(setup: Any) -> None
     assert live[0] == "cell_status" and live[-1] == "cell_status" and "result" in live
     assert live.index("result") == len(live) - 2
 
-
-def test_plan_keeps_head_and_tail_within_budget() -> None:
-    sizes = [(i, 100) for i in range(1, 101)]
-    head, tail, hidden = plan(sizes, 1000)
-    assert head == [1, 2, 3, 4, 5] and tail == [96, 97, 98, 99, 100] and hidden == 9000
-    assert plan(sizes[:5], 1000) == ([1, 2, 3, 4, 5], [], 0)
-    big = [(1, 5000), (2, 10), (3, 5000)]
-    assert plan(big, 1000) == ([1], [3], 10)

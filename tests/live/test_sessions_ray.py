@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from session_clients import Server, join
+from tests.support.clients import join
+from tests.support.live_server import LiveServer as Server
 
 BURST_CELL = """--%python
 import ray

@@ -1,85 +1,19 @@
-"""Helpers for the session tests: the live server's handle, a recording Socket.IO client, HTTP calls."""
+"""Clients of a live server: a Socket.IO viewer that records every event, and JSON HTTP calls.
+
+With an in-process LiveServer a test names its user in TEST_USER_HEADER (live_server.py swaps
+`auth.current_user` for a reader of that header); login has tests of its own.
+"""
 from __future__ import annotations
 
 import json
-import logging
-import os
-import socket
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).parent
 TEST_USER_HEADER = "X-Console-Test-User"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Server:
-    def __init__(self, app: Any, url: str) -> None:
-        self.app = app
-        self.url = url
-        self.store = app.extensions["store"]
-
-    @property
-    def manager(self) -> Any:
-        return self.app.extensions["sessions"].get()
-
-    def notebook(self, *sources: str | tuple[str, str], owner: str = "admin", kind: str = "mlsql") -> Any:
-        """A notebook of cells: a source (of `kind`) or a (kind, source) pair each."""
-        user = self.store.ensure_user(owner)
-        cells = [{"kind": s[0], "source": s[1]} if isinstance(s, tuple) else {"kind": kind, "source": s}
-                 for s in sources]
-        return self.store.create_notebook(f"nb-{time.monotonic_ns()}", owner_id=user.id, cells=cells)
-
-
-class LiveServer:
-    """create_app + a threaded Werkzeug server on 127.0.0.1; `auth.current_user` reads a test header."""
-
-    def __init__(self, data_dir: str, kernel_env: dict[str, str] | None = None, **settings: Any) -> None:
-        from flask import request
-        from werkzeug.serving import make_server
-
-        from console.server import auth, create_app
-
-        env = {"CONSOLE_KERNEL_ENGINE": "scripted_engine:ScriptedSession", "PYTHONPATH": pythonpath(),
-               **(kernel_env or {})}
-        self.app = create_app({"DATA_DIR": data_dir, "TESTING": True, "KERNEL_ENV": env, **settings})
-        self._original = auth.current_user
-        store = self.app.extensions["store"]
-
-        def test_user() -> Any:
-            # Who the test says it is (the local admin when it says nothing); login has its own tests.
-            name = request.headers.get(TEST_USER_HEADER) if request else None
-            return store.ensure_user(name) if name else store.get_user_by_name("admin")
-
-        auth.current_user = test_user  # type: ignore[assignment]
-        # The dev server logs a websocket's closing frame as a bad HTTP request; that is noise here.
-        logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
-        port = free_port()
-        self._httpd = make_server("127.0.0.1", port, self.app, threaded=True)
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-        self.server = Server(self.app, f"http://127.0.0.1:{port}")
-
-    def close(self) -> None:
-        from console.server import auth
-
-        self.app.extensions["sessions"].shutdown()
-        self._httpd.shutdown()
-        auth.current_user = self._original  # type: ignore[assignment]
-
-
-def pythonpath() -> str:
-    repo = HERE.parent.parent
-    return os.pathsep.join(p for p in (str(HERE), str(repo), os.environ.get("PYTHONPATH", "")) if p)
 
 
 class Viewer:
@@ -130,9 +64,8 @@ class Viewer:
         self.sio.disconnect()
 
 
-
-
-def http(server: Server, method: str, path: str, body: Any = None, user: str | None = None) -> tuple[int, Any]:
+def http(server: Any, method: str, path: str, body: Any = None, user: str | None = None) -> tuple[int, Any]:
+    """(status, JSON body or text) of one request to a live server (anything with a `url`)."""
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(server.url + path, data=data, method=method)
     req.add_header("Content-Type", "application/json")

@@ -1,0 +1,190 @@
+"""The tests' one live server: a real app on 127.0.0.1 whose kernels run the kernel module a test names.
+
+- `LiveServer`: create_app in the test process behind a threaded Werkzeug server (websockets
+  included), so a test can reach the store and the kernel manager; `auth.current_user` reads
+  the test's user header (clients.TEST_USER_HEADER) while it runs.
+- `start_server`: the production gunicorn server in a child process (tests/support/serve.py),
+  for browser tests, with a clean CONSOLE_* environment plus what the test adds.
+- `Served`: any app behind a threaded server (a test that builds its own app, logins included).
+
+Kernels run `SCRIPTED_KERNEL` (the real engine plus `--script` cells) unless a test passes
+`kernel_module=REAL_KERNEL`.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from console.server.kernel_process import KERNEL_MODULE as REAL_KERNEL
+from tests.support.clients import TEST_USER_HEADER
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPTED_KERNEL = "tests.support.scripted_kernel"
+DIST = REPO / "console" / "server" / "static" / "dist" / "main.js"
+
+__all__ = ["DIST", "REAL_KERNEL", "REPO", "SCRIPTED_KERNEL", "LiveServer", "Served", "ServerProcess",
+           "build_assets", "free_port", "server_env", "start_server", "stop_server"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _pythonpath() -> str:
+    """The repository first, so `python -m tests.support.…` works from any working directory."""
+    return os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+
+
+def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment without the developer's CONSOLE_* settings, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONSOLE_")}
+    env["PYTHONPATH"] = _pythonpath()
+    env.update(extra or {})
+    return env
+
+
+def build_assets() -> None:
+    """The bundle must exist and be newer than every source file (make test builds it too)."""
+    src = REPO / "frontend" / "src"
+    newest = max(p.stat().st_mtime for p in src.rglob("*") if p.is_file())
+    if not DIST.exists() or DIST.stat().st_mtime < newest:
+        subprocess.run(["npm", "run", "--silent", "build"], cwd=REPO / "frontend", check=True, timeout=180)
+
+
+class Served:
+    """An app behind a threaded Werkzeug server on a free port of 127.0.0.1."""
+
+    def __init__(self, app: Any) -> None:
+        from werkzeug.serving import make_server
+
+        # The dev server logs a websocket's closing frame as a bad HTTP request; that is noise here.
+        logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
+        self._httpd = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self._httpd.server_port}"
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+
+
+class LiveServer:
+    """create_app over `data_dir` in this process, served on 127.0.0.1; the user is the test's header."""
+
+    def __init__(self, data_dir: str, *, kernel_module: str = SCRIPTED_KERNEL, **settings: Any) -> None:
+        from flask import request
+
+        from console.server import auth, create_app
+
+        self.app = create_app({"DATA_DIR": data_dir, "TESTING": True, "KERNEL_ENV": {"PYTHONPATH": _pythonpath()},
+                               **settings}, kernel_module=kernel_module)
+        self.store = self.app.extensions["store"]
+        self._original = auth.current_user
+        store = self.store
+
+        def test_user() -> Any:
+            # Who the test says it is (the local admin when it says nothing); login has its own tests.
+            name = request.headers.get(TEST_USER_HEADER) if request else None
+            return store.ensure_user(name) if name else store.get_user_by_name("admin")
+
+        auth.current_user = test_user
+        self._served = Served(self.app)
+        self.url = self._served.url
+
+    @property
+    def manager(self) -> Any:
+        return self.app.extensions["sessions"].get()
+
+    def notebook(self, *sources: str | tuple[str, str], owner: str = "admin", kind: str = "mlsql") -> Any:
+        """A notebook of cells: a source (of `kind`) or a (kind, source) pair each."""
+        user = self.store.ensure_user(owner)
+        cells = [{"kind": s[0], "source": s[1]} if isinstance(s, tuple) else {"kind": kind, "source": s}
+                 for s in sources]
+        return self.store.create_notebook(f"nb-{time.monotonic_ns()}", owner_id=user.id, cells=cells)
+
+    def close(self) -> None:
+        from console.server import auth
+
+        self.app.extensions["sessions"].shutdown()
+        self._served.close()
+        auth.current_user = self._original
+
+
+class ServerProcess:
+    """A server child process: its URL, data dir, log, and JSON API helpers for seeding."""
+
+    def __init__(self, url: str, data_dir: Path, proc: subprocess.Popen[bytes], log: Path) -> None:
+        self.url, self.data_dir, self.proc, self.log = url, data_dir, proc, log
+
+    def api(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + "/api" + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            raw = resp.read()
+        return json.loads(raw) if raw else None
+
+    def notebook(self, name: str, *sources: str | tuple[str, str], folder: str = "/") -> dict[str, Any]:
+        """Create a notebook; a plain string is an MLSQL cell, a (kind, source) pair any kind."""
+        cells = [{"kind": "mlsql", "source": s} if isinstance(s, str) else {"kind": s[0], "source": s[1]}
+                 for s in sources]
+        return self.api("POST", "/notebooks", {"name": name, "folder": folder, "cells": cells})  # type: ignore[no-any-return]
+
+    def store(self) -> Any:
+        """The server's own database, opened beside it (for seeding what the API cannot make)."""
+        from console.store import Store
+
+        return Store(f"sqlite:///{self.data_dir / 'console.db'}", run_migrations=False)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def start_server(data_dir: Path, env: dict[str, str] | None = None, *, kernel_module: str = SCRIPTED_KERNEL,
+                 threads: int = 32) -> ServerProcess:
+    """Serve `data_dir` with gunicorn in a child process; single-user unless env says otherwise.
+
+    Its output goes to server.log beside the data dir.
+    """
+    build_assets()
+    port = free_port()
+    # Single user: the server listens on 127.0.0.1 only; login has its own tests.
+    full_env = server_env({"CONSOLE_SINGLE_USER": "true", **(env or {})})
+    log = data_dir.parent / "server.log"
+    with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.support.serve", "--host", "127.0.0.1", "--port", str(port),
+             "--data-dir", str(data_dir), "--threads", str(threads), "--kernel-module", kernel_module],
+            cwd=REPO, env=full_env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}; see {log}")
+        try:
+            urllib.request.urlopen(url + "/api/health", timeout=2).read()
+            return ServerProcess(url, data_dir, proc, log)
+        except (urllib.error.URLError, ConnectionError, OSError):
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError(f"server did not answer within 60 s; see {log}")
+
+
+def stop_server(server: ServerProcess) -> None:
+    server.stop()
