@@ -2,7 +2,8 @@
 
 - `Engine`: what the kernel process (console/kernel/main.py) calls of its engine;
   console.kernel.session.Session is the real one, tests inject a scripted one.
-- `RunStore`: what the server's kernels and output batcher use of the store (console.store.Store).
+- `RunStore`: what the server's kernels, output batcher and stored-run view use of the store
+  (console.store.Store).
 - `KernelManager`: what the HTTP and socket endpoints use of the kernels
   (console.server.kernels.SessionManager).
 
@@ -21,7 +22,7 @@ from console.ids import CellId, NotebookId, RunId, SessionId, UserId
 from console.messages import ErrorEvent, KernelState, Message, ResultEvent
 
 if TYPE_CHECKING:  # records of the store, for the types only
-    from console.store import MetricRecord, NotebookRecord, RunRecord
+    from console.store import MetricRecord, NotebookRecord, OutputRecord, RunRecord
 
 Emit = Callable[[Message], None]
 # include notebook.`name`: the named notebook's cells as (kind, source) pairs.
@@ -81,6 +82,14 @@ class RunStore(Protocol):
     def last_output_seq(self, run_id: RunId) -> int: ...
 
     def metrics_for(self, run_id: RunId, since: int = 0) -> list[MetricRecord]: ...
+
+    # The reads of the stored-run view (console/outputs/view.py): sizes first, then only the
+    # chunks it shows.
+    def latest_runs(self, notebook_id: NotebookId, with_outputs: bool = True) -> dict[str, RunRecord]: ...
+
+    def output_sizes(self, run_id: RunId, since: int = 0) -> list[tuple[int, int]]: ...
+
+    def outputs_between(self, run_id: RunId, first: int, last: int) -> list[OutputRecord]: ...
 
 
 class KernelInfo(Protocol):

@@ -10,10 +10,11 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from console.ids import CellId, NotebookId, RunId
 from console.messages import Message, MetricsEvent, OutputEvent
 from console.outputs.collapse import StreamCollapser
 
@@ -27,13 +28,13 @@ CHUNK_MAX_CHARS = 4096
 class RunSink(Protocol):
     """The store functions the batcher needs (console.store.Store has them)."""
 
-    def append_output(self, run_id: str, chunks: Any, hidden_bytes: int = 0) -> int: ...
-    def append_metrics(self, run_id: str, points: Any) -> None: ...
-    def last_output_seq(self, run_id: str) -> int: ...
-    def metrics_for(self, run_id: str, since: int = 0) -> list[Any]: ...
+    def append_output(self, run_id: RunId, chunks: Iterable[Any], hidden_bytes: int = 0) -> int: ...
+    def append_metrics(self, run_id: RunId, points: Iterable[Any]) -> None: ...
+    def last_output_seq(self, run_id: RunId) -> int: ...
+    def metrics_for(self, run_id: RunId, since: int = 0) -> list[Any]: ...
 
 
-Publish = Callable[[str, list[Message]], None]
+Publish = Callable[[NotebookId, list[Message]], None]
 
 
 class NotebookLocks:
@@ -53,8 +54,8 @@ class NotebookLocks:
 
 @dataclass
 class _RunBuffer:
-    notebook_id: str
-    cell_id: str
+    notebook_id: NotebookId
+    cell_id: CellId
     next_seq: int = 1
     next_metric_seq: int = 1
     items: list[OutputEvent] = field(default_factory=list)
@@ -96,8 +97,8 @@ class OutputBatcher:
         self.publish = publish
         self.locks = locks
         self.interval = interval
-        self._runs: dict[str, _RunBuffer] = {}
-        self._dirty: set[str] = set()
+        self._runs: dict[RunId, _RunBuffer] = {}
+        self._dirty: set[RunId] = set()
         self._cond = threading.Condition()
         self._stopped = False
         self._thread: threading.Thread | None = None
@@ -114,12 +115,12 @@ class OutputBatcher:
             self._thread.join(timeout=5)
         self.flush_all()
 
-    def open_run(self, run_id: str, notebook_id: str, cell_id: str) -> None:
+    def open_run(self, run_id: RunId, notebook_id: NotebookId, cell_id: CellId) -> None:
         with self._cond:
             if run_id not in self._runs:
                 self._runs[run_id] = _RunBuffer(notebook_id, cell_id)
 
-    def close_run(self, run_id: str) -> None:
+    def close_run(self, run_id: RunId) -> None:
         """Flush and forget a finished run; late output reopens it from the store's last seq."""
         self.flush_run(run_id)
         with self._cond:
@@ -148,7 +149,7 @@ class OutputBatcher:
         try:
             buf.next_seq = self.sink.last_output_seq(msg.run_id) + 1
             buf.next_metric_seq = len(self.sink.metrics_for(msg.run_id)) + 1
-        except Exception:  # noqa: BLE001 - a store hiccup must not lose output; seq 1 is the guess
+        except Exception:  # a store hiccup must not lose output; seq 1 is the guess
             log.exception("reading the last seq of run %s failed", msg.run_id)
         self._runs[msg.run_id] = buf
         return buf
@@ -175,7 +176,7 @@ class OutputBatcher:
         for run_id in dirty:
             self.flush_run(run_id)
 
-    def flush_run(self, run_id: str) -> None:
+    def flush_run(self, run_id: RunId) -> None:
         """Store then broadcast everything queued for run_id; safe to call from any thread."""
         with self._cond:
             buf = self._runs.get(run_id)
@@ -199,7 +200,7 @@ class OutputBatcher:
                 self._store(run_id, events, points)
                 self.publish(buf.notebook_id, [*events, *points])
 
-    def _number(self, run_id: str, buf: _RunBuffer, items: list[OutputEvent]) -> list[OutputEvent]:
+    def _number(self, run_id: RunId, buf: _RunBuffer, items: list[OutputEvent]) -> list[OutputEvent]:
         events: list[OutputEvent] = []
         for source, stream, raw in merge(items):
             wire = buf.collapser.feed(source, stream, raw)
@@ -210,12 +211,12 @@ class OutputBatcher:
                 buf.next_seq += 1
         return events
 
-    def _store(self, run_id: str, events: list[OutputEvent], points: list[MetricsEvent]) -> None:
+    def _store(self, run_id: RunId, events: list[OutputEvent], points: list[MetricsEvent]) -> None:
         # A store failure is logged, and the viewers still get the output live.
         try:
             if events:
                 self.sink.append_output(run_id, events)
             if points:
                 self.sink.append_metrics(run_id, points)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("storing output of run %s failed", run_id)

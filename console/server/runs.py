@@ -16,30 +16,26 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, stream_with_context
 from flask.typing import ResponseReturnValue
 
+from console.ids import NotebookId, UserId
 from console.outputs import replay
+from console.outputs.view import latest_views, view_run
 from console.server.kernels import NOT_STARTED
 
-from console.server.access import require
+from console.server import auth, serialize
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
 from console.server.deps import get_manager
 from console.server.validate import field, json_body, query_int
 
+# Roles are checked before a handler runs: POLICIES in console/server/access.py names every
+# endpoint here (notebook:<role> or run:<role>), so the handlers only do the work.
 
-def _run_view(run: Any, since: int = 0, metrics_since: int = 0) -> dict[str, Any]:
-    inline = int(get_config().OUTPUT_INLINE_BYTES)
-    events = replay.run_events(get_store(), run, since, metrics_since, inline)
-    return {
-        "id": run.id, "notebook_id": run.notebook_id, "cell_id": run.cell_id, "user_id": run.user_id,
-        "status": run.status, "started_at": run.started_at.isoformat(),
-        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "output_bytes": run.output_bytes, "log_url": replay.log_url(run.id),
-        "events": [e.to_wire() for e in events],
-    }
+
+def _user_id() -> UserId:
+    return UserId(auth.signed_in().id)
 
 
 def run_cells(notebook_id: str) -> ResponseReturnValue:
-    user, _ = require(notebook_id, "runner")
     body = json_body()
     if field(body, "all", bool, False):
         mode, cell_id = "all", None
@@ -49,56 +45,53 @@ def run_cells(notebook_id: str) -> ResponseReturnValue:
         mode, cell_id = "cell", field(body, "cell_id", str)
     else:
         raise ApiError(400, "give 'cell_id', 'from' (a cell id) or 'all': true")
-    ids = get_manager().run(user.id, notebook_id, mode, cell_id)
+    ids = get_manager().run(_user_id(), NotebookId(notebook_id), mode, cell_id)
     return jsonify({"run_ids": ids}), 202
 
 
 def interrupt(notebook_id: str) -> ResponseReturnValue:
-    user, _ = require(notebook_id, "runner")
-    return jsonify(get_manager().interrupt(user.id, notebook_id)), 202
+    return jsonify(get_manager().interrupt(_user_id(), NotebookId(notebook_id))), 202
 
 
 def restart(notebook_id: str) -> ResponseReturnValue:
-    user, _ = require(notebook_id, "runner")
-    get_manager().restart(user.id, notebook_id)
+    get_manager().restart(_user_id(), NotebookId(notebook_id))
     return jsonify({}), 202
 
 
 def kernel(notebook_id: str) -> ResponseReturnValue:
-    require(notebook_id, "viewer")
     kernels = [{"user_id": s.user_id, "status": s.status, "reason": s.reason}
-               for s in get_manager().sessions_of(notebook_id) if s.reason != NOT_STARTED]
+               for s in get_manager().sessions_of(NotebookId(notebook_id)) if s.reason != NOT_STARTED]
     return jsonify({"kernels": kernels})
 
 
 def notebook_runs(notebook_id: str) -> ResponseReturnValue:
-    require(notebook_id, "viewer")
-    runs = get_store().latest_runs(notebook_id, with_outputs=False)
-    return jsonify({"runs": {cell: _run_view(r) for cell, r in runs.items()}})
+    """What the notebook page draws its stored output from: the latest run of each cell."""
+    cfg = get_config()
+    views = latest_views(get_store(), NotebookId(notebook_id), inline_bytes=cfg.OUTPUT_INLINE_BYTES,
+                         result_rows=cfg.RESULT_ROWS)
+    return jsonify({"runs": {cell: serialize.run_view(v) for cell, v in views.items()}})
 
 
-def _readable_run(run_id: str) -> Any:
-    run = get_store().get_run(run_id)
-    require(run.notebook_id, "viewer")
-    return run
+def _run_view(run_id: str, since: int = 0, metrics_since: int = 0) -> dict[str, Any]:
+    cfg = get_config()
+    view = view_run(get_store(), get_store().get_run(run_id), inline_bytes=cfg.OUTPUT_INLINE_BYTES,
+                    result_rows=cfg.RESULT_ROWS, since=since, metrics_since=metrics_since)
+    return serialize.run_view(view)
 
 
 def get_run(run_id: str) -> ResponseReturnValue:
-    return jsonify(_run_view(_readable_run(run_id)))
+    return jsonify(_run_view(run_id))
 
 
 def run_outputs(run_id: str) -> ResponseReturnValue:
-    run = _readable_run(run_id)
-    view = _run_view(run, query_int("since", 0), query_int("metrics_since", 0))
-    return jsonify({"run_id": run.id, "status": run.status, "events": view["events"]})
+    view = _run_view(run_id, query_int("since", 0), query_int("metrics_since", 0))
+    return jsonify({"run_id": view["id"], "status": view["status"], "events": view["events"]})
 
 
 def run_log(run_id: str) -> ResponseReturnValue:
-    from console.store import runs_extra
-
-    run = _readable_run(run_id)
     store = get_store()
-    body = stream_with_context(replay.log_lines(runs_extra.iter_outputs(store, run.id)))
+    run = store.get_run(run_id)
+    body = stream_with_context(replay.log_lines(store.iter_outputs(run.id)))
     return Response(body, mimetype="text/plain", headers={
         "Content-Disposition": f'attachment; filename="run-{run.id}.log"'})
 

@@ -1,10 +1,11 @@
-"""Records -> JSON-ready dicts for API responses (timestamps as ISO 8601 strings)."""
+"""Records and views -> JSON-ready dicts for API responses (timestamps as ISO 8601 strings)."""
 from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
 from typing import Any
 
+from console.outputs.view import RunView, log_url
 from console.store import NotebookInfo, NotebookRecord, RunRecord
 
 
@@ -22,12 +23,18 @@ def plain(value: Any) -> Any:
 
 
 def notebook_info(nb: NotebookInfo) -> dict[str, Any]:
-    d = plain(nb)
+    d: dict[str, Any] = plain(nb)
     d.pop("cells", None)
-    return d  # type: ignore[no-any-return]
+    return d
+
+
+def notebook(nb: NotebookRecord) -> dict[str, Any]:
+    """A notebook with its cells. Their output is read apart (GET .../runs, run_view below)."""
+    return {**notebook_info(nb), "cells": [plain(c) for c in nb.cells]}
 
 
 def run(r: RunRecord) -> dict[str, Any]:
+    """A run record as stored, with all of its outputs and metrics when it holds them (exports)."""
     d: dict[str, Any] = plain(r)
     if d.get("outputs") is None:
         d.pop("outputs")
@@ -36,15 +43,13 @@ def run(r: RunRecord) -> dict[str, Any]:
     return d
 
 
-def notebook(nb: NotebookRecord, runs: dict[str, RunRecord] | None = None) -> dict[str, Any]:
-    """A notebook with its cells; with `runs`, each cell gets `last_run` (or null)."""
-    d = notebook_info(nb)
-    cells = []
-    for c in nb.cells:
-        cd = plain(c)
-        if runs is not None:
-            r = runs.get(c.id)
-            cd["last_run"] = run(r) if r is not None else None
-        cells.append(cd)
-    d["cells"] = cells
-    return d
+def run_view(view: RunView) -> dict[str, Any]:
+    """A stored run as the run API gives it: its facts and the view's events (as the socket replays them)."""
+    r = view.run
+    return {
+        "id": r.id, "notebook_id": r.notebook_id, "cell_id": r.cell_id, "user_id": r.user_id,
+        "status": r.status, "started_at": r.started_at.isoformat(),
+        "finished_at": r.finished_at.isoformat() if r.finished_at else None,
+        "output_bytes": r.output_bytes, "log_url": log_url(r.id),
+        "events": [e.to_wire() for e in view.events()],
+    }

@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from console.ids import CellId, NotebookId, RunId, UserId
+
 
 @dataclass(frozen=True)
 class UserRecord:
@@ -59,7 +61,7 @@ class RevisionRecord(RevisionInfo):
 
 @dataclass(frozen=True)
 class OutputRecord:
-    run_id: str
+    run_id: RunId
     seq: int
     text: str
     source: str
@@ -69,7 +71,7 @@ class OutputRecord:
 
 @dataclass(frozen=True)
 class MetricRecord:
-    run_id: str
+    run_id: RunId
     seq: int
     values: dict[str, Any]
     source: str
@@ -79,10 +81,10 @@ class MetricRecord:
 
 @dataclass(frozen=True)
 class RunRecord:
-    id: str
-    notebook_id: str
-    cell_id: str
-    user_id: int | None
+    id: RunId
+    notebook_id: NotebookId
+    cell_id: CellId
+    user_id: UserId | None
     status: str
     started_at: datetime
     finished_at: datetime | None
@@ -94,8 +96,6 @@ class RunRecord:
     # Filled only where asked for (latest_runs(..., with_outputs=True)).
     outputs: list[OutputRecord] | None = None
     metrics: list[MetricRecord] | None = None
-    # Characters of output between the head and tail left out of `outputs` (latest_runs inline_chars).
-    omitted_chars: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,19 +1,23 @@
 """Runs of cells and what they produced: output chunks and metric points, numbered by seq.
 
 The session layer numbers chunks (1, 2, 3 ... per run) as they stream; a reconnecting page asks
-for outputs_since(run_id, last_seq). `latest_runs` is what a reloaded notebook shows per cell.
+for outputs_since(run_id, last_seq). `latest_runs` is each cell's newest run; what a viewer is
+shown of it (head and tail of a big output) is planned in console/outputs/ from `output_sizes`.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import Integer, func, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
+from console.ids import CellId, NotebookId, RunId, UserId
 from console.store.db import StoreBase, new_id
 from console.store.errors import Exists, Invalid, NotFound
 from console.store.models import MetricPoint, Notebook, OutputChunk, Run, utcnow
@@ -32,19 +36,39 @@ def _get(item: Any, name: str, default: Any = None) -> Any:
 
 def _run(r: Run, outputs: list[OutputRecord] | None = None, metrics: list[MetricRecord] | None = None) -> RunRecord:
     return RunRecord(
-        id=r.id, notebook_id=r.notebook_id, cell_id=r.cell_id, user_id=r.user_id, status=r.status,
+        id=RunId(r.id), notebook_id=NotebookId(r.notebook_id), cell_id=CellId(r.cell_id),
+        user_id=None if r.user_id is None else UserId(r.user_id), status=r.status,
         started_at=r.started_at, finished_at=r.finished_at, source=r.source, error=r.error,
         result=r.result, output_bytes=r.output_bytes, hidden_bytes=r.hidden_bytes,
         outputs=outputs, metrics=metrics,
     )
 
 
+class _Utf8Bytes(FunctionElement[int]):
+    """The UTF-8 length in bytes of a text column (SQL's length() counts characters)."""
+
+    type = Integer()
+    inherit_cache = True
+
+
+@compiles(_Utf8Bytes)
+def _octet_length(element: _Utf8Bytes, compiler: SQLCompiler, **kw: Any) -> str:
+    return f"octet_length({compiler.process(element.clauses, **kw)})"
+
+
+@compiles(_Utf8Bytes, "sqlite")
+def _sqlite_blob_length(element: _Utf8Bytes, compiler: SQLCompiler, **kw: Any) -> str:
+    # SQLite keeps text as UTF-8; as a BLOB its length is counted in bytes. (octet_length()
+    # only came with SQLite 3.43.)
+    return f"length(CAST({compiler.process(element.clauses, **kw)} AS BLOB))"
+
+
 def _output(c: OutputChunk) -> OutputRecord:
-    return OutputRecord(run_id=c.run_id, seq=c.seq, text=c.text, source=c.source, stream=c.stream, ts=c.ts)
+    return OutputRecord(run_id=RunId(c.run_id), seq=c.seq, text=c.text, source=c.source, stream=c.stream, ts=c.ts)
 
 
 def _metric(m: MetricPoint) -> MetricRecord:
-    return MetricRecord(run_id=m.run_id, seq=m.seq, values=m.values, source=m.source, step=m.step, ts=m.ts)
+    return MetricRecord(run_id=RunId(m.run_id), seq=m.seq, values=m.values, source=m.source, step=m.step, ts=m.ts)
 
 
 def _seq(item: Any) -> int:
@@ -61,36 +85,6 @@ def _outputs(s: Session, run_ids: list[str], since: int = 0) -> dict[str, list[O
         for c in s.scalars(q.order_by(OutputChunk.run_id, OutputChunk.seq)):
             out[c.run_id].append(_output(c))
     return out
-
-
-def _inline_outputs(s: Session, run_id: str, budget: int) -> tuple[list[OutputRecord], int]:
-    """Head and tail chunks of a run within `budget` characters, and the characters left out.
-
-    Only chunk sizes are read for the whole run, so a huge log is never loaded to show its ends.
-    """
-    sizes = list(s.execute(
-        select(OutputChunk.seq, func.length(OutputChunk.text))
-        .where(OutputChunk.run_id == run_id).order_by(OutputChunk.seq)
-    ))
-    total = sum(int(n or 0) for _, n in sizes)
-    if total <= budget:
-        return _outputs(s, [run_id])[run_id], 0
-    head_last, used = 0, 0
-    for seq, n in sizes:
-        if used + int(n or 0) > budget // 2:
-            break
-        head_last, used = seq, used + int(n or 0)
-    tail_first, tail_used = None, 0
-    for seq, n in reversed(sizes):
-        if seq <= head_last or tail_used + int(n or 0) > budget - used:
-            break
-        tail_first, tail_used = seq, tail_used + int(n or 0)
-    cond = OutputChunk.seq <= head_last
-    if tail_first is not None:
-        cond = or_(cond, OutputChunk.seq >= tail_first)
-    chunks = [_output(c) for c in s.scalars(
-        select(OutputChunk).where(OutputChunk.run_id == run_id, cond).order_by(OutputChunk.seq))]
-    return chunks, total - used - tail_used
 
 
 def _metrics(s: Session, run_ids: list[str], since: int = 0) -> dict[str, list[MetricRecord]]:
@@ -214,6 +208,33 @@ class RunsMixin(StoreBase):
         with self._read() as s:
             return int(s.scalar(select(func.max(OutputChunk.seq)).where(OutputChunk.run_id == run_id)) or 0)
 
+    def output_sizes(self, run_id: str, since: int = 0) -> list[tuple[int, int]]:
+        """(seq, UTF-8 bytes of its text) of each chunk after `since`, in order; no text is loaded."""
+        q = (select(OutputChunk.seq, _Utf8Bytes(OutputChunk.text))
+             .where(OutputChunk.run_id == run_id, OutputChunk.seq > since).order_by(OutputChunk.seq))
+        with self._read() as s:
+            return [(int(seq), int(size or 0)) for seq, size in s.execute(q)]
+
+    def outputs_between(self, run_id: str, first: int, last: int) -> list[OutputRecord]:
+        """The run's chunks with first <= seq <= last, in order."""
+        q = (select(OutputChunk).where(OutputChunk.run_id == run_id, OutputChunk.seq >= first,
+                                       OutputChunk.seq <= last).order_by(OutputChunk.seq))
+        with self._read() as s:
+            return [_output(c) for c in s.scalars(q)]
+
+    def iter_outputs(self, run_id: str, page: int = 500) -> Iterator[OutputRecord]:
+        """Every chunk of a run, fetched `page` at a time (a log download never holds it all)."""
+        after = 0
+        while True:
+            q = (select(OutputChunk).where(OutputChunk.run_id == run_id, OutputChunk.seq > after)
+                 .order_by(OutputChunk.seq).limit(page))
+            with self._read() as s:
+                batch = [_output(c) for c in s.scalars(q)]
+            if not batch:
+                return
+            yield from batch
+            after = batch[-1].seq
+
     def append_metrics(self, run_id: str, points: Iterable[Any]) -> None:
         """Store numbered metric points ({seq, values, source, step, ts} mappings or MetricsEvents)."""
         rows = []
@@ -240,13 +261,11 @@ class RunsMixin(StoreBase):
                 raise NotFound(f"no run {run_id!r}")
             return _metrics(s, [run_id], since)[run_id]
 
-    def latest_runs(
-        self, notebook_id: str, with_outputs: bool = True, inline_chars: int | None = None
-    ) -> dict[str, RunRecord]:
-        """The newest run of each cell of the notebook (cell_id -> run), with outputs and metrics.
+    def latest_runs(self, notebook_id: str, with_outputs: bool = True) -> dict[str, RunRecord]:
+        """The newest run of each cell of the notebook (cell_id -> run), with all outputs and metrics.
 
-        inline_chars: keep only the head and tail of each run's output within that many characters;
-        the run's `omitted_chars` says how much of the middle was left out.
+        Viewers are shown a run through console/outputs/view.py, which reads only the chunks it
+        shows (`output_sizes`, `outputs_between`); all outputs are for exports.
         """
         ranked = (
             select(Run.id, func.row_number().over(
@@ -260,15 +279,8 @@ class RunsMixin(StoreBase):
             if s.get(Notebook, notebook_id) is None:
                 raise NotFound(f"no notebook {notebook_id!r}")
             runs = list(s.scalars(q))
-            ids = [r.id for r in runs]
             if not with_outputs:
                 return {r.cell_id: _run(r) for r in runs}
-            mets = _metrics(s, ids)
-            if inline_chars is None:
-                outs = _outputs(s, ids)
-                return {r.cell_id: _run(r, outs[r.id], mets[r.id]) for r in runs}
-            latest = {}
-            for r in runs:
-                chunks, omitted = _inline_outputs(s, r.id, inline_chars)
-                latest[r.cell_id] = dataclasses.replace(_run(r, chunks, mets[r.id]), omitted_chars=omitted)
-            return latest
+            ids = [r.id for r in runs]
+            outs, mets = _outputs(s, ids), _metrics(s, ids)
+            return {r.cell_id: _run(r, outs[r.id], mets[r.id]) for r in runs}

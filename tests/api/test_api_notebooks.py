@@ -21,7 +21,6 @@ def test_create_get_list(client: FlaskClient) -> None:
     assert nb["revision"] == 1 and nb["owner_id"] and nb["folder"] == "/team/a"
     got = client.get(f"/api/notebooks/{nb['id']}").json
     assert [c["source"] for c in got["cells"]] == ["select 1 as a;", "print(1)"]
-    assert got["cells"][0]["last_run"] is None
     root = client.get("/api/notebooks").json
     assert root == {"folder": "/", "folders": [{"path": "/team", "name": "team"}], "notebooks": []}
     listing = client.get("/api/notebooks?folder=/team/a").json
@@ -29,17 +28,20 @@ def test_create_get_list(client: FlaskClient) -> None:
     assert "cells" not in listing["notebooks"][0]
 
 
-def test_get_includes_latest_run_outputs(client: FlaskClient, app) -> None:  # type: ignore[no-untyped-def]
+def test_stored_outputs_come_from_runs_not_the_notebook(client: FlaskClient, app) -> None:  # type: ignore[no-untyped-def]
     nb = _create(client)
     store = app.extensions["store"]
     cid = nb["cells"][1]["id"]
     run = store.create_run(nb["id"], cid, "print(1)")
     store.append_output(run.id, [{"seq": 1, "text": "1\n"}])
     store.finish_run(run.id, "done")
+    # The page draws stored output from GET .../runs; the notebook itself carries none.
     cells = client.get(f"/api/notebooks/{nb['id']}").json["cells"]
-    assert cells[0]["last_run"] is None
-    last = cells[1]["last_run"]
-    assert last["status"] == "done" and last["outputs"][0]["text"] == "1\n" and last["outputs"][0]["seq"] == 1
+    assert all(set(c) == {"id", "kind", "source", "position"} for c in cells)
+    runs = client.get(f"/api/notebooks/{nb['id']}/runs").json["runs"]
+    assert list(runs) == [cid] and runs[cid]["status"] == "done"
+    outputs = [e for e in runs[cid]["events"] if e["type"] == "output"]
+    assert [(e["text"], e["seq"]) for e in outputs] == [("1\n", 1)]
 
 
 def test_put_conflict_overwrites_nothing(client: FlaskClient) -> None:

@@ -56,7 +56,8 @@ def test_import_rejects_other_files(client: FlaskClient) -> None:
     for bad, message in [
         ({"cells": []}, "format"),
         ({"format": "mlsql-console-notebook", "version": 2, "name": "x", "cells": []}, "newer"),
-        ({"format": "mlsql-console-notebook", "version": 1, "name": "x", "cells": [{"kind": "r", "source": ""}]}, "kind"),
+        ({"format": "mlsql-console-notebook", "version": 1, "name": "x",
+          "cells": [{"kind": "r", "source": ""}]}, "kind"),
     ]:
         r = client.post("/api/notebooks/import", json=bad)
         assert r.status_code == 400 and message in r.json["error"]

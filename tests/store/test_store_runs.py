@@ -54,7 +54,8 @@ def test_latest_runs_per_cell(store: Store, nb) -> None:
     time.sleep(0.01)
     new = store.create_run(nb.id, a, "a")
     store.append_output(new.id, [{"seq": 1, "text": "new"}])
-    store.append_metrics(new.id, [MetricsEvent(values={"loss": 0.5}, step=1, seq=1), {"seq": 2, "values": {"loss": 0.4}}])
+    store.append_metrics(new.id, [MetricsEvent(values={"loss": 0.5}, step=1, seq=1),
+                                  {"seq": 2, "values": {"loss": 0.4}}])
     only_b = store.create_run(nb.id, b, "b")
     store.finish_run(only_b.id, "error", error={"kind": "python", "message": "bad"})
     latest = store.latest_runs(nb.id)
@@ -84,15 +85,16 @@ def test_run_errors(store: Store, nb) -> None:
         store.append_metrics(run.id, [{"seq": 1, "values": [1, 2]}])
 
 
-def test_latest_runs_inline_keeps_head_and_tail(store: Store, nb) -> None:
+def test_output_sizes_are_utf8_bytes_and_ranges_read_only_what_is_asked(store: Store, nb) -> None:
     run = store.create_run(nb.id, nb.cells[0].id, "a")
-    store.append_output(run.id, [{"seq": i, "text": f"{i:03d}\n"} for i in range(1, 101)])  # 100 x 4 chars
-    latest = store.latest_runs(nb.id, inline_chars=40)[nb.cells[0].id]
-    seqs = [o.seq for o in latest.outputs]
-    assert seqs == [1, 2, 3, 4, 5, 96, 97, 98, 99, 100]
-    assert latest.omitted_chars == 90 * 4
-    whole = store.latest_runs(nb.id, inline_chars=10_000)[nb.cells[0].id]
-    assert len(whole.outputs) == 100 and whole.omitted_chars == 0
+    texts = ["plain\n", "héllo wörld\n", "数据\n", "🙂\r🙃\n"]
+    store.append_output(run.id, [{"seq": i, "text": t} for i, t in enumerate(texts, 1)])
+    # The database counts them, in bytes (what the inline budget is in), not in characters.
+    assert store.output_sizes(run.id) == [(i, len(t.encode("utf-8"))) for i, t in enumerate(texts, 1)]
+    assert store.output_sizes(run.id, since=2) == [(3, 7), (4, 10)]
+    assert [o.text for o in store.outputs_between(run.id, 2, 3)] == texts[1:3]
+    assert [o.seq for o in store.iter_outputs(run.id, page=3)] == [1, 2, 3, 4]
+    assert store.output_sizes("nope") == [] and list(store.iter_outputs("nope")) == []
 
 
 def test_list_runs_is_the_history_oldest_first(store: Store, nb, user) -> None:

@@ -1,4 +1,4 @@
-"""Notebook endpoints: list by folder, create, get (with latest outputs), replace, rename, move,
+"""Notebook endpoints: list by folder, create, get, replace, rename, move,
 duplicate/fork, delete. Roles are checked before a handler runs (console/server/access.py POLICIES);
 handlers that place a notebook in a folder also check that folder (access.place)."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ from flask import Blueprint, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from console.server import access, serialize
-from console.server.auth import current_user
-from console.server.deps import get_config, get_store
+from console.server.auth import current_user, signed_in
+from console.server.deps import get_store
 from console.server.validate import base_revision, field, json_body
 
 
@@ -26,19 +26,18 @@ def create_notebook() -> ResponseReturnValue:
     nb = get_store().create_notebook(
         field(body, "name", str),
         access.place(field(body, "folder", str, "/")),
-        owner_id=current_user().id,
+        owner_id=signed_in().id,
         cells=field(body, "cells", list, []),
     )
-    return jsonify(serialize.notebook(nb, {})), 201
+    return jsonify(serialize.notebook(nb)), 201
 
 
 def get_notebook(notebook_id: str) -> ResponseReturnValue:
+    """The notebook and the caller's role; the page loads stored output apart (GET .../runs)."""
     store = get_store()
     nb = store.get_notebook(notebook_id)
-    # Head and tail of each output only: a long training log must not make the page heavy.
-    runs = store.latest_runs(notebook_id, inline_chars=get_config().OUTPUT_INLINE_BYTES)
     # The caller's role, so the page can leave out what it may not do (Share, Run, editing).
-    return jsonify({**serialize.notebook(nb, runs), "role": access.role_of(store, current_user(), nb)})
+    return jsonify({**serialize.notebook(nb), "role": access.role_of(store, current_user(), nb)})
 
 
 def replace_notebook(notebook_id: str) -> ResponseReturnValue:
@@ -48,7 +47,7 @@ def replace_notebook(notebook_id: str) -> ResponseReturnValue:
         base_revision(body),
         name=field(body, "name", str, None),
         cells=field(body, "cells", list),
-        author_id=current_user().id,
+        author_id=signed_in().id,
     )
     return jsonify(serialize.notebook(nb))
 
@@ -56,7 +55,7 @@ def replace_notebook(notebook_id: str) -> ResponseReturnValue:
 def rename_notebook(notebook_id: str) -> ResponseReturnValue:
     body = json_body()
     nb = get_store().rename_notebook(
-        notebook_id, field(body, "name", str), base_revision(body, required=False), current_user().id
+        notebook_id, field(body, "name", str), base_revision(body, required=False), signed_in().id
     )
     return jsonify(serialize.notebook(nb))
 
@@ -78,10 +77,10 @@ def duplicate_notebook(notebook_id: str) -> ResponseReturnValue:
         user = current_user()
         folder = src.folder if access.at_least(access.folder_role(store, user, src.folder), "editor") else "/"
     nb = store.duplicate_notebook(
-        notebook_id, owner_id=current_user().id,
+        notebook_id, owner_id=signed_in().id,
         name=field(body, "name", str, None), folder=access.place(folder),
     )
-    return jsonify(serialize.notebook(nb, {})), 201
+    return jsonify(serialize.notebook(nb)), 201
 
 
 def delete_notebook(notebook_id: str) -> ResponseReturnValue:
