@@ -57,7 +57,7 @@ def write_mnist(path: str, synthetic: bool = False, rows: int = 60000, partition
         try:
             images, labels = _real_mnist()
             real = images[:rows], labels[:rows]
-        except Exception as exc:  # noqa: BLE001 - no network here: say so and fall back
+        except Exception as exc:  # no network here: say so and fall back
             note = f" (real MNIST unavailable: {type(exc).__name__}: {str(exc).splitlines()[0][:120]})"
             synthetic = True
     images, labels = real if real is not None else synthetic_mnist(rows, seed)
