@@ -197,7 +197,7 @@ def start_head(
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             break
-        if address is None:
+        if gcs_port is not None:  # a head: its GCS port answers
             ready = port_open("127.0.0.1", gcs_port) and (not client_port or port_open("127.0.0.1", client_port))
         else:
             ready = _node_registered(temp_dir)

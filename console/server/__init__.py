@@ -76,7 +76,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=cfg.MAX_BODY_BYTES)
     init_sockets(app)
     _attach_kernels(app, cfg, store, socketio, kernel_module)
-    app.wsgi_app = no_delay(app.wsgi_app)  # type: ignore[method-assign]
+    app.wsgi_app = no_delay(app.wsgi_app)  # type: ignore[method-assign,assignment]  # Flask's own middleware idiom
     return app
 
 

@@ -144,11 +144,12 @@ def _best(a: str | None, b: str | None) -> str | None:
 def grants_of(store: Any, user: Any) -> Grants:
     cache = g.setdefault("console_grants", {})
     if user.id in cache:
-        return cache[user.id]  # type: ignore[no-any-return]
+        return cache[user.id]
     gr = Grants(user)
     for share in store.list_shares(user_id=user.id):
         if share.notebook_id is not None:
-            gr.notebook_roles[share.notebook_id] = _best(gr.notebook_roles.get(share.notebook_id), share.role) or share.role
+            have = gr.notebook_roles.get(share.notebook_id)
+            gr.notebook_roles[share.notebook_id] = _best(have, share.role) or share.role
         elif share.folder_path is not None:
             gr.folder_roles.append((share.folder_path, share.role))
     gr.folder_roles += [(path, "owner") for path in store.owned_folders(user.id)]
@@ -290,7 +291,7 @@ def policy_of(key: str) -> str:
     policy = current_app.extensions[POLICIES_KEY].get(key)
     if policy is None:
         raise _api_error(403, f"{key} has no access policy (console/server/access.py POLICIES)")
-    return policy  # type: ignore[no-any-return]
+    return policy
 
 
 def check(policy: str, notebook_id: str | None = None, run_id: str | None = None) -> Any:

@@ -56,12 +56,12 @@ class ManagerHolder:
 
 
 def get_store() -> Store:
-    return current_app.extensions[STORE_KEY]  # type: ignore[no-any-return]
+    return current_app.extensions[STORE_KEY]
 
 
 def get_config() -> Config:
-    return current_app.extensions[CONFIG_KEY]  # type: ignore[no-any-return]
+    return current_app.extensions[CONFIG_KEY]
 
 
 def get_manager() -> SessionManager:
-    return current_app.extensions[SESSIONS_KEY].get()  # type: ignore[no-any-return]
+    return current_app.extensions[SESSIONS_KEY].get()

@@ -19,7 +19,7 @@ def _post_fork(_arbiter: Any, worker: Any) -> None:
         store.engine.dispose(close=False)
 
 
-class GunicornServer(BaseApplication):  # type: ignore[misc]
+class GunicornServer(BaseApplication):
     def __init__(self, app: Any, host: str, port: int, threads: int = 64) -> None:
         self.application = app
         self.options = {

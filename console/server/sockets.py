@@ -16,7 +16,17 @@ from typing import Any
 from flask import Flask, request
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
-from console.messages import InterruptCommand, JoinCommand, LeaveCommand, Message, RestartCommand, RunAllCommand, RunCellCommand, RunFromCommand, from_wire
+from console.messages import (
+    InterruptCommand,
+    JoinCommand,
+    LeaveCommand,
+    Message,
+    RestartCommand,
+    RunAllCommand,
+    RunCellCommand,
+    RunFromCommand,
+    from_wire,
+)
 
 from console.server import auth
 from console.server.access import authorize_command, command_types
@@ -75,7 +85,7 @@ def _command(data: Any) -> dict[str, Any]:
         return {"ok": True, **_HANDLERS[type(msg)](msg, user)}
     except ApiError as exc:
         return {"ok": False, "status": exc.status, "error": exc.message}
-    except Exception as exc:  # noqa: BLE001 - store errors carry their status; others are 500s
+    except Exception as exc:  # store errors carry their status; others are 500s
         status = getattr(exc, "status", None)
         if isinstance(status, int):
             return {"ok": False, "status": status, "error": getattr(exc, "message", str(exc))}

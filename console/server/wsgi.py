@@ -2,20 +2,21 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-WSGIApp = Callable[[dict[str, Any], Any], Iterable[bytes]]
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 
-def no_delay(wsgi_app: WSGIApp) -> WSGIApp:
+def no_delay(wsgi_app: WSGIApplication) -> WSGIApplication:
     """Turn off Nagle's algorithm on each connection before the app (and a websocket) uses it.
 
     Events are small frames written one after another; with Nagle on, the second of them waits
     for the client's delayed ACK, and a warm cell's result arrived 40 ms late.
     """
 
-    def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+    def app(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         sock = environ.get("werkzeug.socket") or environ.get("gunicorn.socket")
         if sock is not None:
             try:

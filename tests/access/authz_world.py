@@ -146,7 +146,8 @@ def request_for(endpoint: str, w: World) -> Request:
         "sharing.link_create": lambda: ("POST", f"{nb}/links", None),
         "sharing.link_revoke": lambda: ("DELETE", f"{nb}/links/{w.token}", None),
         "sharing.folder_shares": lambda: ("GET", f"/api/folders/shares?path={w.folder}", None),
-        "sharing.folder_share_set": lambda: ("POST", "/api/folders/shares", {"path": w.folder, "user": "mallory", "role": "viewer"}),
+        "sharing.folder_share_set": lambda: ("POST", "/api/folders/shares",
+                                             {"path": w.folder, "user": "mallory", "role": "viewer"}),
         "sharing.folder_share_delete": lambda: ("DELETE", f"/api/folders/shares/{w.folder_share}", None),
     }
     return table[endpoint]()

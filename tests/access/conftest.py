@@ -6,7 +6,6 @@ that sends the session's CSRF token on every request.
 """
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +16,6 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from console.config import Config
-from console.server.auth import CSRF_HEADER, hash_password
 
 
 @pytest.fixture

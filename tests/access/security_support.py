@@ -1,8 +1,6 @@
 """Helpers of the security tests: multi-user apps and logged-in clients."""
 from __future__ import annotations
-from collections.abc import Iterator
 from typing import Any
-import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from console.config import Config

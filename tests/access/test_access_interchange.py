@@ -46,7 +46,8 @@ def test_export_then_import_keeps_every_cell(client: FlaskClient, fmt: str) -> N
 def test_ipynb_shape_and_outputs() -> None:
     run = {"outputs": [{"text": "a\n", "stream": "stdout"}, {"text": "b\n", "stream": "stdout"},
                        {"text": "oops\n", "stream": "stderr"}],
-           "result": {"columns": [{"name": "<b>x</b>", "type": "int"}], "rows": [["<script>1</script>"]], "total_rows": 1},
+           "result": {"columns": [{"name": "<b>x</b>", "type": "int"}], "rows": [["<script>1</script>"]],
+                      "total_rows": 1},
            "error": {"kind": "sql", "message": "bad"}}
     nb = to_ipynb("n", [{"id": "c1", "kind": "mlsql", "source": "select 1;", "outputs": run},
                         {"id": "c2", "kind": "markdown", "source": "# m"}])

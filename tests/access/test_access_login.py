@@ -146,7 +146,8 @@ def test_single_user_mode_only_on_loopback(cfg: Config) -> None:
     assert me["single_user"] is True and me["user"]["username"] == "admin" and me["auth"] == "single_user"
     assert client.post("/api/notebooks", json={"name": "x"}).status_code == 201
     # Cross-site browser requests are still refused; DNS rebinding (a foreign Host) is anonymous.
-    assert client.post("/api/notebooks", json={"name": "x"}, headers={"Origin": "http://evil.example"}).status_code == 403
+    evil = {"Origin": "http://evil.example"}
+    assert client.post("/api/notebooks", json={"name": "x"}, headers=evil).status_code == 403
     assert client.get("/api/notebooks", headers={"Host": "evil.example"}).status_code == 401
     app.extensions["store"].close()
     public = make_app(load_other(cfg), SINGLE_USER=True, HOST="0.0.0.0")

@@ -45,7 +45,8 @@ def test_folder_roles_are_inherited_and_by_name(as_user: Any) -> None:
     assert r.status_code == 201
     got = eddie.get(f"/api/notebooks/{nb['id']}").json
     assert got["role"] == "editor" and alice.get(f"/api/notebooks/{nb['id']}").json["role"] == "owner"
-    r = eddie.patch(f"/api/notebooks/{nb['id']}/cells/{got['cells'][0]['id']}", json={"base_revision": 1, "source": "x"})
+    cell = got["cells"][0]["id"]
+    r = eddie.patch(f"/api/notebooks/{nb['id']}/cells/{cell}", json={"base_revision": 1, "source": "x"})
     assert r.status_code == 200
     assert eddie.delete(f"/api/notebooks/{nb['id']}").status_code == 403  # deleting is the owner's
     assert eddie.post("/api/notebooks", json={"name": "n", "folder": "/team/x"}).status_code == 201

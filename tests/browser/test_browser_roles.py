@@ -1,6 +1,7 @@
 """Roles on the notebook page: a viewer gets no run or edit controls and cannot type; a runner
 can run but not type; neither sees the owner's Share. The server enforces all of it anyway
-(tests/access); this checks the page says so instead of offering buttons that fail."""
+(tests/access); this checks the page says so instead of offering buttons that fail. The page
+knows the roles only from the server (GET /api/me), so the share dialog offers exactly those."""
 from __future__ import annotations
 
 import subprocess
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from browser_support import REPO, Server, start_server, stop_server
+from console.roles import ROLE_CAN, ROLES
 
 PASSWORD = "correct horse"
 SOURCE = "select 7 as seven as t;"
@@ -60,7 +62,8 @@ def shared_notebook(browser: Any, team_server: Server) -> str:
     ctx, headers = logged_in(browser, team_server, "alice")
     try:
         r = ctx.request.post(team_server.url + "/api/notebooks", headers=headers,
-                             data={"name": "team notebook", "folder": "/", "cells": [{"kind": "mlsql", "source": SOURCE}]})
+                             data={"name": "team notebook", "folder": "/",
+                                   "cells": [{"kind": "mlsql", "source": SOURCE}]})
         assert r.ok, r.text()
         nb_id = r.json()["id"]
         for user, role in (("vera", "viewer"), ("rudy", "runner")):
@@ -72,7 +75,8 @@ def shared_notebook(browser: Any, team_server: Server) -> str:
         ctx.close()
 
 
-def test_a_viewer_sees_no_run_or_edit_controls_and_cannot_type(browser: Any, team_server: Server, shared_notebook: str) -> None:
+def test_a_viewer_sees_no_run_or_edit_controls_and_cannot_type(browser: Any, team_server: Server,
+                                                                shared_notebook: str) -> None:
     ctx, _ = logged_in(browser, team_server, "vera")
     try:
         page = open_as(ctx, team_server, shared_notebook)
@@ -121,3 +125,23 @@ def test_a_runner_can_run_but_not_type(browser: Any, team_server: Server, shared
     finally:
         rctx.close()
         vctx.close()
+
+
+def test_the_share_dialog_offers_the_roles_the_server_serves(browser: Any, team_server: Server,
+                                                             shared_notebook: str) -> None:
+    ctx, _ = logged_in(browser, team_server, "alice")
+    try:
+        page = open_as(ctx, team_server, shared_notebook)
+        assert page.locator("#app").get_attribute("data-user-role") == "owner"
+        page.click("[data-sec-action=share]")
+        picker = page.locator("[data-role=share-dialog] form [data-role=share-role]")
+        options = picker.locator("option")
+        assert options.evaluate_all("os => os.map(o => o.value)") == list(ROLES)
+        assert options.all_inner_texts() == [f"{r} ({ROLE_CAN[r]})" for r in ROLES]
+        assert picker.input_value() == ROLES[0]  # the weakest role unless the owner picks another
+        # Each share's own picker shows its role: rudy's share (runner) from the fixture.
+        rudy = page.locator("[data-role=shares] li[data-user=rudy] [data-role=share-role]")
+        assert rudy.input_value() == "runner"
+        assert not page.js_errors
+    finally:
+        ctx.close()

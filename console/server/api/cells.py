@@ -5,7 +5,7 @@ from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from console.server import serialize
-from console.server.auth import current_user
+from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
 from console.server.validate import base_revision, field, json_body
@@ -16,7 +16,7 @@ def add_cell(notebook_id: str) -> ResponseReturnValue:
     nb, cell = get_store().add_cell(
         notebook_id, base_revision(body),
         kind=field(body, "kind", str, "mlsql"), source=field(body, "source", str, ""),
-        position=field(body, "position", int, None), author_id=current_user().id,
+        position=field(body, "position", int, None), author_id=signed_in().id,
     )
     return jsonify({**serialize.notebook(nb), "cell": serialize.plain(cell)}), 201
 
@@ -27,20 +27,20 @@ def edit_cell(notebook_id: str, cell_id: str) -> ResponseReturnValue:
     if source is None and kind is None:
         raise ApiError(400, "give 'source' and/or 'kind'")
     nb = get_store().edit_cell(notebook_id, cell_id, base_revision(body), source=source, kind=kind,
-                               author_id=current_user().id)
+                               author_id=signed_in().id)
     return jsonify(serialize.notebook(nb))
 
 
 def move_cell(notebook_id: str, cell_id: str) -> ResponseReturnValue:
     body = json_body()
     nb = get_store().move_cell(notebook_id, cell_id, field(body, "position", int), base_revision(body),
-                               author_id=current_user().id)
+                               author_id=signed_in().id)
     return jsonify(serialize.notebook(nb))
 
 
 def delete_cell(notebook_id: str, cell_id: str) -> ResponseReturnValue:
     body = json_body(required=False)
-    nb = get_store().delete_cell(notebook_id, cell_id, base_revision(body), author_id=current_user().id)
+    nb = get_store().delete_cell(notebook_id, cell_id, base_revision(body), author_id=signed_in().id)
     return jsonify(serialize.notebook(nb))
 
 

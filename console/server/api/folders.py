@@ -12,7 +12,7 @@ from console.store import Exists, normalize_folder
 from console.store.paths import parent_of
 
 from console.server import access
-from console.server.auth import current_user
+from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
 from console.server.validate import field, json_body, query_bool
@@ -35,7 +35,7 @@ def _new_path(path: str) -> str:
 
 def create_folder() -> ResponseReturnValue:
     body = json_body()
-    path = get_store().create_folder(_new_path(field(body, "path", str)), owner_id=current_user().id)
+    path = get_store().create_folder(_new_path(field(body, "path", str)), owner_id=signed_in().id)
     return jsonify({"path": path}), 201
 
 

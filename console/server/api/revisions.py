@@ -10,7 +10,7 @@ from flask.typing import ResponseReturnValue
 from console.store import NotFound
 
 from console.server import serialize
-from console.server.auth import current_user
+from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.validate import base_revision, json_body, query_int
 
@@ -68,7 +68,7 @@ def diff_revisions(notebook_id: str) -> ResponseReturnValue:
 def restore_revision(notebook_id: str, number: int) -> ResponseReturnValue:
     body = json_body(required=False)
     nb = get_store().restore_revision(notebook_id, number, base_revision(body, required=False),
-                                      author_id=current_user().id)
+                                      author_id=signed_in().id)
     return jsonify(serialize.notebook(nb))
 
 

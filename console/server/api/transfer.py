@@ -4,6 +4,7 @@ and creates nothing."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
@@ -14,7 +15,7 @@ from console.store import StoreError, valid_cell_id
 from console.store.paths import check_name
 
 from console.server import access, serialize
-from console.server.auth import current_user
+from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
 from console.server.validate import json_body, query_bool
@@ -36,7 +37,7 @@ def export_notebook(notebook_id: str) -> ResponseReturnValue:
     runs = store.latest_runs(notebook_id) if with_outputs else {}
     cells = []
     for c in nb.cells:
-        cell = {"id": c.id, "kind": c.kind, "source": c.source}
+        cell: dict[str, Any] = {"id": c.id, "kind": c.kind, "source": c.source}
         if c.id in runs:
             cell["outputs"] = _outputs(serialize.run(runs[c.id]))
         cells.append(cell)
@@ -75,9 +76,9 @@ def import_notebook() -> ResponseReturnValue:
             seen.add(cid)
         cells.append(c)
     nb = get_store().create_notebook(
-        name, folder, owner_id=current_user().id, cells=cells,
+        name, folder, owner_id=signed_in().id, cells=cells,
     )
-    return jsonify(serialize.notebook(nb, {})), 201
+    return jsonify(serialize.notebook(nb)), 201
 
 
 def create_blueprint() -> Blueprint:
