@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from console.config import load_config
 from console.kernel.session import Session
+from console.protocols import CellOutcome
 
 TARGET = 1.15
 GROUPBY_SPARK = "select k, count(*) as n, sum(v) as s, avg(v) as m from t group by k"
@@ -53,7 +54,7 @@ def side_by_side(plain: Callable[[], object], ours: Callable[[], object], repeat
     return statistics.median(p), statistics.median(o)
 
 
-def check(outcome) -> None:  # type: ignore[no-untyped-def]
+def check(outcome: CellOutcome) -> None:
     if not outcome.ok:
         raise SystemExit(f"engine error: {outcome.error}")
 
