@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "live")]
+sys.path.insert(0, str(ROOT))  # the tests' harness: tests/support
 
-from session_clients import LiveServer, Viewer  # noqa: E402
+from tests.support.clients import Viewer  # noqa: E402
+from tests.support.live_server import REAL_KERNEL, LiveServer  # noqa: E402
 
 MLSQL_CELL = "select 1 as a as t;"
 PYTHON_CELL = """--%python
@@ -38,7 +39,7 @@ def timed_runs(v: Viewer, nb: Any, cell_index: int, repeats: int) -> list[float]
     for i in range(repeats + 2):
         start = time.perf_counter()
         run_id = v.command("run_cell", notebook_id=nb.id, cell_id=cell_id)["run_ids"][0]
-        ev = v.wait_for(lambda e: e.get("run_id") == run_id and (
+        ev = v.wait_for(lambda e, run_id=run_id: e.get("run_id") == run_id and (
             e["type"] in ("result", "error") or (e["type"] == "cell_status" and e["status"] != "queued"
                                                  and e["status"] != "running")), timeout=300)
         elapsed = (time.perf_counter() - start) * 1000
@@ -66,11 +67,10 @@ def main() -> int:
         from console.cluster.head import free_port
 
         # A free Ray Client port: 10001 may belong to another cluster on a shared machine.
-        live = LiveServer(data, RAY_CLIENT_PORT=free_port(), RAY_NUM_CPUS=2)
+        live = LiveServer(data, kernel_module=REAL_KERNEL, RAY_CLIENT_PORT=free_port(), RAY_NUM_CPUS=2)
         try:
-            server = live.server
-            nb = server.notebook(MLSQL_CELL, ("python", PYTHON_CELL))
-            v = Viewer(server.url)
+            nb = live.notebook(MLSQL_CELL, ("python", PYTHON_CELL))
+            v = Viewer(live.url)
             v.command("join", notebook_id=nb.id)
             mlsql = timed_runs(v, nb, 0, args.repeats)
             py = timed_runs(v, nb, 1, max(5, args.repeats // 3)) if python_available() else None

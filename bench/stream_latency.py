@@ -4,7 +4,7 @@ Two measurements, each with a paced phase (two sources print a time-stamped line
 latency = arrival time - print time, same clock) and a burst phase (10,000 lines from two
 sources at once; every line must arrive, in order per source):
 
-- "session": the scripted kernel engine prints from two threads, so only our path is measured
+- "session": the scripted kernel engine (tests/support) prints from two threads, so only our path is measured
   (kernel pipe, 50 ms batcher, store, Socket.IO);
 - "ray": a Python cell whose two Ray actors print, the path the issue asks about; Ray's own
   log forwarding adds ~50 ms. Runs when console.runtime provides PythonRuntime.
@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "live")]
+sys.path.insert(0, str(ROOT))  # the tests' harness: tests/support
 
-from session_clients import LiveServer, Viewer  # noqa: E402
+from tests.support.clients import Viewer  # noqa: E402
+from tests.support.live_server import LiveServer  # noqa: E402
 
 RAY_CELL = """--%python
 import time
@@ -77,7 +78,7 @@ class Arrivals:
 
 def measure(server: Any, source: str, paced: int, burst: int) -> dict[str, Any]:
     if source == "session":
-        cell = f"--script\nstamp {paced} every 0.02 from A, B\nsleep 1\nburst_stamped {burst} from A, B\nsleep 0.5\n"
+        cell = f"--script\nstamp {paced} every 0.02 from A, B\nsleep 1\nstamp {burst} from A, B\nsleep 0.5\n"
         kind = "mlsql"
     else:
         cell, kind = RAY_CELL.format(paced=paced, burst=burst), "python"
@@ -125,9 +126,9 @@ def main() -> int:
         # A free Ray Client port: 10001 may belong to another cluster on a shared machine.
         live = LiveServer(data, RAY_CLIENT_PORT=free_port(), RAY_NUM_CPUS=2)
         try:
-            results["session"] = measure(live.server, "session", args.paced, burst)
+            results["session"] = measure(live, "session", args.paced, burst)
             if ray_available():
-                results["ray"] = measure(live.server, "ray", args.paced, burst)
+                results["ray"] = measure(live, "ray", args.paced, burst)
         finally:
             live.close()
     for name, r in results.items():

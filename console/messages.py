@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from console.ids import CellId, NotebookId, RunId, UserId
+
 KernelState = Literal["starting", "idle", "busy", "dead"]
 CellState = Literal["queued", "running", "done", "error", "interrupted", "cancelled"]
 
@@ -69,9 +71,9 @@ class OutputEvent(Message):
     text: str
     source: str = "driver"
     stream: str = "stdout"
-    notebook_id: str = ""
-    cell_id: str = ""
-    run_id: str = ""
+    notebook_id: NotebookId = NotebookId("")
+    cell_id: CellId = CellId("")
+    run_id: RunId = RunId("")
     seq: int = 0
 
 
@@ -86,9 +88,9 @@ class MetricsEvent(Message):
     values: dict[str, float]
     source: str = "driver"
     step: int | None = None
-    notebook_id: str = ""
-    cell_id: str = ""
-    run_id: str = ""
+    notebook_id: NotebookId = NotebookId("")
+    cell_id: CellId = CellId("")
+    run_id: RunId = RunId("")
     seq: int = 0
     ts: float = 0.0
 
@@ -105,17 +107,20 @@ class ResultEvent(Message):
     columns: list[dict[str, str]]
     rows: list[list[Any]]
     total_rows: int
-    notebook_id: str = ""
-    cell_id: str = ""
-    run_id: str = ""
+    notebook_id: NotebookId = NotebookId("")
+    cell_id: CellId = CellId("")
+    run_id: RunId = RunId("")
 
 
 @dataclass(frozen=True)
 class ErrorEvent(Message):
-    """A user error in a cell (parse, SQL, Python, data); never a server fault.
+    """Why a cell run failed, as much as its user may see.
 
     kind: "parse" | "sql" | "python" | "data" | "worker" | "env" | "schema" | "kernel" | "interrupted".
-    line/column: 1-based, within the cell; traceback: the user's part only.
+    line/column: 1-based, within the cell; traceback: the user's part only (a Python cell's own
+    frames, a parse error's snippet), never the server's. kind "kernel" is the kernel dying under
+    the run, or a fault of ours: then message is "internal error <id>; see the server log" and the
+    traceback is only in that log, under the id (console/kernel/errors.py).
     """
 
     type: ClassVar[str] = "error"
@@ -124,9 +129,9 @@ class ErrorEvent(Message):
     line: int | None = None
     column: int | None = None
     traceback: str = ""
-    notebook_id: str = ""
-    cell_id: str = ""
-    run_id: str = ""
+    notebook_id: NotebookId = NotebookId("")
+    cell_id: CellId = CellId("")
+    run_id: RunId = RunId("")
 
 
 @dataclass(frozen=True)
@@ -134,9 +139,9 @@ class CellStatusEvent(Message):
     """A cell run changed state; elapsed_ms is set when it ends."""
 
     type: ClassVar[str] = "cell_status"
-    notebook_id: str
-    cell_id: str
-    run_id: str
+    notebook_id: NotebookId
+    cell_id: CellId
+    run_id: RunId
     status: CellState
     elapsed_ms: int | None = None
 
@@ -149,10 +154,10 @@ class KernelStatusEvent(Message):
     """
 
     type: ClassVar[str] = "kernel_status"
-    notebook_id: str
+    notebook_id: NotebookId
     status: KernelState
     reason: str = ""
-    user_id: int | None = None
+    user_id: UserId | None = None
 
 
 @dataclass(frozen=True)
@@ -164,9 +169,9 @@ class OutputHiddenEvent(Message):
     """
 
     type: ClassVar[str] = "output_hidden"
-    notebook_id: str
-    cell_id: str
-    run_id: str
+    notebook_id: NotebookId
+    cell_id: CellId
+    run_id: RunId
     first_seq: int
     last_seq: int
     hidden_bytes: int
@@ -184,7 +189,7 @@ class JoinCommand(Message):
     """
 
     type: ClassVar[str] = "join"
-    notebook_id: str
+    notebook_id: NotebookId
     since: dict[str, int] = field(default_factory=dict)
     metrics_since: dict[str, int] = field(default_factory=dict)
 
@@ -194,7 +199,7 @@ class LeaveCommand(Message):
     """Leave a notebook's room (the page shows another notebook)."""
 
     type: ClassVar[str] = "leave"
-    notebook_id: str
+    notebook_id: NotebookId
 
 
 @dataclass(frozen=True)
@@ -202,8 +207,8 @@ class RunCellCommand(Message):
     """Run one cell (its stored source)."""
 
     type: ClassVar[str] = "run_cell"
-    notebook_id: str
-    cell_id: str
+    notebook_id: NotebookId
+    cell_id: CellId
 
 
 @dataclass(frozen=True)
@@ -211,7 +216,7 @@ class RunAllCommand(Message):
     """Run every cell of the notebook in order."""
 
     type: ClassVar[str] = "run_all"
-    notebook_id: str
+    notebook_id: NotebookId
 
 
 @dataclass(frozen=True)
@@ -219,8 +224,8 @@ class RunFromCommand(Message):
     """Run the given cell and every cell after it."""
 
     type: ClassVar[str] = "run_from"
-    notebook_id: str
-    cell_id: str
+    notebook_id: NotebookId
+    cell_id: CellId
 
 
 @dataclass(frozen=True)
@@ -228,7 +233,7 @@ class InterruptCommand(Message):
     """Interrupt the running cell and cancel the queued ones."""
 
     type: ClassVar[str] = "interrupt"
-    notebook_id: str
+    notebook_id: NotebookId
 
 
 @dataclass(frozen=True)
@@ -236,10 +241,10 @@ class RestartCommand(Message):
     """Stop the kernel (its tables go) and start a fresh one."""
 
     type: ClassVar[str] = "restart"
-    notebook_id: str
+    notebook_id: NotebookId
 
 
-# ---------------------------------------------------------------- server -> kernel process only
+# ---------------------------------------------------------------- between the server and a kernel process only
 
 
 @dataclass(frozen=True)
@@ -247,8 +252,42 @@ class ExecuteCommand(Message):
     """Run source in the kernel as run run_id (sent by the session layer; never by a browser)."""
 
     type: ClassVar[str] = "execute"
-    notebook_id: str
-    cell_id: str
-    run_id: str
+    notebook_id: NotebookId
+    cell_id: CellId
+    run_id: RunId
     source: str
     kind: str = "mlsql"
+
+
+@dataclass(frozen=True)
+class KernelLogEvent(Message):
+    """A record of the kernel's own log (kernel -> server), written to the server's log, never shown.
+
+    level: a logging level number; text: the formatted record, traceback included.
+    """
+
+    type: ClassVar[str] = "kernel_log"
+    level: int
+    text: str
+
+
+@dataclass(frozen=True)
+class NotebookRequest(Message):
+    """The kernel asks for a notebook's cells by name, for `include notebook.`name`` (kernel -> server).
+
+    The server reads its store and answers with notebook_cells; the kernel never opens the database.
+    """
+
+    type: ClassVar[str] = "notebook_request"
+    request_id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class NotebookCells(Message):
+    """The answer to a notebook_request (server -> kernel): cells as [kind, source] pairs, or the error."""
+
+    type: ClassVar[str] = "notebook_cells"
+    request_id: str
+    cells: list[list[str]] = field(default_factory=list)
+    error: str = ""

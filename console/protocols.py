@@ -22,7 +22,7 @@ from console.ids import CellId, NotebookId, RunId, SessionId, UserId
 from console.messages import ErrorEvent, KernelState, Message, ResultEvent
 
 if TYPE_CHECKING:  # records of the store, for the types only
-    from console.store import MetricRecord, NotebookRecord, OutputRecord, RunRecord
+    from console.store import MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RunRecord
 
 Emit = Callable[[Message], None]
 # include notebook.`name`: the named notebook's cells as (kind, source) pairs.
@@ -61,9 +61,11 @@ class EngineFactory(Protocol):
 
 
 class RunStore(Protocol):
-    """The store functions that the kernels' run queue, the batcher and the socket replay use."""
+    """The store functions that the kernels (runs, includes), the batcher and the socket replay use."""
 
     def get_notebook(self, notebook_id: NotebookId) -> NotebookRecord: ...
+
+    def find_notebooks(self, name: str | None = None) -> list[NotebookInfo]: ...
 
     def create_run(self, notebook_id: NotebookId, cell_id: CellId, source: str,
                    user_id: UserId | None = None) -> RunRecord: ...

@@ -45,7 +45,8 @@ def included_cells(stmt: lang.Include, loader: NotebookLoader | None,
                             stmt.line, stmt.column)
         numbered = [numbered[int(index) - 1]]
         if numbered[0][1][0] == "markdown":
-            raise CellError("data", f"cell {index.strip()} of notebook '{name}' is a markdown cell", stmt.line, stmt.column)
+            raise CellError("data", f"cell {index.strip()} of notebook '{name}' is a markdown cell",
+                            stmt.line, stmt.column)
     return name, [IncludedCell(f"{name}#{n}", kind, source) for n, (kind, source) in numbered if kind != "markdown"]
 
 

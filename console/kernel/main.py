@@ -19,14 +19,17 @@ import queue
 import sys
 import threading
 import time
+import uuid
 from typing import IO
 
 from console.config import KERNEL_CONFIG_ENV, Config, load_config
 from console.ids import NotebookId, SessionId
 from console.kernel.errors import internal_error
 from console.kernel.session import Session
-from console.messages import CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelLogEvent, KernelStatusEvent, Message, MetricsEvent, OutputEvent, from_wire
-from console.protocols import Engine, EngineFactory, NotebookLoader
+from console.messages import (CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelLogEvent,
+                              KernelStatusEvent, Message, MetricsEvent, NotebookCells, NotebookRequest, OutputEvent,
+                              from_wire)
+from console.protocols import Engine, EngineFactory
 
 log = logging.getLogger(__name__)
 
@@ -60,26 +63,37 @@ class PipeLogHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             self.out.send(KernelLogEvent(record.levelno, self.format(record)))
-        except Exception:  # noqa: BLE001 - logging must never take the kernel down
+        except Exception:  # logging must never take the kernel down
             self.handleError(record)
 
 
-def store_loader(cfg: Config) -> NotebookLoader:
-    """`include notebook.`name`` reads other notebooks straight from the store (opened at first use)."""
-    from console.store import Store
+class PipeNotebookLoader:
+    """`include notebook.`name``: the cells come from the server, which reads its store, over the pipes.
 
-    stores: list[Store] = []
+    Called on the cell's thread; the answer arrives on the command thread (deliver).
+    """
 
-    def load(name: str) -> list[tuple[str, str]]:
-        if not stores:
-            stores.append(Store(cfg.database_url, run_migrations=False))
-        found = stores[0].find_notebooks(name=name)
-        if not found:
-            raise LookupError(f"no notebook named {name!r}")
-        nb = stores[0].get_notebook(found[0].id)
-        return [(c.kind, c.source) for c in nb.cells]
+    def __init__(self, out: EventWriter, timeout: float = 60.0) -> None:
+        self.out = out
+        self.timeout = timeout
+        self._answers: dict[str, NotebookCells] = {}
+        self._cond = threading.Condition()
 
-    return load
+    def __call__(self, name: str) -> list[tuple[str, str]]:
+        request_id = uuid.uuid4().hex
+        self.out.send(NotebookRequest(request_id, name))
+        with self._cond:
+            if not self._cond.wait_for(lambda: request_id in self._answers, self.timeout):
+                raise LookupError(f"the server did not send notebook {name!r} within {self.timeout:.0f} s")
+            answer = self._answers.pop(request_id)
+        if answer.error:
+            raise LookupError(answer.error)
+        return [(kind, source) for kind, source in answer.cells]
+
+    def deliver(self, answer: NotebookCells) -> None:
+        with self._cond:
+            self._answers[answer.request_id] = answer
+            self._cond.notify_all()
 
 
 class Kernel:
@@ -90,8 +104,8 @@ class Kernel:
         self.current: ExecuteCommand | None = None
         self.last: ExecuteCommand | None = None
         self.commands: queue.Queue[ExecuteCommand | None] = queue.Queue()
-        self.engine: Engine = engine_factory(cfg, self.emit, session_id=session_id,
-                                             notebook_loader=store_loader(cfg))
+        self.notebooks = PipeNotebookLoader(out)
+        self.engine: Engine = engine_factory(cfg, self.emit, session_id=session_id, notebook_loader=self.notebooks)
 
     def emit(self, msg: Message) -> None:
         """Stamp output of the engine/runtime with the run it belongs to, then send it."""
@@ -114,6 +128,8 @@ class Kernel:
                 self.commands.put(msg)
             elif isinstance(msg, InterruptCommand):
                 self.interrupt()
+            elif isinstance(msg, NotebookCells):
+                self.notebooks.deliver(msg)
         self.commands.put(None)  # the web process closed the pipe: shut down
 
     def interrupt(self) -> None:
@@ -157,7 +173,7 @@ class Kernel:
             error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
         except SystemExit:
             raise
-        except BaseException as exc:  # noqa: BLE001 - a fault of ours is reported on the cell, not fatal
+        except BaseException as exc:  # a fault of ours is reported on the cell, not fatal
             error = internal_error(exc, f"run {cmd.run_id}")
         finally:
             self.last, self.current = cmd, None
@@ -171,7 +187,7 @@ class Kernel:
     def shutdown(self) -> None:
         try:
             self.engine.shutdown()
-        except Exception:  # noqa: BLE001 - best effort on the way out
+        except Exception:  # best effort on the way out
             log.exception("the engine's shutdown failed")
 
 

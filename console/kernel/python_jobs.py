@@ -48,7 +48,7 @@ def _conf_rows(table: pa.Table, name: str, stmt: Run) -> dict[str, str]:
         raise CellError("data", f"confTable '{name}' needs two columns (key, value); it has {table.num_columns}",
                         stmt.line, stmt.column)
     keys, values = table.column(0).to_pylist(), table.column(1).to_pylist()
-    return {str(k): "" if v is None else str(v) for k, v in zip(keys, values) if k is not None}
+    return {str(k): "" if v is None else str(v) for k, v in zip(keys, values, strict=True) if k is not None}
 
 
 def build_job(session: JobSource, stmt: Run) -> PythonJob:

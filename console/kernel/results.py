@@ -53,8 +53,8 @@ def result_event(name: str, table: pa.Table, max_rows: int) -> ResultEvent:
     # Integers, strings and booleans are JSON-safe as they come: skip the per-value walk for them.
     plain = [pa.types.is_integer(f.type) or pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
              or pa.types.is_boolean(f.type) for f in head.schema]
-    values = [col if ok else [json_safe(v) for v in col] for col, ok in zip(values, plain)]
-    rows = [list(row) for row in zip(*values)] if values else [[] for _ in range(head.num_rows)]
+    values = [col if ok else [json_safe(v) for v in col] for col, ok in zip(values, plain, strict=True)]
+    rows = [list(row) for row in zip(*values, strict=True)] if values else [[] for _ in range(head.num_rows)]
     cols = [{"name": f.name, "type": str(f.type)} for f in table.schema]
     return ResultEvent(name=name, columns=cols, rows=rows, total_rows=table.num_rows)
 
@@ -69,9 +69,9 @@ def format_table(event: ResultEvent, max_width: int = 40) -> str:
     header = [c["name"] for c in event.columns]
     body = [[cell(v) for v in row] for row in event.rows]
     widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
-    line = " | ".join(h.ljust(w) for h, w in zip(header, widths))
+    line = " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
     out = [line.rstrip(), "-+-".join("-" * w for w in widths)]
-    out += [" | ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in body]
+    out += [" | ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in body]
     more = event.total_rows - len(event.rows)
     summary = f"({event.total_rows} row{'s' if event.total_rows != 1 else ''}"
     summary += f", {more} not shown)" if more > 0 else ")"

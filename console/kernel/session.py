@@ -103,7 +103,7 @@ class Session:
             error = exc.event()
         except KeyboardInterrupt:
             error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
-        except Exception as exc:  # noqa: BLE001 - a bug or an unexpected library error: keep the session
+        except Exception as exc:  # a bug or an unexpected library error: keep the session
             error = internal_error(exc, f"session {self.session_id}, cell {cell}")
         result = None
         if error is None and run.last is not None:
@@ -243,9 +243,11 @@ class Session:
     def _python_runtime(self) -> PythonRuntime:
         if self._runtime is None:
             try:
-                from console.kernel.python_runtime import PythonRuntime# heavy (ray, worker processes): only on first use
+                # Heavy (ray, worker processes): imported at the first Python cell only.
+                from console.kernel.python_runtime import PythonRuntime
             except ImportError as exc:
-                raise CellError("python", f"Python cells need the Python runtime, which is not available: {exc}") from None
+                raise CellError("python", "Python cells need the Python runtime, which is not available: "
+                                          f"{exc}") from None
             self._runtime = PythonRuntime(self.cfg, self.emit)
         return self._runtime
 

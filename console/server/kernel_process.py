@@ -205,7 +205,7 @@ class KernelProcess:
                 continue
             try:
                 self.on_event(msg)
-            except Exception:  # noqa: BLE001 - one bad event must not stop the stream
+            except Exception:  # one bad event must not stop the stream
                 log.exception("handling kernel event %s failed", msg.type)
         fh.close()
 

@@ -18,7 +18,9 @@ from typing import Any
 
 from console.config import Config
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
-from console.messages import CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelLogEvent, KernelState, KernelStatusEvent, Message, MetricsEvent, OutputEvent, ResultEvent
+from console.messages import (CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelLogEvent,
+                              KernelState, KernelStatusEvent, Message, MetricsEvent, NotebookCells, NotebookRequest,
+                              OutputEvent, ResultEvent)
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
@@ -245,6 +247,10 @@ class SessionManager:
             # The kernel's own log (an internal error's traceback under its id): ours, never a viewer's.
             log.log(msg.level, "kernel %s: %s", session.session_id, msg.text)
             return
+        if isinstance(msg, NotebookRequest):
+            if kp is not None:
+                kp.send(self._notebook_cells(msg))
+            return
         with session.lock:
             if kp is not session.kernel:
                 return  # a stopped kernel's last words about a run already closed
@@ -271,6 +277,18 @@ class SessionManager:
                     self._set_status(session, "idle")
                 self._pump(session)
 
+    def _notebook_cells(self, request: NotebookRequest) -> NotebookCells:
+        """The cells an `include notebook.`name`` asks for: of the oldest notebook with that name."""
+        try:
+            found = self.store.find_notebooks(name=request.name)
+            if not found:
+                return NotebookCells(request.request_id, error=f"no notebook named {request.name!r}")
+            nb = self.store.get_notebook(NotebookId(found[0].id))
+        except Exception:  # the kernel must get an answer; the details are ours
+            log.exception("reading notebook %r for an include failed", request.name)
+            return NotebookCells(request.request_id, error="the notebook store could not be read")
+        return NotebookCells(request.request_id, [[c.kind, c.source] for c in nb.cells])
+
     def _on_exit(self, session: KernelSession, kp: KernelProcess | None, reason: str, expected: bool) -> None:
         with session.lock:
             if kp is not session.kernel:
@@ -296,7 +314,7 @@ class SessionManager:
             try:
                 self.store.finish_run(run.run_id, status, error=run.error.to_wire() if run.error else None,
                                       result=run.result.to_wire() if run.result else None)
-            except Exception:  # noqa: BLE001 - viewers still learn how the run ended
+            except Exception:  # viewers still learn how the run ended
                 log.exception("storing the end of run %s failed", run.run_id)
             ends: list[Message] = [m for m in (run.result, run.error) if m is not None]
             ends.append(CellStatusEvent(*ids, status, elapsed_ms))
@@ -322,7 +340,7 @@ class SessionManager:
         with self.locks(notebook_id):
             try:
                 self.broadcast(notebook_id, [m.to_wire() for m in messages])
-            except Exception:  # noqa: BLE001 - a viewer's socket trouble must not stop the kernel's work
+            except Exception:  # a viewer's socket trouble must not stop the kernel's work
                 log.exception("broadcast to notebook %s failed", notebook_id)
 
     # ------------------------------------------------------------------ culling

@@ -1,35 +1,28 @@
 """Browser tests: Debian's Chromium driven by Playwright against a real server on 127.0.0.1.
 
-`server` runs `mlsql-console serve` (the production gunicorn server) in a child process over a
-temporary data dir; its kernels use browser_engine.py, which adds scripted `--script` cells to
-the real engine. `browser` is one headless Chromium per test session; `page` a fresh context.
-Chromium comes from apt (`make test` installs it); never `playwright install`.
+`server` runs the production gunicorn server in a child process over a temporary data dir
+(tests/support/live_server.py); its kernels run the real engine plus scripted `--script` cells
+(tests/support/scripted_engine.py). `browser` is one headless Chromium per test session
+(tests/conftest.py); `page` a fresh context. Chromium comes from apt (`make test` installs it);
+never `playwright install`.
 """
 from __future__ import annotations
 
-import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from browser_support import HERE, REPO, DIST, free_port, Server, build_assets, start_server, stop_server  # noqa: F401
+from tests.support.live_server import REAL_KERNEL, ServerProcess, start_server
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     base = tmp_path_factory.mktemp("browser")
     srv = start_server(base / "data")
     yield srv
-    stop_server(srv)
+    srv.stop()
 
 
 @pytest.fixture
@@ -61,12 +54,12 @@ def page(context: Any, request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
         try:
             pg.screenshot(path=str(shot), full_page=True)
             print(f"screenshot of the failing page: {shot}; page errors: {errors}")
-        except Exception:  # noqa: BLE001 - the page may be gone
+        except Exception:  # the page may be gone
             pass
 
 
 @pytest.fixture
-def open_notebook(server: Server) -> Any:
+def open_notebook(server: ServerProcess) -> Any:
     """open_notebook(page, notebook_id): load it and wait until interactive and joined to its room."""
 
     def go(page: Any, notebook_id: str) -> None:
@@ -78,20 +71,19 @@ def open_notebook(server: Server) -> Any:
 
 
 @pytest.fixture(scope="session")
-def ray_server(ray_head: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """A server whose kernels use the test session's Ray head on loopback, as `make run` does: the
-    server runs on the head's data dir (with its own database), so it finds the head as its
-    embedded one.
+def ray_server(ray_head: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A server whose kernels run the real engine on the test session's Ray head on loopback, as
+    `make run` does: the server runs on the head's data dir (with its own database), so it finds
+    the head as its embedded one.
 
     Not CONSOLE_RAY_ADDRESS: that marks an external cluster, whose drivers use Ray's normal
     addressing (the machine's IP), and a loopback-only head does not answer there.
     """
     own = tmp_path_factory.mktemp("browser-ray-server")
     srv = start_server(Path(ray_head.data_dir), {
-        "CONSOLE_KERNEL_ENGINE": "",
         "CONSOLE_DATABASE_URL": f"sqlite:///{own / 'console.db'}",  # a shared data dir, not its database
-    })
+    }, kernel_module=REAL_KERNEL)
     try:
         yield srv
     finally:
-        stop_server(srv)
+        srv.stop()

@@ -5,7 +5,6 @@ they need no Ray and no stand-in for it.
 """
 from __future__ import annotations
 
-import pytest
 
 from console.kernel.session import Session
 from console.kernel.python_jobs import build_job

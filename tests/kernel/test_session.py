@@ -75,7 +75,8 @@ def test_save_emits_a_system_line(session: Session, events: list[Any]) -> None:
 def test_include_through_loader_and_cycles(tmp_path: Path) -> None:
     from console.config import load_config
 
-    notebooks = {"lib": [("mlsql", "select 1 as one as one;"), ("markdown", "# x"), ("mlsql", "select 2 as two as two;")],
+    notebooks = {"lib": [("mlsql", "select 1 as one as one;"), ("markdown", "# x"),
+                         ("mlsql", "select 2 as two as two;")],
                  "loop": [("mlsql", "include notebook.`loop`;")],
                  "bad": [("mlsql", "select 1 as a as t;\nselect zz from t as u;")]}
     s = Session(load_config({"DATA_DIR": str(tmp_path)}), notebook_loader=lambda name: notebooks[name])

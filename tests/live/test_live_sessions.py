@@ -227,3 +227,19 @@ def test_a_fault_of_ours_shows_its_id_not_the_servers_traceback(
     code, body = http(server, "GET", f"/api/runs/{ids[0]}")
     assert code == 200 and "boom" not in json.dumps(body) and match.group(1) in json.dumps(body)
     assert v.wait_status(ids[1], "done", "error")["status"] == "done"
+
+
+def test_include_gets_the_named_notebook_from_the_server(server: Server, viewer: Any) -> None:
+    name = f"lib-{time.monotonic_ns()}"
+    admin = server.store.ensure_user("admin")
+    server.store.create_notebook(name, owner_id=admin.id, cells=[
+        {"kind": "mlsql", "source": "select 41 + 1 as answer as shared;"}, {"kind": "markdown", "source": "# x"}])
+    nb = server.notebook(f"include notebook.`{name}`;\nselect answer from shared as t;", "include notebook.`no-such`;")
+    v = viewer()
+    join(v, nb)
+    ids = v.command("run_all", notebook_id=nb.id)["run_ids"]
+    assert v.wait_status(ids[0], "done", "error")["status"] == "done", v.events
+    assert v.wait_for(lambda e: e["type"] == "result" and e["run_id"] == ids[0])["rows"] == [[42]]
+    assert v.wait_status(ids[1], "done", "error")["status"] == "error"
+    err = v.wait_for(lambda e: e["type"] == "error" and e["run_id"] == ids[1])
+    assert err["message"] == "cannot include notebook 'no-such': no notebook named 'no-such'", err

@@ -1,21 +1,12 @@
-"""Helpers of the XSS tests: payloads, a multi-user server process, and the check that nothing ran."""
+"""Helpers of the XSS tests: the payloads and the check that none of them ran; `Server` is the
+one live-server harness's child process (tests/support/live_server.py)."""
 from __future__ import annotations
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
+
 from typing import Any
-import pytest
 
+from tests.support.live_server import ServerProcess as Server
 
-REPO = Path(__file__).resolve().parents[3]
-
+__all__ = ["PASSWORD", "PAYLOADS", "XSS", "Server", "assert_inert"]
 
 PASSWORD = "correct horse battery"
 
@@ -30,31 +21,6 @@ PAYLOADS = [
 
 
 XSS = "".join(PAYLOADS)
-
-
-@dataclass
-class Server:
-    url: str
-    data_dir: Path
-    proc: subprocess.Popen[bytes]
-
-    def store(self) -> Any:
-        from console.store import Store
-
-        return Store(f"sqlite:///{self.data_dir / 'console.db'}", run_migrations=False)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _build_assets() -> None:
-    dist = REPO / "console" / "web" / "static" / "dist" / "main.js"
-    newest = max(p.stat().st_mtime for p in (REPO / "frontend" / "src").rglob("*") if p.is_file())
-    if not dist.exists() or dist.stat().st_mtime < newest:
-        subprocess.run(["npm", "run", "--silent", "build"], cwd=REPO / "frontend", check=True, timeout=180)
 
 
 def assert_inert(page: Any) -> None:
