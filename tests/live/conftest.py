@@ -37,7 +37,7 @@ def _viewers(server: LiveServer) -> Iterator[Callable[..., Viewer]]:
     for v in made:
         try:
             v.close()
-        except Exception:  # noqa: BLE001 - a viewer whose server already went is closed enough
+        except Exception:  # a viewer whose server already went is closed enough
             pass
 
 
