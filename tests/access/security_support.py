@@ -1,10 +1,14 @@
-"""Helpers of the security tests: multi-user apps and logged-in clients."""
+"""Helpers of the security tests: multi-user apps and logged-in clients; `Served` (an app behind a
+real server) is the one live-server harness's (tests/support/live_server.py)."""
 from __future__ import annotations
 from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 from console.config import Config
 from console.server.auth import CSRF_HEADER, hash_password
+from tests.support.live_server import Served
+
+__all__ = ["PASSWORD", "USERS", "Served", "login", "make_app", "socket_as"]
 
 
 PASSWORD = "correct horse battery"
@@ -30,25 +34,6 @@ def login(app: Flask, name: str, password: str = PASSWORD, **kw: Any) -> FlaskCl
     client.environ_base[f"HTTP_{CSRF_HEADER.upper().replace('-', '_')}"] = r.json["csrf_token"]
     client.csrf_token = r.json["csrf_token"]  # type: ignore[attr-defined]
     return client
-
-
-class Served:
-    """An app behind a real threaded HTTP server on 127.0.0.1 (websockets included)."""
-
-    def __init__(self, app: Flask) -> None:
-        import logging
-        import threading
-
-        from werkzeug.serving import make_server
-
-        # The dev server logs a websocket's closing frame as a bad HTTP request; that is noise here.
-        logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
-        self._httpd = make_server("127.0.0.1", 0, app, threaded=True)
-        self.url = f"http://127.0.0.1:{self._httpd.server_port}"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self._httpd.shutdown()
 
 
 def socket_as(url: str, name: str, password: str = PASSWORD) -> Any:
