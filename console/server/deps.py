@@ -14,7 +14,7 @@ from flask import current_app
 
 from console.cluster.head import own_embedded_head, stop_embedded
 from console.config import Config
-from console.server.kernels import SessionManager
+from console.protocols import KernelManager
 from console.store import Store
 
 STORE_KEY = "store"
@@ -23,20 +23,20 @@ SESSIONS_KEY = "sessions"
 
 
 class ManagerHolder:
-    """Starts the SessionManager at first use in the serving process (gunicorn forks after create_app).
+    """Starts the kernel manager at first use in the serving process (gunicorn forks after create_app).
 
     owns_ray: the server owns the data dir's embedded Ray head, which the kernels start at first
     need and share, and stops it on shutdown; False when the head belongs to someone else (tests).
     """
 
-    def __init__(self, factory: Callable[[], SessionManager], owns_ray: bool = True) -> None:
+    def __init__(self, factory: Callable[[], KernelManager], owns_ray: bool = True) -> None:
         self._factory = factory
         self._owns_ray = owns_ray
-        self._manager: SessionManager | None = None
+        self._manager: KernelManager | None = None
         self._pid = 0
         self._lock = threading.Lock()
 
-    def get(self) -> SessionManager:
+    def get(self) -> KernelManager:
         with self._lock:
             if self._manager is None or self._pid != os.getpid():
                 self._manager = self._factory().start()
@@ -63,5 +63,5 @@ def get_config() -> Config:
     return current_app.extensions[CONFIG_KEY]
 
 
-def get_manager() -> SessionManager:
+def get_manager() -> KernelManager:
     return current_app.extensions[SESSIONS_KEY].get()
