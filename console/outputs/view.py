@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
+from console.ids import NotebookId
 from console.messages import (
     CellState, CellStatusEvent, ErrorEvent, Message, MetricsEvent, OutputEvent, OutputHiddenEvent, ResultEvent,
 )
-from console.ids import NotebookId
 from console.outputs.inline import plan
 from console.protocols import RunStore
 from console.store.records import MetricRecord, OutputRecord, RunRecord
