@@ -291,3 +291,134 @@ class NotebookCells(Message):
     request_id: str
     cells: list[list[str]] = field(default_factory=list)
     error: str = ""
+
+
+# ---------------------------------------------------------------- kernel <-> worker pipe
+# The kernel's PythonRuntime (console/kernel/) and its cell worker (console/worker/) talk over a
+# socket pair. These messages travel pickled as the dataclasses themselves (multiprocessing's
+# Connection), not as to_wire dicts: both ends import this same console package (the kernel puts
+# it first on the worker's PYTHONPATH whatever PYTHON_ENV activates), the pipe stays on one
+# machine between two processes of one kernel, and the receiver gets typed objects, nested
+# CellError included, with no decoding step. The socket policy table has no row for them, so a
+# browser cannot send one.
+
+FD_MARK = b"\x00console-fd-mark "  # + job_id + "\n": see CellDone.marked
+
+
+def fd_mark(job_id: str) -> bytes:
+    """The line the worker writes on its fd 1 and 2 before CellDone (shorter than PIPE_BUF: atomic)."""
+    return FD_MARK + job_id.encode() + b"\n"
+
+
+@dataclass(frozen=True)
+class CellError:
+    """Why a Python cell failed, as the user should see it (part of CellDone, not a message).
+
+    kind: "python" | "schema" | "interrupted"; line: the cell line; traceback: our frames left out.
+    """
+
+    kind: str
+    message: str
+    line: int | None = None
+    traceback: str = ""
+
+
+@dataclass(frozen=True)
+class WorkerReady(Message):
+    """The worker has started (PYTHON_ENV worked) and waits for jobs."""
+
+    type: ClassVar[str] = "worker_ready"
+    pid: int
+    python_version: str
+
+
+@dataclass(frozen=True)
+class RunJob(Message):
+    """Run one Python cell. Tables travel as Arrow IPC files named by path (input, model, output).
+
+    conf: the cell's context.conf; actor_env: env vars of the cell's actors; ship_modules: send
+    pyjava/ and console/ with the actors (an external cluster); num_partitions: None = the
+    cluster's CPUs, or default_partitions without Ray.
+    """
+
+    type: ClassVar[str] = "run_job"
+    job_id: str
+    code: str
+    code_line: int
+    conf: dict[str, str]
+    output_path: str
+    actor_env: dict[str, str]
+    ship_modules: bool
+    default_partitions: int
+    num_partitions: int | None = None
+    input_path: str | None = None
+    model_path: str | None = None
+
+
+@dataclass(frozen=True)
+class CellOutput(Message):
+    """Text the cell printed (Python-level sys.stdout/stderr, actors' forwarded lines included)."""
+
+    type: ClassVar[str] = "cell_output"
+    job_id: str
+    text: str
+    source: str
+    stream: str
+
+
+@dataclass(frozen=True)
+class CellMetrics(Message):
+    """A metrics point the cell reported (log_metrics, or a Keras epoch line)."""
+
+    type: ClassVar[str] = "cell_metrics"
+    job_id: str
+    values: dict[str, float]
+    source: str
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class NeedCluster(Message):
+    """The cell uses Ray: the kernel answers ClusterInfo (starting its head if needed) or ClusterUnavailable."""
+
+    type: ClassVar[str] = "need_cluster"
+    job_id: str
+
+
+@dataclass(frozen=True)
+class ClusterInfo(Message):
+    """The notebook's Ray cluster (RayCluster.to_json(): address, client_address, …)."""
+
+    type: ClassVar[str] = "cluster_info"
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClusterUnavailable(Message):
+    """The cluster could not be started; the cell sees it as its own error."""
+
+    type: ClassVar[str] = "cluster_unavailable"
+    message: str
+
+
+@dataclass(frozen=True)
+class CellDone(Message):
+    """The cell ended: result_path holds its output table (or None), error why it failed (or None).
+
+    marked: the streams ("stdout", "stderr") whose fd carried fd_mark(job_id) just before this
+    message: the kernel reads each of them up to the mark, so fd-level output the cell wrote
+    (C libraries, subprocesses) is in the cell's output before it ends.
+    """
+
+    type: ClassVar[str] = "cell_done"
+    job_id: str
+    result_path: str | None
+    error: CellError | None
+    marked: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WorkerExit(Message):
+    """Finish: end the cell's Ray job and exit."""
+
+    type: ClassVar[str] = "worker_exit"

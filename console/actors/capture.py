@@ -16,7 +16,7 @@ import json
 import re
 import sys
 import threading
-from typing import Callable
+from typing import Callable, TextIO
 
 REDRAW = "\ue000"  # private-use marks: never produced by real programs
 REDRAW_END = "\ue002"
@@ -63,7 +63,7 @@ class LineRedraw:
 class ActorStream(io.TextIOBase):
     """sys.stdout of a Ray worker: lines as usual, redraws as REDRAW lines so Ray forwards them."""
 
-    def __init__(self, raw: io.TextIOBase) -> None:
+    def __init__(self, raw: TextIO) -> None:
         self.raw = raw
         self.lock = threading.Lock()
         self.lines = LineRedraw(self._chunk)

@@ -21,7 +21,7 @@ import uuid
 import weakref
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 PREFIX = "mlsqlpy-"
 _OWNED = re.compile(re.escape(PREFIX) + r"(\d+)-")
@@ -54,14 +54,14 @@ class IpcFiles:
         path = str(self.folder / f"table-{uuid.uuid4().hex[:12]}.arrow")
         write_ipc(table, path)
         # The callback holds only the path: the table is gone, nobody can ask for this file again.
-        self._files[id(table)] = (weakref.ref(table, lambda _ref, p=path: _unlink(p)), path)
+        self._files[id(table)] = (weakref.ref(table, _unlinker(path)), path)
         while len(self._files) > self.keep:
             _, (_, old) = self._files.popitem(last=False)
             _unlink(old)
         return path
 
     def _sweep(self) -> None:
-        for key, (ref, path) in list(self._files.items()):
+        for key, (ref, _path) in list(self._files.items()):
             if ref() is None:  # its callback removed the file
                 del self._files[key]
 
@@ -69,6 +69,10 @@ class IpcFiles:
         for _, path in self._files.values():
             _unlink(path)
         self._files.clear()
+
+
+def _unlinker(path: str) -> Callable[[Any], None]:
+    return lambda _ref: _unlink(path)
 
 
 def _unlink(path: str) -> None:

@@ -16,18 +16,23 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from console.actors.data import DataServer, clear_registry
+from console.messages import CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob, fd_mark
 from console.worker.actorlogs import for_current_job
 from console.worker.context import PythonContext, model_servers, ray_connected
-from console.actors.data import DataServer, clear_registry
 from console.worker.schema import SchemaError
+
+if TYPE_CHECKING:  # main.py imports this module once its streams are in place
+    from console.worker.main import Channel, ChannelStream
 
 CELL_FILE = "<cell>"
 _OURS = (str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[2] / "pyjava"))
 _USES_RAY = re.compile(r"\bray\b")
+QUIET = 0.4  # seconds without a forwarded line that end the drain when lines cannot be counted
 
 
 def compile_cell(code: str, code_line: int) -> Any:
@@ -58,7 +63,7 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def describe(exc: BaseException) -> dict[str, Any]:
+def describe(exc: BaseException) -> CellError:
     """kind, message, cell line and the user's traceback (our own frames left out)."""
     cause = exc
     try:
@@ -88,7 +93,7 @@ def describe(exc: BaseException) -> dict[str, Any]:
     message = "".join(traceback.format_exception_only(type(cause), cause)).strip()
     if kind == "interrupted":
         message = "interrupted (KeyboardInterrupt)"
-    return {"kind": kind, "message": message, "line": line, "traceback": "".join(tbe.format())}
+    return CellError(kind=kind, message=message, line=line, traceback="".join(tbe.format()))
 
 
 def _chain(tbe: traceback.TracebackException) -> list[traceback.TracebackException]:
@@ -116,9 +121,9 @@ def write_ipc(table: pa.Table, path: str) -> None:
 class WorkerHost:
     """JobHost inside the cell worker: Ray comes from the kernel's cluster, asked for on first need."""
 
-    def __init__(self, runner: Any, spec: dict[str, Any]) -> None:
+    def __init__(self, runner: "CellRunner", job: RunJob) -> None:
         self.runner = runner
-        self.spec = spec
+        self.job = job
         self.cluster: dict[str, Any] | None = None
 
     def cluster_info(self) -> dict[str, Any]:
@@ -137,10 +142,10 @@ class WorkerHost:
             print(f"[console] RayContext.connect: {url} is not this notebook's Ray cluster; "
                   f"using {info['address']}", file=sys.stderr)
         runtime_env = dict(kwargs.pop("runtime_env", None) or {})
-        env_vars = {**self.spec.get("actor_env", {}), **runtime_env.get("env_vars", {})}
+        env_vars = {**self.job.actor_env, **runtime_env.get("env_vars", {})}
         runtime_env["env_vars"] = env_vars
         runtime_env.setdefault("worker_process_setup_hook", "console.actors.capture.actor_setup_hook")
-        if self.spec.get("ship_modules"):
+        if self.job.ship_modules:
             root = Path(__file__).resolve().parents[2]
             runtime_env.setdefault("py_modules", [str(root / "pyjava"), str(root / "console")])
             runtime_env.setdefault("excludes", ["**/static/**", "**/__pycache__/**", "**/*.pyc"])
@@ -149,13 +154,13 @@ class WorkerHost:
                  logging_level=logging.WARNING, **kwargs)
 
     def default_partitions(self) -> int:
-        if self.spec.get("num_partitions"):
-            return int(self.spec["num_partitions"])
+        if self.job.num_partitions:
+            return self.job.num_partitions
         if ray_connected():
             import ray
 
             return max(1, int(ray.cluster_resources().get("CPU", 1)))
-        return int(self.spec.get("default_partitions") or os.cpu_count() or 1)
+        return self.job.default_partitions or os.cpu_count() or 1
 
 
 def _loopback(url: str) -> bool:
@@ -163,64 +168,80 @@ def _loopback(url: str) -> bool:
     return host in ("127.0.0.1", "localhost", "0.0.0.0", "::1") or host.startswith("127.")
 
 
+def mark_fds(job_id: str) -> tuple[str, ...]:
+    """Write fd_mark(job_id) on fd 1 and 2; the streams written (a cell may have closed one).
+
+    Output written below Python (C libraries, subprocesses) reaches the kernel on these pipes, not
+    on the socket: the mark tells the kernel where this cell's part of each pipe ends.
+    """
+    marked: list[str] = []
+    for fd, stream in ((1, "stdout"), (2, "stderr")):
+        try:
+            os.write(fd, fd_mark(job_id))
+            marked.append(stream)
+        except OSError:
+            pass
+    return tuple(marked)
+
+
 class CellRunner:
     """Runs the kernel's jobs in this process (runIn=driver) or in a Ray actor (runIn=executor)."""
 
-    def __init__(self, channel: Any, out: Any, err: Any) -> None:
+    def __init__(self, channel: "Channel", out: "ChannelStream", err: "ChannelStream") -> None:
         self.channel, self.out, self.err = channel, out, err
 
     def ask_cluster(self) -> dict[str, Any]:
-        self.channel.send("need_cluster", self.channel.job_id)
+        self.channel.send(NeedCluster(job_id=self.channel.job_id))
         while True:
             msg = self.channel.recv()
-            if msg[0] == "cluster":
-                return msg[1]
-            if msg[0] == "cluster_error":
-                raise RuntimeError(f"the notebook's Ray cluster is not available: {msg[1]}")
+            if isinstance(msg, ClusterInfo):
+                return msg.info
+            if isinstance(msg, ClusterUnavailable):
+                raise RuntimeError(f"the notebook's Ray cluster is not available: {msg.message}")
 
-    def run(self, job_id: str, spec: dict[str, Any]) -> None:
-        self.channel.job_id = job_id
+    def run(self, job: RunJob) -> None:
+        self.channel.job_id = job.job_id
         result_path, error = None, None
         try:
-            host = WorkerHost(self, spec)
-            conf = dict(spec.get("conf") or {})
-            if _USES_RAY.search(spec["code"]):
+            host = WorkerHost(self, job)
+            conf = dict(job.conf)
+            if _USES_RAY.search(job.code):
                 host.cluster_info()
-            context = PythonContext(job_id, [], conf, table=read_ipc(spec.get("input_path")),
-                                    model_table=read_ipc(spec.get("model_path")), host=host,
-                                    table_path=spec.get("input_path"))
+            context = PythonContext(job.job_id, [], conf, table=read_ipc(job.input_path),
+                                    model_table=read_ipc(job.model_path), host=host,
+                                    table_path=job.input_path)
             if context._model_table is not None:
                 conf["modelServers"] = model_servers(context._model_table, conf.get("timezone", "UTC"))
             if conf.get("runIn", "driver") == "executor":
-                output = self._run_in_actor(host, spec, context)
+                output = self._run_in_actor(host, job, context)
             else:
-                execute(spec["code"], int(spec.get("code_line") or 1), context)
+                execute(job.code, job.code_line, context)
                 output = context.output()
             if output is not None:
-                write_ipc(output, spec["output_path"])
-                result_path = spec["output_path"]
+                write_ipc(output, job.output_path)
+                result_path = job.output_path
         except BaseException as exc:  # the cell's failure is data for the kernel
             error = exc.args[0] if isinstance(exc, _RemoteCellError) else describe(exc)
         finally:
             self._end_cell()
-        self.channel.send("done", job_id, result_path, error)
-        self.channel.job_id = None
+        self.channel.send(CellDone(job_id=job.job_id, result_path=result_path, error=error,
+                                   marked=mark_fds(job.job_id)))
+        self.channel.job_id = ""
         self.release()
 
-    def _run_in_actor(self, host: WorkerHost, spec: dict[str, Any], context: PythonContext) -> pa.Table | None:
+    def _run_in_actor(self, host: WorkerHost, job: RunJob, context: PythonContext) -> pa.Table | None:
         import ray
 
         host.connect_ray("auto")
         servers = context.rayContext.data_servers()
-        actor = ray.remote(num_cpus=0)(CellExecutor).remote()
-        output, error = ray.get(actor.run.remote(spec["code"], int(spec.get("code_line") or 1),
-                                                 context.conf, servers))
+        actor: Any = ray.remote(num_cpus=0)(CellExecutor).remote()  # an ActorHandle
+        output, error = ray.get(actor.run.remote(job.code, job.code_line, context.conf, servers))
         if error is not None:
             raise _RemoteCellError(error)
         return output
 
     def _end_cell(self) -> None:
-        """Before "done": the cell's last output reaches this cell's stream."""
+        """Before CellDone: the cell's last output reaches this cell's stream."""
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if ray_connected():
             self._drain_actor_output()
@@ -235,23 +256,29 @@ class CellRunner:
 
         Ray's log monitor forwards a big burst over seconds; ending the job earlier would drop
         its tail. Lines of actors on other nodes cannot be counted here: for them, wait until
-        the stream has been quiet for 0.4 s.
+        the stream has been quiet for 0.4 s. Both conditions change only when a forwarded line
+        arrives (Ray's log thread sets `arrived`), so that is what the loop waits on.
         """
         logs = for_current_job()
+        arrived = self.out.arrived
         deadline = time.monotonic() + 30.0
-        while time.monotonic() < deadline:
-            received = self.out.forwarded + self.err.forwarded
-            if logs is not None and logs.missing(received) == 0:
+        while True:
+            arrived.clear()  # before looking: a line arriving from here on wakes the wait below
+            now = time.monotonic()
+            if logs is not None and logs.missing(self.out.forwarded + self.err.forwarded) == 0:
                 return
-            if logs is None and time.monotonic() - max(self.out.last_forwarded, self.err.last_forwarded) >= 0.4:
+            quiet = now - max(self.out.last_forwarded, self.err.last_forwarded)
+            if logs is None and quiet >= QUIET:
                 return
-            time.sleep(0.05)
+            if now >= deadline:
+                break
+            arrived.wait(deadline - now if logs is not None else min(deadline - now, QUIET - quiet))
         missing = logs.missing(self.out.forwarded + self.err.forwarded) if logs is not None else 0
         if missing:
             print(f"[console] {missing} actor output lines were still in flight after 30 s", file=sys.stderr)
 
     def release(self) -> None:
-        """After "done" (off the cell's wall time, ~0.4 s with TensorFlow loaded): the worker
+        """After CellDone (off the cell's wall time, ~0.4 s with TensorFlow loaded): the worker
         handles nothing else until this returns, so the next cell still starts with no Ray job."""
         try:
             if ray_connected():
@@ -275,7 +302,7 @@ class CellExecutor:
     """runIn=executor: the cell's driver code, run inside a Ray actor."""
 
     def run(self, code: str, code_line: int, conf: dict[str, str],
-            servers: list[DataServer]) -> tuple[pa.Table | None, dict | None]:
+            servers: list[DataServer]) -> tuple[pa.Table | None, CellError | None]:
         from console.worker.context import RayContext
 
         tables = [s.arrow() for s in servers]

@@ -153,7 +153,8 @@ class RayContext:
         """One handle per partition of the input table (put into Ray's object store under Ray)."""
         if self._servers is None:
             table = self.python_context._table
-            parts = data.split(table, int(self.conf().get("_numPartitions") or self.python_context._host.default_partitions()))
+            partitions = self.conf().get("_numPartitions") or self.python_context._host.default_partitions()
+            parts = data.split(table, int(partitions))
             tz = self.conf().get("timezone", "UTC")
             path = None if data.is_file_table(table) else self.python_context._table_path  # sorted: a copy
             self._servers = data.partition_handles(parts, 40000, tz, path)
@@ -265,7 +266,8 @@ class RayContext:
         else:
             tables = [_transform(s, func_for_row, func_for_rows, schema) for s in servers]
         self.python_context._output = pa.concat_tables(tables) if tables else None
-        return [DataServer(s.host, s.port, s.timezone, table=t, num_rows=t.num_rows) for s, t in zip(servers, tables)]
+        return [DataServer(s.host, s.port, s.timezone, table=t, num_rows=t.num_rows)
+                for s, t in zip(servers, tables, strict=True)]
 
 
 def _transform(server: DataServer, func_for_row: Callable | None, func_for_rows: Callable | None,

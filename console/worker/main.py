@@ -1,7 +1,8 @@
 """The cell worker process: runs Python cells sent by the kernel, one at a time, as a Ray driver.
 
 Started by the kernel as `bash -c "<PYTHON_ENV> && exec python -m console.worker.main FD"`,
-where FD is one end of a socket pair carrying pickled tuples (see runtime.py for the protocol).
+where FD is one end of a socket pair carrying the messages of console/messages.py's
+"kernel <-> worker pipe" section (console/kernel/worker_process.py is the other end).
 Each cell runs in a fresh namespace holding `context`; if it connected to Ray, the worker
 disconnects afterwards, which ends the cell's Ray job and with it every actor the cell made.
 """
@@ -15,9 +16,10 @@ import threading
 import time
 from collections import Counter
 from multiprocessing.connection import Connection
-from typing import Any
 
-from console.actors.capture import KerasMetrics, LineRedraw, METRICS, decode_forwarded, ray_pid, split_ray_prefix, stream_of
+from console.actors.capture import (METRICS, KerasMetrics, LineRedraw, decode_forwarded, ray_pid, split_ray_prefix,
+                                    stream_of)
+from console.messages import CellMetrics, CellOutput, Message, RunJob, WorkerExit, WorkerReady
 
 CELL_FILE = "<cell>"
 
@@ -28,17 +30,19 @@ class Channel:
     def __init__(self, fd: int) -> None:
         self.conn = Connection(fd)
         self.lock = threading.Lock()
-        self.job_id: str | None = None
+        self.job_id = ""  # the running cell's; "" between cells (the kernel ignores that output)
 
-    def send(self, *msg: Any) -> None:
+    def send(self, msg: Message) -> None:
         with self.lock:
             try:
                 self.conn.send(msg)
             except (OSError, ValueError):
                 pass  # the kernel went away; the main loop will notice on recv
 
-    def recv(self) -> tuple:
-        return self.conn.recv()
+    def recv(self) -> Message:
+        msg = self.conn.recv()
+        assert isinstance(msg, Message), f"not a pipe message: {msg!r}"
+        return msg
 
 
 class ChannelStream(io.TextIOBase):
@@ -48,7 +52,7 @@ class ChannelStream(io.TextIOBase):
     Ray's log thread prints for actors ("(Network pid=12) text").
     """
 
-    def __init__(self, channel: Channel, stream: str, metrics: KerasMetrics) -> None:
+    def __init__(self, channel: Channel, stream: str, metrics: KerasMetrics, arrived: threading.Event) -> None:
         self.channel = channel
         self.stream = stream
         self.metrics = metrics
@@ -56,6 +60,7 @@ class ChannelStream(io.TextIOBase):
         self.lines: dict[int, LineRedraw] = {}
         self.last_forwarded = 0.0
         self.forwarded: Counter[int] = Counter()  # actor lines received, per pid (see actorlogs.py)
+        self.arrived = arrived  # set on each forwarded actor line: the end-of-cell drain waits on it
 
     def _line_state(self) -> LineRedraw:
         tid = threading.get_ident()
@@ -91,23 +96,26 @@ class ChannelStream(io.TextIOBase):
                 pid = ray_pid(prefixed)
                 if pid is not None:
                     self.forwarded[pid] += 1
+                self.arrived.set()
                 chunk, values = decode_forwarded(text)
                 if values is not None:
-                    self.channel.send("metrics", self.channel.job_id, values.get("values", {}), source,
-                                      values.get("step"))
+                    self._metrics(values.get("values", {}), source, values.get("step"))
                     return
             elif chunk.startswith(METRICS):
                 _, values = decode_forwarded(chunk[:-1])
                 if values is not None:
-                    self.channel.send("metrics", self.channel.job_id, values.get("values", {}), source,
-                                      values.get("step"))
+                    self._metrics(values.get("values", {}), source, values.get("step"))
                     return
         if not chunk:
             return
-        self.channel.send("out", self.channel.job_id, source, stream_of(self.stream, chunk), chunk)
+        self.channel.send(CellOutput(job_id=self.channel.job_id, text=chunk, source=source,
+                                     stream=stream_of(self.stream, chunk)))
         found = self.metrics.feed(source, chunk)
         if found is not None:
-            self.channel.send("metrics", self.channel.job_id, found[0], source, found[1])
+            self._metrics(found[0], source, found[1])
+
+    def _metrics(self, values: dict[str, float], source: str, step: int | None) -> None:
+        self.channel.send(CellMetrics(job_id=self.channel.job_id, values=values, source=source, step=step))
 
     def isatty(self) -> bool:
         return False
@@ -142,23 +150,24 @@ def main(argv: list[str]) -> int:
     _exit_with_parent()
     channel = Channel(int(argv[0]))
     metrics = KerasMetrics()
-    out = ChannelStream(channel, "stdout", metrics)
-    err = ChannelStream(channel, "stderr", metrics)
-    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
-    # SIGINT means "interrupt the cell": only while a cell runs (see run_cell); idle, ignore it.
+    arrived = threading.Event()
+    out = ChannelStream(channel, "stdout", metrics, arrived)
+    err = ChannelStream(channel, "stderr", metrics, arrived)
+    sys.stdout, sys.stderr = out, err
+    # SIGINT means "interrupt the cell": only while a cell runs (see cell.execute); idle, ignore it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from console.worker.cell import CellRunner# after the streams are in place: imports may print
+    from console.worker.cell import CellRunner  # after the streams are in place: imports may print
 
     runner = CellRunner(channel, out, err)
-    channel.send("ready", os.getpid(), sys.version.split()[0])
+    channel.send(WorkerReady(pid=os.getpid(), python_version=sys.version.split()[0]))
     while True:
         try:
             msg = channel.recv()
         except (EOFError, OSError):
             return 0
-        if msg[0] == "run":
-            runner.run(msg[1], msg[2])
-        elif msg[0] == "exit":
+        if isinstance(msg, RunJob):
+            runner.run(msg)
+        elif isinstance(msg, WorkerExit):
             runner.close()
             return 0
 

@@ -32,7 +32,8 @@ def test_worker_reused_while_env_unchanged(runtime) -> None:
     b = runtime.run(PythonJob(code=pid)).to_pylist()[0]
     c = runtime.run(PythonJob(code=pid, env={"MY_VAR": "x"})).to_pylist()[0]
     assert a["pid"] == b["pid"] != c["pid"] and c["v"] == "x"
-    d = runtime.run(PythonJob(code="context.build_result([{'legacy': __import__('os').environ['TF_USE_LEGACY_KERAS']}])"))
+    legacy = "context.build_result([{'legacy': __import__('os').environ['TF_USE_LEGACY_KERAS']}])"
+    d = runtime.run(PythonJob(code=legacy))
     assert d.to_pylist() == [{"legacy": "1"}]
 
 
@@ -163,7 +164,8 @@ def test_run_in_executor(runtime, events) -> None:
     out = runtime.run(PythonJob(code=code, conf={"runIn": "executor"}, input_table=table(10)))
     pid = out.column("pid")[0].as_py()
     assert pid != os.getpid()
-    assert any(e.text == "in actor 10\n" and e.source == f"CellExecutor pid={pid}" for e in events if e.type == "output")
+    assert any(e.text == "in actor 10\n" and e.source == f"CellExecutor pid={pid}"
+               for e in events if e.type == "output")
 
 
 # ---------------------------------------------------------------- errors
@@ -212,6 +214,48 @@ def test_worker_crash_then_fresh_worker(runtime, code, expected) -> None:
     assert runtime.run(PythonJob(code="context.build_result([{'ok': 1}])")).to_pylist() == [{"ok": 1}]
 
 
+FD_LEVEL = """
+import os, subprocess
+os.write(1, b"from fd 1\\n")
+subprocess.run(["echo", "from a subprocess"], check=True)
+print("from print")
+os.write(2, b"a partial line on fd 2")
+"""
+
+
+def test_fd_level_output_is_the_cells_own(runtime, events) -> None:
+    # Written below Python, this output reaches the kernel on the worker's stdout/stderr pipes,
+    # not on its socket; run() returns only once both pipes were read up to the cell's end.
+    runtime.run(PythonJob(code=FD_LEVEL))
+    lines = {(e.text, e.stream) for e in events if e.type == "output" and e.source == "driver"}
+    assert lines == {("from fd 1\n", "stdout"), ("from a subprocess\n", "stdout"), ("from print\n", "stdout"),
+                     ("a partial line on fd 2", "stderr")}
+    events.clear()
+    runtime.run(PythonJob(code="print('next')"))
+    assert events.text() == "next\n"
+
+
+def test_a_dying_workers_last_words_are_shown(runtime, events) -> None:
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code="import os\nos.write(2, b'last words\\n')\nos._exit(3)\n"))
+    assert info.value.kind == "worker" and "exit code 3" in info.value.message
+    assert ("last words\n", "stderr") in {(e.text, e.stream) for e in events if e.type == "output"}
+
+
+def test_a_cell_deaf_to_sigint_is_killed_after_the_grace(runtime) -> None:
+    from console.kernel.python_runtime import INTERRUPT_GRACE
+
+    threading.Timer(1.0, runtime.interrupt).start()
+    t0 = time.monotonic()
+    with pytest.raises(PythonCellError) as info:
+        runtime.run(PythonJob(code="import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                                   "time.sleep(120)\n"))
+    took = time.monotonic() - t0
+    assert info.value.kind == "interrupted" and "did not stop within 10 s and was killed" in info.value.message
+    assert INTERRUPT_GRACE < took < INTERRUPT_GRACE + 15
+    assert runtime.run(PythonJob(code="context.build_result([{'ok': 1}])")).to_pylist() == [{"ok": 1}]
+
+
 def test_failing_python_env(runtime) -> None:
     with pytest.raises(PythonCellError) as info:
         runtime.run(PythonJob(code="print(1)", env={"PYTHON_ENV": "source /nonexistent/bin/activate"}))
@@ -255,7 +299,8 @@ ray.get([t.fit.remote() for t in trainers])
 def test_interrupt_during_model_fit_in_actors(runtime, events) -> None:
     def interrupt_when_fitting() -> None:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not any(e.type == "output" and e.text == "fit starts\n" for e in list(events)):
+        while time.monotonic() < deadline and not any(e.type == "output" and e.text == "fit starts\n"
+                                                      for e in list(events)):
             time.sleep(0.1)
         time.sleep(0.5)
         runtime.interrupt()
@@ -265,7 +310,8 @@ def test_interrupt_during_model_fit_in_actors(runtime, events) -> None:
     with pytest.raises(PythonCellError) as info:
         runtime.run(PythonJob(code=FIT_IN_ACTORS, code_line=2))
     assert info.value.kind == "interrupted" and info.value.line == 18
-    pids = {int(e.source.split("pid=")[1]) for e in events if e.type == "output" and e.source.startswith("Trainer pid=")}
+    pids = {int(e.source.split("pid=")[1]) for e in events
+            if e.type == "output" and e.source.startswith("Trainer pid=")}
     assert pids
     # The worker ends the cell's Ray job right after reporting the interrupt; Ray then kills the
     # job's actors, which takes a moment longer on a loaded machine.
@@ -286,7 +332,8 @@ model.fit(np.random.rand(4096, 16), np.random.rand(4096, 2), epochs=1000, batch_
 '''
     def interrupt_when_fitting() -> None:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not any(e.type == "output" and e.text == "fit starts\n" for e in list(events)):
+        while time.monotonic() < deadline and not any(e.type == "output" and e.text == "fit starts\n"
+                                                      for e in list(events)):
             time.sleep(0.1)
         time.sleep(0.5)
         runtime.interrupt()

@@ -6,7 +6,6 @@ the seed notebook is substituted (and PYTHON_ENV, as the issue allows).
 """
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

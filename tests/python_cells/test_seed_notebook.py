@@ -75,6 +75,6 @@ def test_seed_notebook_runs_unchanged_then_model_predicts(ray_cfg, mnist_dir, tm
     ])
     lines = []
     assert run_file(predict, ray_cfg, out=lines.append) == 0, "\n".join(lines[-40:])
-    tail = "\n".join(lines[lines.index(next(l for l in lines if l.startswith("-- cell 3"))):])
+    tail = "\n".join(lines[lines.index(next(line for line in lines if line.startswith("-- cell 3"))):])
     accuracy = float(re.search(r"(\d\.\d+)\s*\|?\s*300", tail).group(1))
     assert accuracy > 0.6, tail

@@ -6,7 +6,6 @@ partition from the other node's object store. Both nodes are stopped by their ow
 """
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
 from console.config import load_config

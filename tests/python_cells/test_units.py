@@ -14,15 +14,18 @@ from console.worker.schema import SchemaError, parse_schema, rows_to_table
 
 
 def test_schema_forms() -> None:
-    s = parse_schema("st(field(image,array(long)),field(label,long),field(m,map(string,double)),field(s,st(field(x,int))))")
+    s = parse_schema("st(field(image,array(long)),field(label,long),field(m,map(string,double)),"
+                     "field(s,st(field(x,int))))")
     assert s.names == ["image", "label", "m", "s"]
     assert s.field("image").type == pa.list_(pa.int64())
     assert s.field("s").type == pa.struct([pa.field("x", pa.int32())])
     assert parse_schema("file").names == ["start", "offset", "value"]
     assert parse_schema("file").field("value").type == pa.binary()
     ddl = parse_schema("a long, b array<string>, c struct<x:int,y:string>, d decimal(10,2)")
-    assert ddl.types == [pa.int64(), pa.list_(pa.string()), pa.struct([("x", pa.int32()), ("y", pa.string())]), pa.float64()]
-    js = parse_schema('{"type":"struct","fields":[{"name":"a","type":"long"},{"name":"b","type":{"type":"array","elementType":"double"}}]}')
+    assert ddl.types == [pa.int64(), pa.list_(pa.string()), pa.struct([("x", pa.int32()), ("y", pa.string())]),
+                         pa.float64()]
+    js = parse_schema('{"type":"struct","fields":[{"name":"a","type":"long"},'
+                      '{"name":"b","type":{"type":"array","elementType":"double"}}]}')
     assert js.types == [pa.int64(), pa.list_(pa.float64())]
     assert parse_schema(None) is None and parse_schema(" ") is None
     with pytest.raises(SchemaError, match="unknown type"):
@@ -95,7 +98,8 @@ def test_partitions_rows_and_numpy() -> None:
     assert img.shape == (25, 784) and not img.flags.writeable  # a view, no copy
     assert (img == X[25:]).all()
     ft = pa.table({"start": [10, 0], "offset": [1, 10], "value": [b"b", b"a" * 10]})
-    assert [p.num_rows for p in data.split(ft, 4)] == [2] and data.split(ft, 4)[0].column("start").to_pylist() == [0, 10]
+    assert [p.num_rows for p in data.split(ft, 4)] == [2]
+    assert data.split(ft, 4)[0].column("start").to_pylist() == [0, 10]
 
 
 def test_write_mnist_synthetic(tmp_path) -> None:
