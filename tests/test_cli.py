@@ -1,7 +1,6 @@
 """The mlsql-console command: init, demo, run's lazy import, and serve (production and --dev)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal

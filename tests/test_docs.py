@@ -35,7 +35,7 @@ def _shown_default(value: object) -> str:
 def test_readme_settings_table_matches_config() -> None:
     rows = _settings_table()
     assert [r[0] for r in rows] == [f"`{s.env}`" for s in SETTINGS], "names or order differ"
-    for row, setting in zip(rows, SETTINGS):
+    for row, setting in zip(rows, SETTINGS, strict=True):
         assert row[1] == _shown_default(setting.default), f"{setting.env}: default"
         assert row[2] == setting.help, f"{setting.env}: help"
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal, overload
 
 from flask import request
 
@@ -62,8 +62,15 @@ def query_bool(name: str) -> bool:
     return request.args.get(name, "").lower() in {"1", "true", "yes", "on"}
 
 
+@overload
+def base_revision(body: dict[str, Any]) -> int: ...
+@overload
+def base_revision(body: dict[str, Any], required: Literal[True]) -> int: ...
+@overload
+def base_revision(body: dict[str, Any], required: bool) -> int | None: ...
 def base_revision(body: dict[str, Any], required: bool = True) -> int | None:
     """The revision the client's edit is based on: from the body, or the query string."""
     if "base_revision" in body and body["base_revision"] is not None:
-        return _typed("base_revision", body["base_revision"], int)  # type: ignore[no-any-return]
+        value: int = _typed("base_revision", body["base_revision"], int)
+        return value
     return query_int("base_revision") if required else query_int("base_revision", None)

@@ -5,7 +5,6 @@ import re
 import time
 from typing import Any
 
-import pytest
 
 from browser_support import Server
 
@@ -207,7 +206,8 @@ def test_kernel_death_shows_a_card_and_restart_recovers(page: Any, server: Serve
 
 
 def test_markdown_renders_and_raw_html_is_made_safe(page: Any, server: Server, open_notebook: Any) -> None:
-    md = "# Title\n\n*ok* <script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"><b onclick=\"x()\">b</b>"
+    md = ("# Title\n\n*ok* <script>window.pwned = 1</script>"
+          "<img src=x onerror=\"window.pwned = 2\"><b onclick=\"x()\">b</b>")
     nb = server.notebook("md", ("markdown", md))
     open_notebook(page, nb["id"])
     view = cell(page).locator("[data-role=markdown]")

@@ -78,7 +78,8 @@ def test_screenshots_of_the_seed_notebook_training_on_ray(page: Any, ray_server:
         shutil.rmtree(data, ignore_errors=True)
 
 
-def test_a_scripted_live_run_and_its_metrics_draw(page: Any, server: Server, open_notebook: Any, tmp_path: Path) -> None:
+def test_a_scripted_live_run_and_its_metrics_draw(page: Any, server: Server, open_notebook: Any,
+                                                   tmp_path: Path) -> None:
     csv = tmp_path / "digits.csv"
     csv.write_text("label,pixels\n" + "".join(f"{i % 10},{i * 37 % 255}\n" for i in range(240)))
     nb = server.notebook("mnist on ray", ("markdown", INTRO),
@@ -96,7 +97,8 @@ def test_a_scripted_live_run_and_its_metrics_draw(page: Any, server: Server, ope
         const log = document.querySelectorAll('section.cell')[2].querySelectorAll('.line');
         return [...log].some(l => /^\\d+\\/80 \\[/.test(l.lastChild.data) && parseInt(l.lastChild.data) > 25);
     }""", timeout=30000)
-    page.wait_for_function("document.querySelectorAll('section.cell')[2].querySelector('[data-role=elapsed]').textContent !== ''")
+    page.wait_for_function("document.querySelectorAll('section.cell')[2]"
+                           ".querySelector('[data-role=elapsed]').textContent !== ''")
     page.screenshot(path=str(tmp_path / "notebook-live.png"), full_page=True)
     cells.nth(2).locator("[data-role=chart]").screenshot(path=str(tmp_path / "metrics-chart.png"))
     page.click("header [data-action=interrupt]")
