@@ -16,18 +16,17 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 
 from console.actors.data import DataServer, clear_registry
 from console.messages import CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob, fd_mark
 from console.worker.actorlogs import for_current_job
+from console.worker.channel import Channel, ChannelStream
 from console.worker.context import PythonContext, model_servers, ray_connected
 from console.worker.schema import SchemaError
 
-if TYPE_CHECKING:  # main.py imports this module once its streams are in place
-    from console.worker.main import Channel, ChannelStream
 
 CELL_FILE = "<cell>"
 _OURS = (str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[2] / "pyjava"))
@@ -187,7 +186,7 @@ def mark_fds(job_id: str) -> tuple[str, ...]:
 class CellRunner:
     """Runs the kernel's jobs in this process (runIn=driver) or in a Ray actor (runIn=executor)."""
 
-    def __init__(self, channel: "Channel", out: "ChannelStream", err: "ChannelStream") -> None:
+    def __init__(self, channel: Channel, out: ChannelStream, err: ChannelStream) -> None:
         self.channel, self.out, self.err = channel, out, err
 
     def ask_cluster(self) -> dict[str, Any]:
