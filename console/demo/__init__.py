@@ -2,6 +2,8 @@
 
 seed_notebook.json holds its cells in the product's file format; only the PYTHON_ENV line differs
 from the tutorial (':' = nothing to activate: the console's own Python runs the cell).
+
+Runs in: the server and the CLI (`mlsql-console demo`, `datasets`).
 """
 from __future__ import annotations
 

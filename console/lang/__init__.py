@@ -3,6 +3,8 @@
     parse(text, cell=None) -> list[Statement]       a cell of MLSQL statements
     parse_cell(text, cell=None, kind=None)          any cell: annotated Python cells compile to
                                                     the statements MLSQL rewrites them into
+
+Runs in: the kernel (and the CLI's headless runner).
 """
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ upper-case keys in `overrides` (TESTING, ...) go to Flask's own config. On app.e
 "store" (console.store.Store), "config" (console.config.Config), "socketio"
 (flask_socketio.SocketIO, for console/server/sockets.py to attach handlers to), "sessions"
 (console/server/deps.py's ManagerHolder: the kernels, started at first use).
+
+Runs in: the server process (`mlsql-console serve`).
 """
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 `get_source(fmt)` returns the registered Source; `Source.read(ctx, path, options)` gives a
 pyarrow Table and `Source.write(ctx, table, path, mode, options, partition_by)` saves one.
 Every user mistake surfaces as SourceError with a message meant for the notebook.
+
+Runs in: the kernel (load, save, and the caches of Python cells' outputs).
 """
 from __future__ import annotations
 

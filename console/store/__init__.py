@@ -2,6 +2,8 @@
 
 Everything outside this package uses `Store` and the records it returns; nothing else opens a
 database session.
+
+Runs in: the server and the CLI; no kernel opens it (include asks the server).
 """
 from console.store._rows import valid_cell_id
 from console.store.errors import Conflict, Exists, Invalid, NotFound, StoreError
