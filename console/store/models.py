@@ -11,7 +11,6 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
-    Boolean,
     CheckConstraint,
     DateTime,
     Float,
@@ -27,7 +26,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-from console.roles import ROLES  # noqa: F401 - the store checks roles against this one list
+from console.roles import DEFAULT_SITE_ROLE, ROLES, SITE_ROLES  # noqa: F401 - the store checks roles against these lists
 
 # Explicit constraint names, so migrations can name what they alter on every database.
 NAMING = {
@@ -72,13 +71,19 @@ class Base(DeclarativeBase):
 
 
 class User(Base):
+    """An account. `site_role` (console/roles.py SITE_ROLES) is the one place its rank is kept:
+    is_admin is derived from it (records.UserRecord)."""
+
     __tablename__ = "users"
+    __table_args__ = (
+        CheckConstraint("site_role IN (" + ", ".join(f"'{r}'" for r in SITE_ROLES) + ")", name="site_role"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     username: Mapped[str] = mapped_column(String(64), unique=True)
     password_hash: Mapped[str | None] = mapped_column(String(255))
     display_name: Mapped[str] = mapped_column(String(128), default="")
-    is_admin: Mapped[bool] = mapped_column(Boolean, default=False)
+    site_role: Mapped[str] = mapped_column(String(16), default=DEFAULT_SITE_ROLE, server_default=DEFAULT_SITE_ROLE)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

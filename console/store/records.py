@@ -13,9 +13,14 @@ class UserRecord:
     id: int
     username: str
     display_name: str
-    is_admin: bool
+    site_role: str  # console/roles.py SITE_ROLES: reader, member or admin
     created_at: datetime
     has_password: bool = False
+
+    @property
+    def is_admin(self) -> bool:
+        """Derived from the site role, the one place an account's rank is kept."""
+        return self.site_role == "admin"
 
 
 @dataclass(frozen=True)
