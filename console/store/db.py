@@ -9,6 +9,7 @@ waiting its turn.
 """
 from __future__ import annotations
 
+import os
 import secrets
 import string
 from collections.abc import Iterator
@@ -47,11 +48,29 @@ def _sqlite_setup(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
+def _private_file(path: Path) -> None:
+    """Create the SQLite file readable by its owner only (0600, like the secret key), or tighten it.
+
+    It holds password hashes and login sessions. SQLite gives its -wal and -shm files the mode of
+    the database file, so they follow.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    try:
+        if path.stat().st_mode & 0o077:
+            os.chmod(path, 0o600)  # a database made before this rule, or by a looser umask
+    except PermissionError:  # someone else's file that we may still read: not ours to change
+        pass
+
+
 def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
+            _private_file(Path(parsed.database))
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
         _sqlite_setup(engine)
         return engine

@@ -5,7 +5,7 @@ moving a notebook to /a/b makes /a and /a/b appear without extra bookkeeping.
 """
 from __future__ import annotations
 
-from sqlalchemy import ColumnElement, delete, or_, select
+from sqlalchemy import ColumnElement, delete, func, or_, select
 from sqlalchemy.orm import QueryableAttribute, Session
 
 from console.store._rows import info
@@ -16,16 +16,22 @@ from console.store.paths import child_of, is_under, normalize_folder
 from console.store.records import FolderListing
 
 
-def _below(column: QueryableAttribute[str | None], folder: str) -> ColumnElement[bool]:
-    """SQL condition: column is `folder` or a path inside it (LIKE wildcards in names escaped)."""
+def below(column: QueryableAttribute[str | None], folder: str) -> ColumnElement[bool]:
+    """SQL condition: column is `folder` or a path inside it, compared case-sensitively.
+
+    Not LIKE: SQLite's LIKE ignores ASCII case, so renaming /team also moved another user's
+    /TEAM/proj (and `%`, `_` and `\\` in a name would be wildcards or escapes unless escaped).
+    Comparing the column's first characters with the prefix is exact on SQLite and PostgreSQL.
+    """
     if folder == "/":
         return column.is_not(None)
-    return or_(column == folder, column.startswith(folder + "/", autoescape=True))
+    prefix = folder + "/"
+    return or_(column == folder, func.substr(column, 1, len(prefix)) == prefix)
 
 
 def _all_paths(s: Session, folder: str) -> set[str]:
-    paths = set(s.scalars(select(Folder.path).where(_below(Folder.path, folder))))
-    paths |= set(s.scalars(select(Notebook.folder).where(_below(Notebook.folder, folder)).distinct()))
+    paths = set(s.scalars(select(Folder.path).where(below(Folder.path, folder))))
+    paths |= set(s.scalars(select(Notebook.folder).where(below(Notebook.folder, folder)).distinct()))
     return paths
 
 
@@ -75,15 +81,15 @@ class FoldersMixin(StoreBase):
             def moved(p: str) -> str:
                 return new + p[len(old):]
 
-            for nb in s.scalars(select(Notebook).where(_below(Notebook.folder, old))):
+            for nb in s.scalars(select(Notebook).where(below(Notebook.folder, old))):
                 nb.folder = moved(nb.folder)
-            for f in s.scalars(select(Folder).where(_below(Folder.path, old))).all():
+            for f in s.scalars(select(Folder).where(below(Folder.path, old))).all():
                 # A primary key change: replace the row rather than update the key in place.
                 owner, created = f.owner_id, f.created_at
                 s.delete(f)
                 s.flush()
                 s.add(Folder(path=moved(f.path), owner_id=owner, created_at=created))
-            for sh in s.scalars(select(Share).where(_below(Share.folder_path, old))):
+            for sh in s.scalars(select(Share).where(below(Share.folder_path, old))):
                 sh.folder_path = moved(sh.folder_path or old)
         return new
 
@@ -95,11 +101,11 @@ class FoldersMixin(StoreBase):
         with self._write() as s:
             if not _all_paths(s, path):
                 raise NotFound(f"no folder {path}")
-            ids = list(s.scalars(select(Notebook.id).where(_below(Notebook.folder, path))))
+            ids = list(s.scalars(select(Notebook.id).where(below(Notebook.folder, path))))
             if ids and not recursive:
                 raise Exists(f"folder {path} is not empty ({len(ids)} notebooks); delete them first")
             if ids:
                 s.execute(delete(Notebook).where(Notebook.id.in_(ids)))
-            s.execute(delete(Folder).where(_below(Folder.path, path)))
-            s.execute(delete(Share).where(_below(Share.folder_path, path)))
+            s.execute(delete(Folder).where(below(Folder.path, path)))
+            s.execute(delete(Share).where(below(Share.folder_path, path)))
             return len(ids)

@@ -8,6 +8,10 @@ from console.store.errors import Invalid
 MAX_PATH = 512
 MAX_NAME = 255
 _BAD = re.compile(r"[\x00-\x1f\x7f\\]")
+# Bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) make a name display in
+# another order than it is stored ("report\u202excod.py" shows as "reportyp.docx"); lone
+# surrogates cannot be stored as UTF-8 at all.
+_SPOOF = re.compile("[\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def normalize_folder(path: object) -> str:
@@ -21,6 +25,8 @@ def normalize_folder(path: object) -> str:
     for p in parts:
         if p in (".", "..") or _BAD.search(p):
             raise Invalid(f"folder {path!r}: {p!r} is not allowed in a folder name")
+        if _SPOOF.search(p):
+            raise Invalid("a folder name must not hold bidirectional-override characters or lone surrogates")
     norm = "/" + "/".join(parts)
     if len(norm) > MAX_PATH:
         raise Invalid(f"folder path is longer than {MAX_PATH} characters")
@@ -28,7 +34,7 @@ def normalize_folder(path: object) -> str:
 
 
 def check_name(name: object) -> str:
-    """A notebook name: a non-empty string without control characters, trimmed."""
+    """A notebook name: a non-empty string without control or bidi-override characters, trimmed."""
     if not isinstance(name, str):
         raise Invalid("name must be a string")
     name = name.strip()
@@ -38,6 +44,9 @@ def check_name(name: object) -> str:
         raise Invalid(f"name is longer than {MAX_NAME} characters")
     if _BAD.search(name.replace("\\", "")):
         raise Invalid("name must not contain control characters")
+    if _SPOOF.search(name):
+        raise Invalid("name must not hold bidirectional-override characters (U+202A-U+202E, U+2066-U+2069) "
+                      "or lone surrogates")
     return name
 
 

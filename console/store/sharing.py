@@ -10,6 +10,7 @@ from sqlalchemy import select
 
 from console.store.db import StoreBase
 from console.store.errors import Invalid, NotFound
+from console.store.folders import below
 from console.store._rows import info
 from console.store.models import ROLES, Folder, Link, Notebook, Share, User, utcnow
 from console.store.paths import normalize_folder
@@ -130,7 +131,7 @@ class SharingMixin(StoreBase):
         folder = normalize_folder(folder)
         q = select(Notebook).order_by(Notebook.folder, Notebook.name, Notebook.id)
         if folder != "/":
-            q = q.where((Notebook.folder == folder) | Notebook.folder.startswith(folder + "/", autoescape=True))
+            q = q.where(below(Notebook.folder, folder))  # case-sensitive, no LIKE (see folders.below)
         with self._read() as s:
             return [info(nb) for nb in s.scalars(q)]
 

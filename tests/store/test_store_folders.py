@@ -70,3 +70,50 @@ def test_delete(store: Store) -> None:
     assert store.list_folder("/").folders == []
     with pytest.raises(NotFound):
         store.delete_folder("/empty")
+
+
+def test_paths_are_case_sensitive_in_rename_delete_and_listing(store: Store) -> None:
+    # SQLite's LIKE ignores ASCII case: renaming /team used to move /TEAM/proj along with it.
+    theirs = store.create_notebook("theirs", "/TEAM/proj")
+    store.create_folder("/TEAM/empty")
+    mine = store.create_notebook("mine", "/team/x")
+    store.rename_folder("/team", "/mine")
+    assert store.get_notebook(theirs.id).folder == "/TEAM/proj"
+    assert store.get_notebook(mine.id).folder == "/mine/x"
+    assert store.list_folder("/TEAM").folders == ["/TEAM/empty", "/TEAM/proj"]
+    assert [n.name for n in store.notebooks_under("/mine")] == ["mine"]
+    store.create_notebook("again", "/team/y")
+    assert store.delete_folder("/team", recursive=True) == 1
+    assert store.get_notebook(theirs.id).folder == "/TEAM/proj" and store.folder_exists("/TEAM/empty")
+    assert [n.name for n in store.notebooks_under("/TEAM")] == ["theirs"]
+
+
+def test_percent_underscore_and_non_ascii_prefixes_are_literal(store: Store) -> None:
+    store.create_notebook("a", "/50%/x")
+    store.create_notebook("b", "/50%off/x")
+    store.create_notebook("c", "/a_/x")
+    store.create_notebook("d", "/ab/x")
+    store.create_notebook("e", "/Ärger/x")
+    store.create_notebook("f", "/ärger/x")
+    store.rename_folder("/50%", "/p")
+    store.rename_folder("/a_", "/q")
+    store.rename_folder("/ärger", "/r")
+    assert sorted(store.list_folder("/").folders) == sorted(["/50%off", "/p", "/q", "/r", "/ab", "/Ärger"])
+    assert [n.name for n in store.notebooks_under("/Ärger")] == ["e"]
+
+
+@pytest.mark.parametrize("bad", ["/a\u202eb", "/x/\u2066y", "/\u202a", "/z\u2069"])
+def test_bidi_override_characters_are_refused_in_folders(store: Store, bad: str) -> None:
+    with pytest.raises(Invalid):
+        store.create_folder(bad)
+    with pytest.raises(Invalid):
+        store.create_notebook("n", bad)
+
+
+@pytest.mark.parametrize("bad", ["evil\u202etxt.exe", "a\u202ab", "\u2067x", "y\u2068", "bad\ud800"])
+def test_bidi_override_characters_and_surrogates_are_refused_in_names(store: Store, bad: str) -> None:
+    with pytest.raises(Invalid):
+        store.create_notebook(bad)
+    nb = store.create_notebook("fine")
+    with pytest.raises(Invalid):
+        store.rename_notebook(nb.id, bad)
