@@ -66,6 +66,8 @@ class Config(Mapping[str, Any]):
                "`make run` turns it on.", _bool)
     DATA_ROOTS: list[str] = _setting([], "Folders that load/save may touch, separated by ':'. Default: no limit.",
                                      _paths)
+    MARKDOWN_REMOTE_IMAGES: bool = _setting(
+        False, "Let Markdown cells show images from other sites (each view then tells that site who looked).", _bool)
 
     @property
     def data_dir(self) -> Path:
