@@ -17,7 +17,7 @@ from console.config import Config
 from console.kernel import include, python_jobs
 from console.kernel.errors import CellError, internal_error
 from console.kernel.results import result_event
-from console.kernel.sql import SqlEngine
+from console.kernel.sql import SETTABLE, SqlEngine
 from console.lang import ParseError
 from console.messages import ErrorEvent, OutputEvent
 from console.protocols import CellOutcome, Emit, NotebookLoader
@@ -73,7 +73,10 @@ class Session:
     @property
     def sql(self) -> SqlEngine:
         if self._sql is None:
-            self._sql = SqlEngine()
+            from console.sources.paths import sql_roots
+
+            # SQL reads files only where load/save may (the lake, this session's cache, the roots).
+            self._sql = SqlEngine(sql_roots(self._source_context()), temp_dir=self.cache_dir / ".duckdb_tmp")
         return self._sql
 
     @property
@@ -174,9 +177,10 @@ class Session:
     def _source_context(self) -> SourceContext:
         from console.sources import SourceContext
 
-        roots = [Path(p) for p in self.cfg.DATA_ROOTS or []]
-        # The data dir (lake, session caches) is the product's own: always allowed when roots are set.
-        return SourceContext(self.cfg.data_dir, self.connections, roots + [self.cfg.data_dir] if roots else [])
+        # Not the data dir itself (it holds the store and the secret key): only its lake, which
+        # SourceContext always allows, and this session's own cache.
+        return SourceContext(self.cfg.data_dir, self.connections, [Path(p) for p in self.cfg.DATA_ROOTS or []],
+                             own_roots=[self.cache_dir])
 
     def _run_load(self, stmt: lang.Load, run: _CellRun, cell: Any) -> None:
         from console.sources import get_source
@@ -208,9 +212,14 @@ class Session:
                 try:
                     self.sql.con.execute(f"SET {stmt.key[len('duckdb.'):]} = ?", [stmt.value])
                 except Exception as exc:
-                    raise CellError("sql", f"cannot set {stmt.key}: {exc}", stmt.line, stmt.column) from None
+                    why = (f"notebooks may change only {', '.join(SETTABLE)}" if "locked" in str(exc)
+                           else str(exc))
+                    raise CellError("sql", f"cannot set {stmt.key}: {why}", stmt.line, stmt.column) from None
         elif kind == "shell":
-            done = subprocess.run(["bash", "-c", stmt.value], capture_output=True, text=True)
+            lake = self._source_context().lake
+            lake.mkdir(parents=True, exist_ok=True)
+            # Relative paths in a shell command resolve against the lake too, never the server's folder.
+            done = subprocess.run(["bash", "-c", stmt.value], capture_output=True, text=True, cwd=lake)
             if done.returncode != 0:
                 raise CellError("data", f"shell command failed with exit code {done.returncode}: "
                                         f"{done.stderr.strip() or done.stdout.strip()}", stmt.line, stmt.column)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Mapping
+from pathlib import Path
+from typing import Mapping, Sequence
 
 import pyarrow as pa
 
@@ -19,6 +20,11 @@ _DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     "autoinstall_known_extensions": "false",
     "autoload_known_extensions": "false",
 }
+# Settings a cell may still change once the configuration is locked (`SET threads = 2`, or
+# `set duckdb.threads = "2" where type="conf"`): tuning only, none of them reaches a file.
+SETTABLE = ("threads", "memory_limit", "max_memory", "default_order", "default_null_order",
+            "preserve_insertion_order", "timezone", "calendar", "default_collation", "integer_division",
+            "max_expression_depth", "ordered_aggregate_threshold")
 
 
 @functools.lru_cache(maxsize=1024)
@@ -58,13 +64,31 @@ def find_word(sql: str, word: str) -> int:
 
 
 class SqlEngine:
-    """One DuckDB connection per session; queries see the session's catalog of Arrow tables."""
+    """One DuckDB connection per session; queries see the session's catalog of Arrow tables.
 
-    def __init__(self) -> None:
+    The connection reaches no file outside `roots` (table functions such as read_csv, COPY,
+    ATTACH, EXPORT, extensions): DuckDB's enable_external_access is off with the roots as its
+    allowed_directories, and the configuration is locked so no statement can turn that back.
+    temp_dir is where DuckDB may spill (none when not given).
+    """
+
+    def __init__(self, roots: Sequence[Path] = (), temp_dir: Path | None = None) -> None:
         import duckdb
 
         self._duckdb = duckdb
-        self.con = duckdb.connect(":memory:", config=_DUCKDB_CONFIG)
+        con = duckdb.connect(":memory:", config=_DUCKDB_CONFIG)
+        try:
+            # Order matters: allowed_directories cannot change once external access is off.
+            con.execute("SET temp_directory = ?", [str(temp_dir) if temp_dir else ""])
+            con.execute("SET allowed_directories = ?", [[str(r).rstrip("/") + "/" for r in roots]])
+            con.execute("SET allowed_configs = ?", [list(SETTABLE)])
+            con.execute("SET enable_external_access = false")
+            con.execute("SET lock_configuration = true")
+        except BaseException:
+            con.close()
+            raise
+        self.con = con
+        self.roots = [str(r) for r in roots]
         self._registered: dict[str, pa.Table] = {}
 
     def _bind(self, refs: tuple[str, ...], tables: Mapping[str, pa.Table]) -> str | None:
@@ -144,6 +168,11 @@ class SqlEngine:
             if word:
                 at = find_word(sql, word.group(0))
         message = message.strip().replace("\n", " ")
+        if isinstance(exc, self._duckdb.PermissionException):
+            where = ", ".join(self.roots) or "no folder"
+            message += f"; SQL reads and writes files only inside {where} (use load for other data)"
+        elif "configuration has been locked" in message:
+            message += f"; notebooks may change only {', '.join(SETTABLE)}"
         return CellError("sql", message, *locate(sql, max(at, 0), line, column))
 
     def interrupt(self) -> None:

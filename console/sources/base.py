@@ -21,14 +21,23 @@ class SourceError(Exception):
 class SourceContext:
     """What a read or write may depend on besides its arguments.
 
-    data_dir: relative paths and the delta lake (<data_dir>/lake) live here.
+    data_dir: the server's data folder. Only its lake (<data_dir>/lake, where relative paths and
+      delta table names resolve) and own_roots are reachable; the rest of it (the store, the
+      secret key, other sessions' caches) is refused whatever data_roots say.
     connections: alias -> options recorded by `connect FORMAT where … as alias;`.
-    data_roots: when non-empty, file paths must resolve inside one of these folders.
+    data_roots: CONSOLE_DATA_ROOTS; when non-empty, file paths must resolve inside one of these
+      folders, the lake or own_roots.
+    own_roots: folders of the product that this session may always use (its cache).
     """
 
     data_dir: Path
     connections: dict[str, dict[str, str]] = field(default_factory=dict)
     data_roots: list[Path] = field(default_factory=list)
+    own_roots: list[Path] = field(default_factory=list)
+
+    @property
+    def lake(self) -> Path:
+        return Path(self.data_dir) / "lake"
 
 
 MODES = {"overwrite": "overwrite", "append": "append", "errorifexists": "errorIfExists",

@@ -1,6 +1,7 @@
 """Delta tables through deltalake: lake names (db.table) and paths, time travel, version ranges, saves."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -9,7 +10,7 @@ from console.sources.base import (
     Source, SourceContext, SourceError, bool_option, exists_error, int_option, normalize_mode, option, register,
     schema_mismatch,
 )
-from console.sources.paths import resolve
+from console.sources.paths import check_roots, resolve, resolve_target
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -21,17 +22,21 @@ _MODES: dict[str, Literal["overwrite", "append", "error", "ignore"]] = {
     "overwrite": "overwrite", "append": "append", "errorIfExists": "error", "ignore": "ignore"}
 
 
-def lake_location(ctx: SourceContext, path: str) -> tuple[Path, str]:
-    """(folder, name shown in messages). `db.table` and `table` (db `default`) live in the lake."""
+def lake_location(ctx: SourceContext, path: str, write: bool = False) -> tuple[Path, str]:
+    """(folder, name shown in messages). `db.table` and `table` (db `default`) live in the lake;
+    a name with `/` is a path (relative ones under the lake). Either way symlink-free and fenced."""
     name = path.strip()
     if "/" in name or name.startswith("~"):
-        return resolve(ctx, name), name
+        return (resolve_target if write else resolve)(ctx, name), name
     if not _LAKE_NAME.match(name):
         raise SourceError(f"delta table name '{path}' is not valid: use db.table "
                           f"(letters, digits, _) or a path containing '/'")
     db, _, table = name.rpartition(".")
-    # The lake sits inside data_dir, which is always allowed, so data_roots are not consulted.
-    return Path(ctx.data_dir).resolve() / "lake" / (db or "default") / table, name
+    location = ctx.lake / (db or "default") / table
+    real = Path(os.path.realpath(location))
+    # A db folder in the lake that is a symlink would carry reads and writes elsewhere.
+    check_roots(ctx, real, name)
+    return real, name
 
 
 @register("delta")
@@ -107,7 +112,7 @@ class DeltaSource(Source):
         from deltalake.exceptions import DeltaError, SchemaMismatchError
 
         mode = normalize_mode(mode)
-        location, shown = lake_location(ctx, path)
+        location, shown = lake_location(ctx, path, write=True)
         missing = [c for c in partition_by or [] if c not in table.column_names]
         if missing:
             raise SourceError(f"partitionBy column {', '.join(missing)} is not in the table "

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 from console.sources.base import Source, SourceContext, SourceError, normalize_mode
-from console.sources.paths import data_files, part_name, resolve, staged_write
+from console.sources.paths import data_files, part_name, resolve, resolve_target, staged_write
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -73,7 +73,7 @@ class FileSource(Source):
     def write(self, ctx: SourceContext, table: "pa.Table", path: str, mode: str,
               options: dict[str, str], partition_by: list[str]) -> None:
         mode = normalize_mode(mode)
-        target = resolve(ctx, path)
+        target = resolve_target(ctx, path)
         partition_by = list(partition_by or [])
         missing = [c for c in partition_by if c not in table.column_names]
         if missing:

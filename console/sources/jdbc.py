@@ -4,10 +4,12 @@ from __future__ import annotations
 import re
 import uuid
 from typing import TYPE_CHECKING, Any, Iterator
+from urllib.parse import unquote, urlsplit
 
 from console.sources.base import (
     Source, SourceContext, SourceError, exists_error, normalize_mode, option, register, schema_mismatch,
 )
+from console.sources.paths import resolve
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -18,6 +20,14 @@ BATCH_ROWS = 10_000
 _JDBC_DIALECTS = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg",
                   "mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql", "sqlserver": "mssql+pyodbc",
                   "oracle": "oracle+oracledb"}
+# Databases that are a local file: their path is fenced like a load/save path.
+_FILE_BACKENDS = ("sqlite", "duckdb")
+# Query parameters of a SQLite URI filename (sqlite.org/uri.html): dropped, because the checked
+# file goes on as a plain path (a URI could name another file, a vfs or a shared cache).
+_URI_PARAMS = {"uri", "mode", "cache", "vfs", "immutable", "nolock", "psow", "modeof"}
+# A file database must not reach other files through its own SQL (directQuery).
+_DUCKDB_FENCE = {"enable_external_access": False, "autoinstall_known_extensions": False,
+                 "autoload_known_extensions": False, "lock_configuration": True}
 
 
 def sqlalchemy_url(url: str, options: dict[str, str]) -> Any:
@@ -46,6 +56,32 @@ def sqlalchemy_url(url: str, options: dict[str, str]) -> Any:
     return parsed
 
 
+def local_url(ctx: SourceContext, url: Any) -> Any:
+    """url with a file database's path resolved (relative ones under the lake) and fenced.
+
+    sqlite and duckdb URLs name a local file (`sqlite:///shop.db`, `sqlite:////abs/x.db`,
+    `sqlite:///file:x.db?uri=true`): it goes through the same check as a load path, so the
+    server's own files and anything outside the data roots are refused. In-memory databases pass.
+    """
+    if url.get_backend_name() not in _FILE_BACKENDS:
+        return url
+    db = (url.database or "").strip()
+    query = {k: v for k, v in url.query.items() if k not in _URI_PARAMS}
+    memory = db in ("", ":memory:")
+    if db.startswith("file:"):
+        parts = urlsplit(db)
+        if parts.netloc not in ("", "localhost"):
+            raise SourceError(f"database file {db} names another host; give a local path")
+        db = unquote(parts.path)
+        memory = db in ("", ":memory:") or url.query.get("mode") == "memory" or "mode=memory" in parts.query
+    if memory:
+        return url.set(database=":memory:", query=query)
+    path = resolve(ctx, db)
+    if path.parent == ctx.lake.resolve():
+        path.parent.mkdir(parents=True, exist_ok=True)  # `sqlite:///shop.db` in a lake not made yet
+    return url.set(database=str(path), query=query)
+
+
 def split_target(ctx: SourceContext, path: str, options: dict[str, str]) -> tuple[dict[str, str], str]:
     """(merged options, table name): `alias.table` uses ctx.connections[alias]; else options' url."""
     alias, dot, rest = path.strip().partition(".")
@@ -66,17 +102,24 @@ def split_target(ctx: SourceContext, path: str, options: dict[str, str]) -> tupl
 class JdbcSource(Source):
     """Read `select * from table` or directQuery; write with every mode, overwrite replacing the table."""
 
-    def _engine(self, opts: dict[str, str]) -> "Engine":
-        from sqlalchemy import create_engine
+    def _engine(self, ctx: SourceContext, opts: dict[str, str]) -> "Engine":
+        from sqlalchemy import create_engine, event
         from sqlalchemy.exc import NoSuchModuleError
 
         url = option(opts, "url")
         if not url:
             raise SourceError("the jdbc connection has no url option")
+        target = local_url(ctx, sqlalchemy_url(url, opts))
+        backend = target.get_backend_name()
         try:
-            return create_engine(sqlalchemy_url(url, opts))
+            if backend == "duckdb":
+                return create_engine(target, connect_args={"config": dict(_DUCKDB_FENCE)})
+            engine = create_engine(target)
         except (NoSuchModuleError, ImportError) as exc:
             raise SourceError(f"no database driver for '{url}': {exc}") from None
+        if backend == "sqlite":
+            event.listen(engine, "connect", _no_attach)
+        return engine
 
     def read(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pa.Table":
         from sqlalchemy import select, text
@@ -84,7 +127,7 @@ class JdbcSource(Source):
 
         opts, name = split_target(ctx, path, options)
         query = option(opts, "directQuery")
-        engine = self._engine(opts)
+        engine = self._engine(ctx, opts)
         try:
             with engine.connect() as conn:
                 types: dict[str, "pa.DataType"] = {}
@@ -111,7 +154,7 @@ class JdbcSource(Source):
         if partition_by:
             raise SourceError("partitionBy does not apply to jdbc tables")
         opts, name = split_target(ctx, path, options)
-        engine = self._engine(opts)
+        engine = self._engine(ctx, opts)
         try:
             with engine.connect() as conn:
                 existing = self._reflect(conn, name)
@@ -201,6 +244,15 @@ class JdbcSource(Source):
         if [n.lower() for n in old] != [n.lower() for n in table.column_names]:
             old_schema = pa.schema([(c.name, arrow_type(c.type) or pa.string()) for c in existing.columns])
             raise schema_mismatch(f"table {name}", old_schema, table.schema)
+
+
+def _no_attach(dbapi_connection: Any, _record: Any) -> None:
+    """No ATTACH and no VACUUM INTO (which attaches its target): a directQuery could otherwise
+    open or create any file, past the check on the url's own path."""
+    import sqlite3
+
+    if isinstance(dbapi_connection, sqlite3.Connection):
+        dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
 
 
 def _batches(result: Any) -> Iterator[list[tuple]]:

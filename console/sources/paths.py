@@ -12,29 +12,74 @@ from console.sources.base import SourceContext, SourceError
 
 
 def resolve(ctx: SourceContext, path: str) -> Path:
-    """An absolute, symlink-free path: absolute paths as written, relative ones under data_dir.
+    """An absolute, symlink-free path: absolute paths as written, relative ones under the lake.
 
-    Refuses paths outside ctx.data_roots when any are set. realpath runs before the check so
-    neither `..` nor a symlink can step outside a root.
+    Refused when it leads into the server's data folder (outside its lake and ctx.own_roots), or
+    outside ctx.data_roots when any are set. realpath runs before the check so neither `..` nor a
+    symlink can step outside.
     """
     if not path or not path.strip():
         raise SourceError("empty path")
     raw = Path(os.path.expanduser(path.strip()))
     if not raw.is_absolute():
-        raw = Path(ctx.data_dir) / raw
-    real = Path(os.path.realpath(raw))
+        # Never against the process's folder or the data folder: those hold the server's own files.
+        raw = ctx.lake / raw
+    real = _real(raw)
     check_roots(ctx, real, path)
     return real
 
 
+def resolve_target(ctx: SourceContext, path: str) -> Path:
+    """resolve() for a save: also refuses a target that is a root itself or holds one, which an
+    overwrite would swap away whole (the lake, a data root, the server's data folder)."""
+    real = resolve(ctx, path)
+    guarded = [_real(ctx.data_dir), *_own(ctx), *(_real(r) for r in ctx.data_roots)]
+    if any(_inside(g, real) for g in guarded):
+        raise SourceError(f"cannot save to {path}: it is {real}, which is or holds a data root; "
+                          f"save into a folder below it")
+    return real
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _own(ctx: SourceContext) -> list[Path]:
+    return [_real(ctx.lake), *(_real(r) for r in ctx.own_roots)]
+
+
 def check_roots(ctx: SourceContext, real: Path, shown: str) -> None:
-    if not ctx.data_roots:
+    """Refuse a resolved path outside what notebooks may touch (see SourceContext)."""
+    own = _own(ctx)
+    if any(_inside(real, r) for r in own):
         return
-    roots = [Path(os.path.realpath(r)) for r in ctx.data_roots]
-    if any(real == r or r in real.parents for r in roots):
+    private = _real(ctx.data_dir)
+    configured = [_real(r) for r in ctx.data_roots]
+    if _inside(real, private):
+        # A root below the data folder opens that folder; one equal to or above it does not.
+        if not any(_inside(real, r) and r != private and _inside(r, private) for r in configured):
+            raise SourceError(f"path {shown} is inside the server's private data folder {private}; "
+                              f"notebooks may use only {', '.join(str(r) for r in own)} there")
         return
-    raise SourceError(f"path {shown} is outside the allowed data roots: "
-                      f"{', '.join(str(r) for r in roots)}")
+    if configured and not any(_inside(real, r) for r in configured):
+        raise SourceError(f"path {shown} is outside the allowed data roots: "
+                          f"{', '.join(str(r) for r in configured + own)}")
+
+
+def sql_roots(ctx: SourceContext) -> list[Path]:
+    """The folders SQL table functions (read_csv …) may read: the lake, own_roots and each data
+    root that does not hold the data folder (DuckDB can allow folders but not carve one out)."""
+    private = _real(ctx.data_dir)
+    roots = _own(ctx)
+    for r in ctx.data_roots:
+        real = _real(r)
+        if not _inside(private, real) and real not in roots:
+            roots.append(real)
+    return roots
 
 
 def visible(name: str) -> bool:
@@ -43,23 +88,43 @@ def visible(name: str) -> bool:
 
 
 def data_files(root: Path, suffixes: tuple[str, ...], shown: str) -> list[Path]:
-    """The data files of a file or directory path, sorted.
+    """The data files of a file or directory path (resolved, so symlink-free), sorted.
 
     A directory yields every visible file below it whose name ends in one of suffixes; when
     none does (Spark writes `part-00000` without one), every visible file. Hidden folders are
-    skipped, but hive-style `key=value` folders are not.
+    skipped, but hive-style `key=value` folders are not. A symbolic link that leads out of the
+    folder is refused; a link to a file inside it is read, a link to a folder inside it is not
+    entered (its files are listed where they really are, once).
     """
     if root.is_file():
         return [root]
     if not root.exists():
         raise SourceError(f"path {shown} does not exist")
     found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-        dirnames[:] = sorted(d for d in dirnames if visible(d))
-        found.extend(Path(dirpath) / f for f in filenames if visible(f))
+    for dirpath, dirnames, filenames in os.walk(root):  # followlinks=False: linked folders are checked below
+        here = Path(dirpath)
+        kept = []
+        for d in sorted(d for d in dirnames if visible(d)):
+            if (here / d).is_symlink():
+                _check_link(here / d, root, shown)
+            else:
+                kept.append(d)
+        dirnames[:] = kept
+        for f in filenames:
+            if visible(f):
+                if (here / f).is_symlink():
+                    _check_link(here / f, root, shown)
+                found.append(here / f)
     found.sort()
     matching = [p for p in found if p.name.lower().endswith(suffixes)]
     return matching or found
+
+
+def _check_link(link: Path, root: Path, shown: str) -> None:
+    if not _inside(_real(link), root):
+        rel = link.relative_to(root)
+        raise SourceError(f"path {shown} holds {rel}, a symbolic link that leads outside it; "
+                          f"links out of a loaded folder are not followed")
 
 
 def part_name(suffix: str) -> str:
@@ -118,7 +183,13 @@ def _swap_in(stage: Path, target: Path) -> None:
 
 
 def _merge_into(stage: Path, target: Path) -> None:
-    for dirpath, _dirs, filenames in os.walk(stage):
+    walked = list(os.walk(stage))
+    for dirpath, _dirs, _files in walked:
+        rel = Path(dirpath).relative_to(stage)
+        if _real(target / rel) != target / rel:
+            # target is symlink-free; a linked folder inside it would carry the write elsewhere.
+            raise SourceError(f"cannot append to {target}: {rel} is a symbolic link")
+    for dirpath, _dirs, filenames in walked:
         rel = Path(dirpath).relative_to(stage)
         (target / rel).mkdir(parents=True, exist_ok=True)
         for name in filenames:

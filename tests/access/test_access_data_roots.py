@@ -1,5 +1,8 @@
 """CONSOLE_DATA_ROOTS through the engine and through a real notebook run: load and save outside the
-roots, by `..` or by a symlink, are refused with an error naming the roots; inside works."""
+roots, by `..` or by a symlink, are refused with an error naming the roots; inside works. And in
+login mode, a member with no share on anything cannot reach the server's store or secret key from
+an MLSQL cell (issue 11 §1's reproductions): relative paths resolve in the lake, jdbc files and
+DuckDB's file functions are fenced like paths."""
 from __future__ import annotations
 
 import json
@@ -90,6 +93,65 @@ def test_a_notebook_run_outside_the_roots_fails_with_a_clear_error(cfg: Config, 
     finally:
         app.extensions["sessions"].shutdown()
         app.extensions["store"].close()
+
+
+def _private_files(cfg: Config) -> tuple[Path, Path]:
+    """(store database, secret key) wherever the server keeps them (they sit side by side)."""
+    from sqlalchemy.engine import make_url
+
+    db = Path(make_url(cfg.database_url).database or "")
+    return db, db.parent / "secret_key"
+
+
+@pytest.mark.timeout(240)
+def test_a_member_cannot_reach_the_store_or_the_secret_from_mlsql(cfg: Config, as_user: Any) -> None:
+    mallory = as_user("mallory")  # logged in, no share on anything: makes her own notebook
+    db, secret = _private_files(cfg)
+    assert db.is_file() and secret.is_file()
+    rel = db.relative_to(cfg.data_dir)  # where a relative path used to land: the data folder
+    (cfg.data_dir / "dummy.txt").write_text("keep me\n")
+    key, shares = secret.read_bytes(), _rows(db, "shares")
+    cells = {
+        "db": f"load binaryFile.`{rel}` as a;",
+        "key": f"load text.`{rel.parent / 'secret_key'}` as b;",
+        "up": f"load binaryFile.`../{rel}` as c;",
+        "abs": f"load text.`{secret}` as d;",
+        "jdbc": ("select 'x' as notebook_id as s;\n"
+                 f'save append s as jdbc.`shares` where url="sqlite:///{db}";'),
+        "dummy": "select 1 as a as t;\nsave overwrite t as csv.`dummy.txt`;",
+        "passwd": "select * from read_text('/etc/passwd') as p;",
+        "dbsql": f"select * from read_blob('{db}') as q;",
+    }
+    nb = mallory.post("/api/notebooks", json={"name": "probe", "cells": [
+        {"kind": "mlsql", "source": src} for src in cells.values()]})
+    assert nb.status_code in (200, 201), nb.json
+    ids = dict(zip(cells, (c["id"] for c in nb.json["cells"]), strict=True))
+    views = {}
+    for name, cell in ids.items():
+        r = mallory.post(f"/api/notebooks/{nb.json['id']}/run", json={"cell_id": cell})
+        assert r.status_code == 202, r.json
+        views[name] = _wait(mallory, r.json["run_ids"][0])
+    errors = {name: next((e["message"] for e in v["events"] if e["type"] == "error"), None)
+              for name, v in views.items()}
+    assert errors["db"] == f"path {rel} does not exist"
+    assert errors["key"] == f"path {rel.parent / 'secret_key'} does not exist"
+    for name, path in (("up", f"../{rel}"), ("abs", str(secret)), ("jdbc", str(db))):
+        assert errors[name] is not None and errors[name].startswith(  # type: ignore[union-attr]
+            f"path {path} is inside the server's private data folder {cfg.data_dir}"), errors[name]
+    assert errors["dummy"] is None and (cfg.data_dir / "lake" / "dummy.txt").is_dir()
+    for name, path in (("passwd", "/etc/passwd"), ("dbsql", str(db))):
+        assert errors[name] is not None and f'Cannot access file "{path}"' in errors[name], errors[name]
+    assert secret.read_bytes() == key and _rows(db, "shares") == shares
+    assert (cfg.data_dir / "dummy.txt").read_text() == "keep me\n"
+    for v in views.values():
+        assert key.decode().strip() not in str(v) and "root:x:0:0" not in str(v)
+
+
+def _rows(db: Path, table: str) -> list[tuple[Any, ...]]:
+    import sqlite3
+
+    with sqlite3.connect(db) as con:
+        return list(con.execute(f"select * from {table}"))
 
 
 def _wait(client: Any, run_id: str, timeout: float = 150.0) -> dict[str, Any]:

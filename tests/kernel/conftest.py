@@ -17,6 +17,8 @@ def events() -> list[Any]:
 
 @pytest.fixture
 def session(tmp_path: Path, events: list[Any]) -> Session:
-    s = Session(load_config({"DATA_DIR": str(tmp_path)}), events.append, session_id="nb-1")
+    # The data dir is a folder of its own: notebooks may not touch it (only its lake), while
+    # tests keep their input files next to it in tmp_path.
+    s = Session(load_config({"DATA_DIR": str(tmp_path / "data")}), events.append, session_id="nb-1")
     yield s
     s.shutdown()

@@ -24,7 +24,7 @@ save overwrite c as delta.`ai_model.counts`;
 load delta.`ai_model.counts` as c2;""")
     assert out.ok, out.error
     assert session.tables["c2"].sort_by("label").equals(session.tables["c"])
-    assert (tmp_path / "lake" / "ai_model" / "counts" / "_delta_log").is_dir()
+    assert (tmp_path / "data" / "lake" / "ai_model" / "counts" / "_delta_log").is_dir()
     out = session.run_cell("""select label, n * 2 as n from c as doubled;
 save overwrite doubled as delta.`ai_model.counts`;
 load delta.`ai_model.counts` where versionAsOf="1" as v1;

@@ -12,7 +12,7 @@ from console.sources import SourceContext
 @pytest.fixture
 def ctx(tmp_path: Path) -> SourceContext:
     data = tmp_path / "data"
-    data.mkdir()
+    (data / "lake").mkdir(parents=True)  # relative paths resolve in the lake
     return SourceContext(data_dir=data)
 
 

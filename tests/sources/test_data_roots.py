@@ -1,4 +1,4 @@
-"""data_roots: file paths must resolve inside them, whatever `..` or symlinks say; the lake is always allowed."""
+"""data_roots: file paths must resolve inside them (or the lake), whatever `..` or symlinks say."""
 from __future__ import annotations
 
 import os
@@ -31,7 +31,8 @@ def test_outside_is_refused_with_the_roots_named(fenced: SourceContext, tmp_path
     target = str(tmp_path / "secret" / "keys.txt")
     with pytest.raises(SourceError) as err:
         get_source("text").read(fenced, target, {})
-    assert err.value.message == f"path {target} is outside the allowed data roots: {tmp_path / 'allowed'}"
+    assert err.value.message == (f"path {target} is outside the allowed data roots: "
+                                 f"{tmp_path / 'allowed'}, {tmp_path / 'data' / 'lake'}")
     with pytest.raises(SourceError, match="outside the allowed data roots"):
         get_source("parquet").write(fenced, pa.table({"a": [1]}), "/tmp/mnist_out", "overwrite", {}, [])
     assert not (tmp_path / "secret" / "mnist_out").exists()
@@ -52,16 +53,31 @@ def test_symlink_escape_is_refused(fenced: SourceContext, tmp_path: Path) -> Non
                                  "overwrite", {}, [])
 
 
-def test_relative_paths_resolve_under_data_dir_which_must_be_a_root_too(fenced: SourceContext) -> None:
-    with pytest.raises(SourceError, match="path rel/x is outside the allowed data roots"):
+def test_relative_paths_resolve_in_the_lake_which_is_always_a_root(fenced: SourceContext, tmp_path: Path) -> None:
+    with pytest.raises(SourceError) as err:
         get_source("json").read(fenced, "rel/x", {})
+    assert err.value.message == "path rel/x does not exist"
+    get_source("json").write(fenced, pa.table({"a": [1]}), "rel/x", "overwrite", {}, [])
+    assert (tmp_path / "data" / "lake" / "rel" / "x").is_dir()
+    assert get_source("json").read(fenced, "rel/x", {}).num_rows == 1
+
+
+def test_a_path_that_is_itself_a_symlink_out_is_refused(fenced: SourceContext, tmp_path: Path) -> None:
+    os.symlink(tmp_path / "secret" / "keys.txt", tmp_path / "allowed" / "keys.txt")
+    with pytest.raises(SourceError, match="path .*allowed/keys.txt is outside the allowed data roots"):
+        get_source("text").read(fenced, str(tmp_path / "allowed" / "keys.txt"), {})
+    with pytest.raises(SourceError, match="path .*allowed/keys.txt is outside the allowed data roots"):
+        get_source("text").write(fenced, pa.table({"value": ["x"]}), str(tmp_path / "allowed" / "keys.txt"),
+                                 "overwrite", {}, [])
+    assert (tmp_path / "secret" / "keys.txt").read_text() == "hunter2\n"
 
 
 def test_delta_lake_names_are_always_allowed_but_delta_paths_are_fenced(fenced: SourceContext, tmp_path: Path) -> None:
     delta = get_source("delta")
     delta.write(fenced, pa.table({"a": [1]}), "db.t", "overwrite", {}, [])
     assert delta.read(fenced, "db.t", {}).num_rows == 1
+    assert delta.read(fenced, str(tmp_path / "allowed" / ".." / "data" / "lake" / "db" / "t"), {}).num_rows == 1
     with pytest.raises(SourceError, match="outside the allowed data roots"):
         delta.write(fenced, pa.table({"a": [1]}), str(tmp_path / "secret" / "t"), "overwrite", {}, [])
-    with pytest.raises(SourceError, match="outside the allowed data roots"):
-        delta.read(fenced, str(tmp_path / "allowed" / ".." / "data" / "lake" / "db" / "t"), {})
+    with pytest.raises(SourceError, match="inside the server's private data folder"):
+        delta.read(fenced, str(tmp_path / "allowed" / ".." / "data" / "db" / "t"), {})

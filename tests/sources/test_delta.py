@@ -29,7 +29,7 @@ def test_name_with_slash_is_a_path(ctx: SourceContext, delta, people: pa.Table, 
     delta.write(ctx, people, str(tmp_path / "abs" / "t"), "overwrite", {}, [])
     assert DeltaTable.is_deltatable(str(tmp_path / "abs" / "t"))
     delta.write(ctx, people, "rel/t", "overwrite", {}, [])
-    assert DeltaTable.is_deltatable(str(ctx.data_dir / "rel" / "t"))
+    assert DeltaTable.is_deltatable(str(ctx.lake / "rel" / "t"))  # relative paths live in the lake
     assert delta.read(ctx, "rel/t", {}).num_rows == 4
 
 

@@ -31,12 +31,12 @@ def test_typed_round_trip(ctx: SourceContext, people: pa.Table, rows, fmt: str) 
     back = src.read(ctx, "out", {})
     assert rows(back) == rows(people)
     assert back.schema.field("id").type == pa.int64()
-    assert (ctx.data_dir / "out").is_dir()
+    assert (ctx.lake / "out").is_dir()
 
 
 def test_csv_follows_spark_defaults(ctx: SourceContext, people: pa.Table, rows) -> None:
     csv = get_source("csv")
-    csv.write(ctx, people, str(ctx.data_dir / "p"), "overwrite", {"header": "true"}, [])
+    csv.write(ctx, people, str(ctx.lake / "p"), "overwrite", {"header": "true"}, [])
     as_text = csv.read(ctx, "p", {"header": "true"})
     assert as_text.column_names == people.column_names
     assert all(pa.types.is_string(t) for t in as_text.schema.types)
@@ -48,7 +48,7 @@ def test_csv_follows_spark_defaults(ctx: SourceContext, people: pa.Table, rows) 
 
 
 def test_csv_delimiter_and_bad_option_values(ctx: SourceContext, tmp_path: Path) -> None:
-    f = ctx.data_dir / "semi.csv"
+    f = ctx.lake / "semi.csv"
     f.write_text("a;b\n1;x\n2;y\n")
     t = get_source("csv").read(ctx, "semi.csv", {"header": "true", "delimiter": ";", "inferSchema": "true"})
     assert t.to_pydict() == {"a": [1, 2], "b": ["x", "y"]}
@@ -59,7 +59,7 @@ def test_csv_delimiter_and_bad_option_values(ctx: SourceContext, tmp_path: Path)
 
 
 def test_text_lines_and_single_column_rule(ctx: SourceContext) -> None:
-    (ctx.data_dir / "notes.txt").write_text("first\r\nsecond\n\nfourth\n")
+    (ctx.lake / "notes.txt").write_text("first\r\nsecond\n\nfourth\n")
     text = get_source("text")
     t = text.read(ctx, "notes.txt", {})
     assert t.to_pydict() == {"value": ["first", "second", "", "fourth"]}
@@ -70,7 +70,7 @@ def test_text_lines_and_single_column_rule(ctx: SourceContext) -> None:
 
 
 def test_folder_reads_data_files_recursively_sorted_and_skips_hidden(ctx: SourceContext) -> None:
-    d = ctx.data_dir / "logs"
+    d = ctx.lake / "logs"
     (d / "sub").mkdir(parents=True)
     (d / "b.json").write_text('{"n": 2}\n')
     (d / "a.json").write_text('{"n": 1}\n')
@@ -82,7 +82,7 @@ def test_folder_reads_data_files_recursively_sorted_and_skips_hidden(ctx: Source
 
 
 def test_spark_style_part_files_without_suffix(ctx: SourceContext) -> None:
-    d = ctx.data_dir / "spark_out"
+    d = ctx.lake / "spark_out"
     d.mkdir()
     (d / "part-00000").write_text("x\n")
     (d / "part-00001").write_text("y\n")
@@ -98,7 +98,7 @@ def test_missing_path_names_it(ctx: SourceContext) -> None:
 
 
 def test_empty_folder_says_so(ctx: SourceContext) -> None:
-    (ctx.data_dir / "empty").mkdir()
+    (ctx.lake / "empty").mkdir()
     with pytest.raises(SourceError, match="path empty has no parquet files"):
         get_source("parquet").read(ctx, "empty", {})
 
@@ -116,7 +116,7 @@ def test_every_save_mode(ctx: SourceContext, people: pa.Table, fmt: str) -> None
     assert src.read(ctx, "t", opts).num_rows == 4
     src.write(ctx, people, "t", "Append", opts, [])
     assert src.read(ctx, "t", opts).num_rows == 8
-    assert len(list((ctx.data_dir / "t").iterdir())) == 2  # append added one part file
+    assert len(list((ctx.lake / "t").iterdir())) == 2  # append added one part file
     src.write(ctx, people.slice(0, 1), "t", "overwrite", opts, [])
     assert src.read(ctx, "t", opts).num_rows == 1
     with pytest.raises(SourceError, match="unknown save mode 'upsert'"):
@@ -140,7 +140,7 @@ def test_partition_by_writes_hive_folders_and_reads_them_back(ctx: SourceContext
         src = get_source(fmt)
         opts = {"header": "true", "inferSchema": "true"} if fmt == "csv" else {}
         src.write(ctx, table, f"p_{fmt}", "overwrite", opts, ["team", "year"])
-        root = ctx.data_dir / f"p_{fmt}"
+        root = ctx.lake / f"p_{fmt}"
         assert sorted(p.name for p in root.iterdir()) == ["team=__HIVE_DEFAULT_PARTITION__", "team=a", "team=b"]
         assert (root / "team=a" / "year=2021").is_dir()
         back = src.read(ctx, f"p_{fmt}", opts)
@@ -171,7 +171,7 @@ def test_failed_overwrite_leaves_previous_data(ctx: SourceContext, people: pa.Ta
         src.write(ctx, pa.table({"id": [9]}), "t", "overwrite", {}, [])
     monkeypatch.undo()
     assert src.read(ctx, "t", {}).equals(people)
-    assert [p.name for p in ctx.data_dir.iterdir()] == ["t"]  # no staging folder left behind
+    assert [p.name for p in ctx.lake.iterdir()] == ["t"]  # no staging folder left behind
 
 
 def test_failed_partitioned_overwrite_leaves_previous_data(ctx: SourceContext, people: pa.Table) -> None:
@@ -181,11 +181,11 @@ def test_failed_partitioned_overwrite_leaves_previous_data(ctx: SourceContext, p
     with pytest.raises(SourceError, match="cannot save csv to t"):
         src.write(ctx, bad, "t", "overwrite", {}, ["k"])
     assert src.read(ctx, "t", {"header": "true"}).num_rows == 4
-    assert [p.name for p in ctx.data_dir.iterdir()] == ["t"]
+    assert [p.name for p in ctx.lake.iterdir()] == ["t"]
 
 
 def test_overwrite_replaces_a_single_file_target(ctx: SourceContext, people: pa.Table) -> None:
-    pq.write_table(people, ctx.data_dir / "one.parquet")
+    pq.write_table(people, ctx.lake / "one.parquet")
     src = get_source("parquet")
     assert src.read(ctx, "one.parquet", {}).equals(people)
     with pytest.raises(SourceError, match="single file"):
@@ -206,12 +206,12 @@ def test_json_writes_binary_dates_and_nested_values(ctx: SourceContext) -> None:
 
     t = pa.table({"b": [b"\x00\x01"], "d": [dt.date(2024, 1, 2)], "l": [[1, 2]], "s": [{"x": 1}]})
     get_source("json").write(ctx, t, "j", "overwrite", {}, [])
-    line = next((ctx.data_dir / "j").iterdir()).read_text().strip()
+    line = next((ctx.lake / "j").iterdir()).read_text().strip()
     assert json.loads(line) == {"b": "AAE=", "d": "2024-01-02", "l": [1, 2], "s": {"x": 1}}
 
 
 def test_binary_file_reads_each_file_as_a_row(ctx: SourceContext) -> None:
-    d = ctx.data_dir / "imgs"
+    d = ctx.lake / "imgs"
     (d / "nested").mkdir(parents=True)
     (d / "a.png").write_bytes(b"\x89PNG-a")
     (d / "nested" / "b.png").write_bytes(b"\x89PNG-bb")

@@ -42,9 +42,10 @@ def test_direct_query(sqlite_ctx: SourceContext, jdbc) -> None:
 
 def test_url_option_with_a_plain_table_name(sqlite_ctx: SourceContext, jdbc, tmp_path: Path) -> None:
     url = sqlite_ctx.connections["shop"]["url"]
-    assert jdbc.read(SourceContext(data_dir=tmp_path), "items", {"url": url}).num_rows == 3
+    elsewhere = SourceContext(data_dir=tmp_path / "data")
+    assert jdbc.read(elsewhere, "items", {"url": url}).num_rows == 3
     jdbc_url = f"jdbc:sqlite:{tmp_path / 'shop.db'}"
-    assert jdbc.read(SourceContext(data_dir=tmp_path), "items", {"url": jdbc_url}).num_rows == 3
+    assert jdbc.read(elsewhere, "items", {"url": jdbc_url}).num_rows == 3
 
 
 def test_jdbc_urls_map_to_sqlalchemy_dialects() -> None:
