@@ -71,7 +71,7 @@ def main() -> None:
     config = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
 
     with tempfile.TemporaryDirectory() as tmp:
-        session = Session(load_config({"DATA_DIR": tmp}))
+        session = Session(load_config({"DATA_DIR": str(Path(tmp) / "data")}))  # data.parquet sits beside it
         con = duckdb.connect(":memory:", config=config)
 
         # 1. group-by over a catalog table
