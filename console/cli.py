@@ -158,7 +158,7 @@ def _demo_login(store: Any, notebook_id: str) -> str:
 
 @main.group()
 def users() -> None:
-    """Add, list and change the passwords of local users."""
+    """Add and list local users; change their passwords and site roles."""
 
 
 def _read_password(password: str | None) -> str:
@@ -172,37 +172,70 @@ def _read_password(password: str | None) -> str:
         raise click.UsageError(str(exc)) from exc
 
 
+def _site_role_choice() -> click.Choice:
+    from console.roles import SITE_ROLES
+
+    return click.Choice(SITE_ROLES)
+
+
 @users.command("add")
 @click.argument("username")
-@click.option("--admin", "is_admin", is_flag=True, help="An administrator (owner of every notebook).")
+@click.option("--role", "site_role", type=_site_role_choice(), default=None,
+              help="reader: views what is shared with it; member (default): creates notebooks and runs code; "
+                   "admin: owns every notebook.")
+@click.option("--admin", "is_admin", is_flag=True, help="The same as --role admin.")
 @click.option("--display-name", default="", help="The name others see (default: the user name).")
 @click.option("--password", default=None, help="The password (default: prompt; avoid on shared machines).")
 @data_dir_option
-def users_add(username: str, is_admin: bool, display_name: str, password: str | None, data_dir: str | None) -> None:
+def users_add(username: str, site_role: str | None, is_admin: bool, display_name: str, password: str | None,
+              data_dir: str | None) -> None:
     """Create a user who logs in with a password."""
+    from console.roles import DEFAULT_SITE_ROLE
     from console.store import StoreError
     from console.server.auth import hash_password
 
+    if is_admin and site_role not in (None, "admin"):
+        raise click.UsageError(f"--admin and --role {site_role} disagree: give one of them")
+    role = "admin" if is_admin else site_role or DEFAULT_SITE_ROLE
     secret = _read_password(password)
     store = _open_store(_config(data_dir))
     try:
-        store.create_user(username, hash_password(secret), display_name=display_name, is_admin=is_admin)
+        store.create_user(username, hash_password(secret), display_name=display_name, site_role=role)
     except StoreError as exc:
         raise click.ClickException(exc.message) from exc
     finally:
         store.close()
-    click.echo(f"user {username} created")
+    click.echo(f"user {username} created ({role})")
 
 
 @users.command("list")
 @data_dir_option
 def users_list(data_dir: str | None) -> None:
-    """List users: name, admin or not, whether a password is set."""
+    """List users: name, site role, whether a password is set."""
     store = _open_store(_config(data_dir))
     for u in store.list_users():
-        flags = ", ".join(f for f, on in (("admin", u.is_admin), ("no password", not u.has_password)) if on)
-        click.echo(f"{u.username}\t{u.display_name}" + (f"\t({flags})" if flags else ""))
+        flags = ", ".join([u.site_role] + (["no password"] if not u.has_password else []))
+        click.echo(f"{u.username}\t{u.display_name}\t({flags})")
     store.close()
+
+
+@users.command("set-role")
+@click.argument("username")
+@click.argument("site_role", metavar="reader|member|admin", type=_site_role_choice())
+@data_dir_option
+def users_set_role(username: str, site_role: str, data_dir: str | None) -> None:
+    """Change a user's site role; it holds from the user's next request on (no new login needed)."""
+    from console.store import StoreError
+
+    store = _open_store(_config(data_dir))
+    try:
+        before = store.get_user_by_name(username).site_role
+        store.set_site_role(store.get_user_by_name(username).id, site_role)
+    except StoreError as exc:
+        raise click.ClickException(exc.message) from exc
+    finally:
+        store.close()
+    click.echo(f"user {username}: {before} -> {site_role}")
 
 
 @users.command("passwd")

@@ -1,30 +1,34 @@
-"""Who may do what: roles on notebooks and folders, and the one policy table of every HTTP
-endpoint and every Socket.IO command.
+"""Who may do what: site roles of accounts, roles on notebooks and folders, and the one policy
+table of every HTTP endpoint and every Socket.IO command.
 
-Roles (console/roles.py) rank viewer < runner < editor < owner. A user's role on a notebook is
-the strongest of: owning it, a share on it, a share on a folder at or above it, owning (having
-created) such a folder; admins are owners of everything. Python cells run arbitrary code, so only
-runner and above may execute.
+Site roles (console/roles.py) rank reader < member < admin: what an account may do at all. Notebook
+roles rank viewer < runner < editor < owner. A user's role on a notebook is the strongest of: owning
+it, a share on it, a share on a folder at or above it, owning (having created) such a folder;
+admins are owners of everything. A reader's roles are capped at viewer wherever they are computed
+(role_of, folder_role), whatever its shares say, so a reader never edits, shares or runs. Python
+cells run arbitrary code, so only a member (or admin) with runner and above may execute; creating,
+importing and forking make a notebook the caller owns and could run, so they need a member too.
 
 POLICIES names every endpoint of the app and, as `socket:<type>`, every command of the notebook
 namespace (console/server/sockets.py). `check` applies a row: `enforce` (a before_request hook)
 for each request before its handler, `authorize_command` for each socket command before its
 handler. A request or command without a row (or one added per app with `classify`) is refused
-(fail closed), and tests/access/test_access_matrix.py fails until it is classified. Policies:
+(fail closed), and tests/access/test_access_matrix.py fails until it is classified. A row is
+"public" or "<site role> <what>", the site role being the least the account needs:
 
-    public            anyone, no login (the handler itself decides, e.g. a link token)
-    login             any logged-in user; the handler narrows (listings, folder checks)
-    notebook:<role>   the notebook (the URL's <notebook_id>, a command's notebook_id) needs <role>
-    run:<role>        the notebook of the URL's <run_id> needs at least <role>
+    public                   anyone, no login (the handler itself decides, e.g. a link token)
+    <site> login             any logged-in user of that site role; the handler narrows (listings, folders)
+    <site> notebook:<role>   also <role> on the notebook (the URL's <notebook_id>, a command's notebook_id)
+    <site> run:<role>        also at least <role> on the notebook of the URL's <run_id>
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from flask import Flask, current_app, g, request
+from flask import Flask, current_app, g, has_app_context, request
 
-from console.roles import ROLE_RANK, at_least
+from console.roles import ROLE_RANK, SITE_CAP, SITE_RANK, at_least, capped, site_at_least
 
 POLICIES_KEY = "console.access_policies"
 COMMAND_PREFIX = "socket:"
@@ -40,61 +44,91 @@ POLICIES: dict[str, str] = {
     "auth.login": "public",
     "auth.logout": "public",
     "auth.me": "public",
-    "auth.password": "login",
-    "sharing.users": "login",
-    # notebooks
-    "api.notebooks.list": "login",
-    "api.notebooks.create": "login",
-    "api.notebooks.get": "notebook:viewer",
-    "api.notebooks.replace": "notebook:editor",
-    "api.notebooks.rename": "notebook:editor",
-    "api.notebooks.move": "notebook:owner",
-    "api.notebooks.duplicate": "notebook:viewer",
-    "api.notebooks.fork": "notebook:viewer",
-    "api.notebooks.delete": "notebook:owner",
-    "api.transfer.import": "login",
-    "api.transfer.export": "notebook:viewer",
-    "api.cells.add": "notebook:editor",
-    "api.cells.edit": "notebook:editor",
-    "api.cells.delete": "notebook:editor",
-    "api.cells.move": "notebook:editor",
-    "api.revisions.list": "notebook:viewer",
-    "api.revisions.get": "notebook:viewer",
-    "api.revisions.diff": "notebook:viewer",
-    "api.revisions.restore": "notebook:editor",
+    "auth.password": "reader login",
+    "sharing.users": "reader login",
+    # notebooks: a new notebook (created, imported, duplicated, forked) is the caller's own, so
+    # one a reader could run; only members make them
+    "api.notebooks.list": "reader login",
+    "api.notebooks.create": "member login",
+    "api.notebooks.get": "reader notebook:viewer",
+    "api.notebooks.replace": "member notebook:editor",
+    "api.notebooks.rename": "member notebook:editor",
+    "api.notebooks.move": "member notebook:owner",
+    "api.notebooks.duplicate": "member notebook:viewer",
+    "api.notebooks.fork": "member notebook:viewer",
+    "api.notebooks.delete": "member notebook:owner",
+    "api.transfer.import": "member login",
+    "api.transfer.export": "reader notebook:viewer",
+    "api.cells.add": "member notebook:editor",
+    "api.cells.edit": "member notebook:editor",
+    "api.cells.delete": "member notebook:editor",
+    "api.cells.move": "member notebook:editor",
+    "api.revisions.list": "reader notebook:viewer",
+    "api.revisions.get": "reader notebook:viewer",
+    "api.revisions.diff": "reader notebook:viewer",
+    "api.revisions.restore": "member notebook:editor",
     # folders: the handlers check the folder role (the path is in the body or the query)
-    "api.folders.list": "login",
-    "api.folders.create": "login",
-    "api.folders.delete": "login",
-    "api.folders.rename": "login",
-    "sharing.folder_shares": "login",
-    "sharing.folder_share_set": "login",
-    "sharing.folder_share_delete": "login",
+    "api.folders.list": "reader login",
+    "api.folders.create": "member login",
+    "api.folders.delete": "member login",
+    "api.folders.rename": "member login",
+    "sharing.folder_shares": "member login",
+    "sharing.folder_share_set": "member login",
+    "sharing.folder_share_delete": "member login",
     # sharing and links
-    "sharing.shares": "notebook:owner",
-    "sharing.share_set": "notebook:owner",
-    "sharing.share_delete": "notebook:owner",
-    "sharing.links": "notebook:owner",
-    "sharing.link_create": "notebook:owner",
-    "sharing.link_revoke": "notebook:owner",
+    "sharing.shares": "member notebook:owner",
+    "sharing.share_set": "member notebook:owner",
+    "sharing.share_delete": "member notebook:owner",
+    "sharing.links": "member notebook:owner",
+    "sharing.link_create": "member notebook:owner",
+    "sharing.link_revoke": "member notebook:owner",
     # kernels and runs over HTTP (console/server/runs.py)
-    "runs.run": "notebook:runner",
-    "runs.interrupt": "notebook:runner",
-    "runs.restart": "notebook:runner",
-    "runs.kernel": "notebook:viewer",
-    "runs.notebook_runs": "notebook:viewer",
-    "runs.get_run": "run:viewer",
-    "runs.outputs": "run:viewer",
-    "runs.log": "run:viewer",
+    "runs.run": "member notebook:runner",
+    "runs.interrupt": "member notebook:runner",
+    "runs.restart": "member notebook:runner",
+    "runs.kernel": "reader notebook:viewer",
+    "runs.notebook_runs": "reader notebook:viewer",
+    "runs.get_run": "reader run:viewer",
+    "runs.outputs": "reader run:viewer",
+    "runs.log": "reader run:viewer",
     # the same over the socket (console/server/sockets.py); leaving a room needs only the login
-    "socket:join": "notebook:viewer",
-    "socket:leave": "login",
-    "socket:run_cell": "notebook:runner",
-    "socket:run_all": "notebook:runner",
-    "socket:run_from": "notebook:runner",
-    "socket:interrupt": "notebook:runner",
-    "socket:restart": "notebook:runner",
+    "socket:join": "reader notebook:viewer",
+    "socket:leave": "reader login",
+    "socket:run_cell": "member notebook:runner",
+    "socket:run_all": "member notebook:runner",
+    "socket:run_from": "member notebook:runner",
+    "socket:interrupt": "member notebook:runner",
+    "socket:restart": "member notebook:runner",
 }
+
+
+class Policy(NamedTuple):
+    """One row, parsed: site None for a public row; role None for a plain login row."""
+
+    site: str | None
+    kind: str  # public | login | notebook | run
+    role: str | None
+
+
+def parse_policy(policy: str) -> Policy:
+    """The parts of a row; ValueError for one the enforcer does not know.
+
+    A row whose notebook role is above what the site role may hold is refused too: it could never
+    be met, and it would read as if readers could edit.
+    """
+    if policy == "public":
+        return Policy(None, "public", None)
+    site, _, what = policy.partition(" ")
+    kind, _, role = what.partition(":")
+    if site not in SITE_RANK:
+        raise ValueError(f"access policy {policy!r} must start with a site role ({', '.join(SITE_RANK)})")
+    if what == "login":
+        return Policy(site, "login", None)
+    if kind not in ("notebook", "run") or role not in ROLE_RANK:
+        raise ValueError(f"unknown access policy {policy!r}")
+    if not at_least(SITE_CAP[site], role):  # type: ignore[index]
+        raise ValueError(f"access policy {policy!r}: a {site} holds at most {SITE_CAP[site]}")  # type: ignore[index]
+    return Policy(site, kind, role)
 
 
 def command_key(command_type: str) -> str:
@@ -130,7 +164,13 @@ class Grants:
 
     @property
     def admin(self) -> bool:
-        return bool(getattr(self.user, "is_admin", False))
+        return site_role_of(self.user) == "admin"
+
+
+def site_role_of(user: Any) -> str:
+    """The account's site role; a record without one (an older caller's) counts as a reader, the least."""
+    role = getattr(user, "site_role", None)
+    return role if role in SITE_RANK else "reader"
 
 
 def _best(a: str | None, b: str | None) -> str | None:
@@ -142,7 +182,8 @@ def _best(a: str | None, b: str | None) -> str | None:
 
 
 def grants_of(store: Any, user: Any) -> Grants:
-    cache = g.setdefault("console_grants", {})
+    # Per request; a kernel's include (console/server/includes.py) asks outside any request.
+    cache = g.setdefault("console_grants", {}) if has_app_context() else {}
     if user.id in cache:
         return cache[user.id]
     gr = Grants(user)
@@ -168,7 +209,7 @@ def folder_role(store: Any, user: Any, path: str) -> str | None:
     for folder, role in gr.folder_roles:
         if _is_under(path, folder):
             best = _best(best, role)
-    return best
+    return capped(site_role_of(user), best)
 
 
 def role_of(store: Any, user: Any, notebook: Any) -> str | None:
@@ -176,9 +217,13 @@ def role_of(store: Any, user: Any, notebook: Any) -> str | None:
     if user is None:
         return None
     gr = grants_of(store, user)
-    if gr.admin or notebook.owner_id == user.id:
+    if gr.admin:
         return "owner"
-    return _best(gr.notebook_roles.get(notebook.id), folder_role(store, user, notebook.folder))
+    # A reader's own notebooks (made while it was a member) count as viewer too: owning one must
+    # not let it run code its site role forbids.
+    own = "owner" if notebook.owner_id == user.id else None
+    shared = _best(gr.notebook_roles.get(notebook.id), folder_role(store, user, notebook.folder))
+    return capped(site_role_of(user), _best(own, shared))
 
 
 def can(user: Any, notebook: Any, role: str, store: Any = None) -> bool:
@@ -242,7 +287,7 @@ def place(folder: Any) -> str:
     parent = parent_of(top)
     if parent != "/" and not at_least(folder_role(store, user, parent), "editor"):
         raise _api_error(403, f"you need the editor role on folder {parent}")
-    if not getattr(user, "is_admin", False):
+    if site_role_of(user) != "admin":
         try:
             store.create_folder(top, owner_id=user.id)
         except Exists:  # made meanwhile by someone else: check again as an existing folder
@@ -300,18 +345,25 @@ def check(policy: str, notebook_id: str | None = None, run_id: str | None = None
 
     if policy == "public":  # before any lookup: static files and pages must stay cheap
         return None
+    try:
+        row = parse_policy(policy)
+    except ValueError:  # fail closed: a row nobody can read allows nothing
+        raise _api_error(403, f"unknown access policy {policy!r} (console/server/access.py POLICIES)") from None
     user = auth.current_user()
     if user is None:
         raise _api_error(401, "log in first")
-    kind, _, role = policy.partition(":")
-    if kind == "notebook":
+    have = site_role_of(user)
+    if row.site is not None and not site_at_least(have, row.site):
+        raise _api_error(403, f"you need the {row.site} site role for this (your account is a {have}: "
+                              "readers only view what is shared with them)")
+    if row.kind == "notebook":
         if notebook_id is None:
             raise _api_error(400, "which notebook? 'notebook_id' is missing")
-        require(notebook_id, role)
-    elif kind == "run":
+        require(notebook_id, row.role or "viewer")
+    elif row.kind == "run":
         if run_id is None:
             raise _api_error(400, "which run? 'run_id' is missing")
-        require(_store().get_run(run_id).notebook_id, role)
+        require(_store().get_run(run_id).notebook_id, row.role or "viewer")
     return user
 
 
@@ -336,18 +388,24 @@ def command_types(app: Flask) -> set[str]:
 
 
 def valid_policy(policy: str) -> bool:
-    kind, _, role = policy.partition(":")
-    return policy in ("public", "login") or (kind in ("notebook", "run") and role in ROLE_RANK)
+    try:
+        parse_policy(policy)
+    except ValueError:
+        return False
+    return True
 
 
 def classify(app: Flask, key: str, policy: str) -> None:
     """Give an endpoint or socket command added outside this module (a plugin, a test route) its
     policy on this app."""
-    if not valid_policy(policy):
-        raise ValueError(f"unknown access policy {policy!r}")
+    parse_policy(policy)  # ValueError for a row the enforcer would not know
     app.extensions[POLICIES_KEY][key] = policy
 
 
 def init_access(app: Flask) -> None:
+    bad = {key: policy for key, policy in POLICIES.items() if not valid_policy(policy)}
+    if bad:  # a row the enforcer cannot read: refuse to start rather than refuse at request time
+        raise RuntimeError(f"access policies the enforcer does not know: {bad} (a row is 'public' or "
+                           "'<reader|member|admin> login|notebook:<role>|run:<role>')")
     app.extensions[POLICIES_KEY] = dict(POLICIES)
     app.before_request(enforce)

@@ -28,7 +28,7 @@ from flask import Blueprint, Flask, Response, current_app, g, jsonify, request
 from flask.typing import ResponseReturnValue
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from console.roles import served as served_roles
+from console.roles import served as served_roles, served_site as served_site_roles
 from console.store import LoginSessionRecord, NotFound, Store, UserRecord
 
 log = logging.getLogger(__name__)
@@ -221,7 +221,8 @@ def _clear_cookies(resp: Response) -> None:
 def _user_json(user: UserRecord | None) -> dict[str, Any] | None:
     if user is None:
         return None
-    return {"id": user.id, "username": user.username, "display_name": user.display_name, "is_admin": user.is_admin}
+    return {"id": user.id, "username": user.username, "display_name": user.display_name, "is_admin": user.is_admin,
+            "site_role": user.site_role}
 
 
 def login() -> ResponseReturnValue:
@@ -273,6 +274,7 @@ def me() -> ResponseReturnValue:
         "single_user": single_user_mode(),
         "auth": ident.via,
         "roles": served_roles(),  # the page's role list (console/roles.py), so it keeps no copy
+        "site_roles": served_site_roles(),  # the same for accounts: reader, member, admin
     })
 
 

@@ -1,8 +1,9 @@
 """Sharing endpoints: roles for users on a notebook or a folder, read-only links, the user list.
 
-    GET    /api/users                                   -> {users: [{username, display_name}]}
+    GET    /api/users                                   -> {users: [{username, display_name, site_role}]}
     GET    /api/notebooks/<id>/shares                   -> {shares: [{id, username, role, ...}]}  owner
     POST   /api/notebooks/<id>/shares   {user, role}    -> the share (replaces the user's role)  owner
+                                                       (400 for a role above the user's site cap: readers get viewer)
     DELETE /api/notebooks/<id>/shares/<share_id>        -> 204                                   owner
     GET    /api/folders/shares?path=/team               -> {shares}                  owner of the folder
     POST   /api/folders/shares          {path, user, role}                           owner of the folder
@@ -18,7 +19,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from console.roles import ROLES
+from console.roles import ROLES, SITE_CAP, at_least, capped
 from console.store import NotFound, normalize_folder
 
 from console.server import serialize
@@ -32,9 +33,15 @@ from console.server.validate import field, json_body
 def _share_json(share: Any) -> dict[str, Any]:
     d: dict[str, Any] = serialize.plain(share)
     try:
-        d["username"] = get_store().get_user(share.user_id).username
+        user = get_store().get_user(share.user_id)
     except NotFound:
-        d["username"] = None
+        d["username"] = d["site_role"] = None
+        d["effective_role"] = share.role
+        return d
+    # A share above what the account's site role may hold (a member made a reader since) counts as
+    # the cap: the dialog shows both.
+    d["username"], d["site_role"] = user.username, user.site_role
+    d["effective_role"] = capped(user.site_role, share.role)
     return d
 
 
@@ -53,15 +60,21 @@ def _target_user(body: dict[str, Any]) -> Any:
         raise ApiError(400, f"no user named {name!r}") from exc
 
 
-def _role(body: dict[str, Any]) -> str:
+def _role(body: dict[str, Any], user: Any) -> str:
     role = field(body, "role", str)
     if role not in ROLES:
         raise ApiError(400, f"'role' must be one of {', '.join(ROLES)}")
+    cap = SITE_CAP.get(user.site_role, "viewer")
+    if not at_least(cap, role):
+        # Refused rather than quietly stored as viewer: the sharer should know what the share gives.
+        raise ApiError(400, f"{user.username} is a {user.site_role}: a {user.site_role} can be given "
+                            f"at most the {cap} role")
     return role
 
 
 def users() -> ResponseReturnValue:
-    return jsonify({"users": [{"username": u.username, "display_name": u.display_name}
+    # site_role: the share dialog offers a reader only the roles it can hold.
+    return jsonify({"users": [{"username": u.username, "display_name": u.display_name, "site_role": u.site_role}
                               for u in get_store().list_users()]})
 
 
@@ -71,7 +84,8 @@ def shares(notebook_id: str) -> ResponseReturnValue:
 
 def share_set(notebook_id: str) -> ResponseReturnValue:
     body = json_body()
-    user, role = _target_user(body), _role(body)
+    user = _target_user(body)
+    role = _role(body, user)
     return jsonify(_share_json(get_store().set_share(user.id, role, notebook_id=notebook_id))), 201
 
 
@@ -96,7 +110,8 @@ def folder_share_set() -> ResponseReturnValue:
     if path == "/":
         raise ApiError(400, "share a notebook or a folder below the root")
     require_folder(path, "owner")
-    user, role = _target_user(body), _role(body)
+    user = _target_user(body)
+    role = _role(body, user)
     return jsonify(_share_json(get_store().set_share(user.id, role, folder_path=path))), 201
 
 

@@ -4,6 +4,8 @@ a fresh "world" (folder, notebook, run, link, shares) to aim requests at, and on
 Roles: a share on the *folder* /teamN gives vera viewer, rudy runner and eddie editor on the
 notebook /teamN/proj/<nb>, so every row also tests inheritance; alice created the folder and owns
 the notebook; mallory is logged in with no role; the link holder is anonymous with the link's token.
+rita is a reader (site role) with an editor share on the folder: she gets what a viewer gets, less
+what makes a notebook of her own (create, import, duplicate, fork).
 """
 from __future__ import annotations
 
@@ -13,9 +15,12 @@ from typing import Any, Callable
 
 from console.roles import ROLES as NOTEBOOK_ROLES, at_least
 
-# The matrix's columns: callers with no notebook role, then each notebook role, weakest first.
-CALLERS = ("anonymous", "link", "stranger", *NOTEBOOK_ROLES)
-USER_OF = {"stranger": "mallory", "viewer": "vera", "runner": "rudy", "editor": "eddie", "owner": "alice"}
+# The matrix's columns: callers with no notebook role, the reader, then each notebook role, weakest first.
+CALLERS = ("anonymous", "link", "stranger", "reader", *NOTEBOOK_ROLES)
+USER_OF = {"stranger": "mallory", "reader": "rita", "viewer": "vera", "runner": "rudy", "editor": "eddie",
+           "owner": "alice"}
+# What a reader's editor share gives: never more than a viewer's role (console/roles.py SITE_CAP).
+READER_HOLDS = "viewer"
 
 # endpoint -> who may use it: anyone | login | viewer | runner | editor | owner (on the notebook,
 # or for folder endpoints on the folder). New endpoints must be added here, or the test fails.
@@ -39,6 +44,11 @@ SPEC: dict[str, str] = {
     "sharing.link_revoke": "owner", "sharing.folder_shares": "owner", "sharing.folder_share_set": "owner",
     "sharing.folder_share_delete": "owner",
 }
+
+# Endpoints that make a notebook or folder the caller owns (and so could run): members only, even
+# where the level above lets a viewer or any login in.
+MEMBERS_ONLY = {"api.notebooks.create", "api.transfer.import", "api.notebooks.duplicate", "api.notebooks.fork",
+                "api.folders.create"}
 
 SOCKET_SPEC: dict[str, str] = {
     "join": "viewer", "leave": "login", "run_cell": "runner", "run_all": "runner", "run_from": "runner",
@@ -72,7 +82,7 @@ def build_world(store: Any) -> World:
                                       {"kind": "markdown", "source": "# hi"}])
     nb = store.update_notebook(nb.id, 1, cells=[{"id": c.id, "kind": c.kind, "source": c.source + "\n"}
                                                   for c in nb.cells], author_id=users["alice"].id)
-    for name, role in (("vera", "viewer"), ("rudy", "runner"), ("eddie", "editor")):
+    for name, role in (("vera", "viewer"), ("rudy", "runner"), ("eddie", "editor"), ("rita", "editor")):
         store.set_share(users[name].id, role, folder_path=folder)
     share = store.set_share(users["admin"].id, "viewer", notebook_id=nb.id)
     fshare = store.set_share(users["admin"].id, "viewer", folder_path=folder)
@@ -153,11 +163,15 @@ def request_for(endpoint: str, w: World) -> Request:
     return table[endpoint]()
 
 
-def expected(level: str, role: str) -> bool:
+def expected(level: str, role: str, endpoint: str = "") -> bool:
     if level == "anyone":
         return True
     if role in ("anonymous", "link"):
         return False
+    if role == "reader":
+        if endpoint in MEMBERS_ONLY:
+            return False
+        role = READER_HOLDS
     if level == "login":
         return True
     return role != "stranger" and at_least(role, level)

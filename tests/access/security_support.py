@@ -8,13 +8,14 @@ from console.config import Config
 from console.server.auth import CSRF_HEADER, hash_password
 from tests.support.live_server import Served
 
-__all__ = ["PASSWORD", "USERS", "Served", "login", "make_app", "socket_as"]
+__all__ = ["PASSWORD", "READERS", "USERS", "Served", "login", "make_app", "socket_as"]
 
 
 PASSWORD = "correct horse battery"
 
 
 USERS = ("alice", "vera", "rudy", "eddie", "mallory")  # owner, viewer, runner, editor, no role
+READERS = ("rita",)  # site role reader (console/roles.py); the others are members
 
 
 def make_app(cfg: Config, **settings: Any) -> Flask:
@@ -24,6 +25,8 @@ def make_app(cfg: Config, **settings: Any) -> Flask:
     store = app.extensions["store"]
     for name in USERS:
         store.create_user(name, hash_password(PASSWORD))
+    for name in READERS:
+        store.create_user(name, hash_password(PASSWORD), site_role="reader")
     return app
 
 

@@ -6,7 +6,7 @@ from http.cookies import SimpleCookie
 from flask import Flask
 
 from console.config import Config
-from console.roles import served as served_roles
+from console.roles import served as served_roles, served_site as served_site_roles
 from security_support import PASSWORD, login, make_app
 
 
@@ -49,7 +49,9 @@ def test_wrong_password_and_unknown_user_look_the_same(mu_app: Flask) -> None:
 def test_me_and_anonymous(mu_app: Flask) -> None:
     anon = mu_app.test_client()
     me = anon.get("/api/me").json
-    assert me == {"user": None, "csrf_token": None, "single_user": False, "auth": "anonymous", "roles": served_roles()}
+    assert {k: me[k] for k in ("user", "csrf_token", "single_user", "auth", "roles", "site_roles")} == {
+        "user": None, "csrf_token": None, "single_user": False, "auth": "anonymous", "roles": served_roles(),
+        "site_roles": served_site_roles()}
     assert anon.get("/api/notebooks").status_code == 401
     assert anon.post("/api/notebooks", json={"name": "x"}).status_code == 401
     page = anon.get("/notebooks/abc")
@@ -58,6 +60,7 @@ def test_me_and_anonymous(mu_app: Flask) -> None:
     client = login(mu_app, "vera")
     me = client.get("/api/me").json
     assert me["user"]["username"] == "vera" and me["auth"] == "session" and me["csrf_token"] == client.csrf_token
+    assert me["user"]["site_role"] == "member" and me["user"]["is_admin"] is False
 
 
 def test_csrf_token_is_required_on_every_state_change(mu_app: Flask) -> None:

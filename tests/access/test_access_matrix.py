@@ -1,5 +1,6 @@
 """The authorization matrix: every endpoint of app.url_map and every socket command of the policy
-table, as anonymous, link holder, stranger, viewer, runner, editor and owner, against the spec in
+table, as anonymous, link holder, stranger, reader (with an editor share), viewer, runner, editor and
+owner, against the spec in
 authz_world.SPEC and SOCKET_SPEC.
 
 An endpoint or command that is not in the spec fails the test until someone decides who may use it. The
@@ -119,7 +120,7 @@ def test_every_endpoint_and_command_follows_the_role_spec(mu_app: Flask) -> None
     rest, unknown = rest_matrix(mu_app)
     assert not unknown, f"endpoints with no row in tests/access/authz_world.py SPEC: {unknown}"
     wrong = [f"{ep} as {role}: {'allowed' if got else 'refused'}, spec says {SPEC[ep]}"
-             for ep, row in rest.items() for role, got in row.items() if got != expected(SPEC[ep], role)]
+             for ep, row in rest.items() for role, got in row.items() if got != expected(SPEC[ep], role, ep)]
     sockets, unknown = socket_matrix(mu_app)
     assert not unknown, f"socket commands with no row in tests/access/authz_world.py SOCKET_SPEC: {unknown}"
     missing = set(SOCKET_SPEC) - set(sockets)
