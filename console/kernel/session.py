@@ -217,7 +217,11 @@ class Session:
                     raise CellError("sql", f"cannot set {stmt.key}: {why}", stmt.line, stmt.column) from None
         elif kind == "shell":
             lake = self._source_context().lake
-            lake.mkdir(parents=True, exist_ok=True)
+            try:
+                lake.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise CellError("data", f"cannot make the lake folder {lake}: {exc.strerror}",
+                                stmt.line, stmt.column) from None
             # Relative paths in a shell command resolve against the lake too, never the server's folder.
             done = subprocess.run(["bash", "-c", stmt.value], capture_output=True, text=True, cwd=lake)
             if done.returncode != 0:
