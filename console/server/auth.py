@@ -6,6 +6,11 @@ changes revoke a cookie at once. Each session has a CSRF token, readable by the 
 `csrf_token` cookie and from GET /api/me; every state-changing request made with a session cookie
 must echo it in `X-CSRF-Token`, and a Socket.IO connection must send it in its auth payload.
 
+Failed logins are limited twice: per user name and address (LOCK_AFTER, kept in the store), and
+per address whatever the names (console/server/throttle.py); a wrong old password when changing
+one's password counts as a failed login. After a login the page goes to `next` only when it is a
+path on this site (`safe_next`); GET /login drops any other.
+
 Single-user mode (SINGLE_USER, honoured only when HOST is a loopback address) makes every request
 that reaches the server through a loopback Host name the local admin, without a login. Such
 requests carry no cookie, so CSRF is refused by the Origin / Sec-Fetch-Site headers instead, and
@@ -18,7 +23,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import re
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -29,11 +36,14 @@ from flask.typing import ResponseReturnValue
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from console.roles import served as served_roles, served_site as served_site_roles
+from console.server.throttle import AddressThrottle, HashTimer
+from console.server.membership import disconnect_user, revoke as revoke_sockets
 from console.store import LoginSessionRecord, NotFound, Store, UserRecord
 
 log = logging.getLogger(__name__)
 
 ADMIN_KEY = "console.admin_id"
+THROTTLE_KEY = "console.login_throttle"
 SINGLE_USER_KEY = "console.single_user"
 ADMIN_NAME = "admin"
 SESSION_COOKIE = "console_session"
@@ -54,11 +64,15 @@ def hash_password(password: str) -> str:
 
 
 def check_password(stored: str | None, password: str) -> bool:
-    # Unknown users and users without a password still pay for one hash: no timing oracle.
+    # Unknown users and users without a password take as long as a real check (no timing oracle)
+    # but sleep instead of hashing, so made-up names cannot use up the CPU (throttle.py).
     if not stored:
-        check_password_hash(_dummy_hash(), password)
+        _HASH_TIME.pause()
         return False
-    return check_password_hash(stored, password)
+    start = time.perf_counter()
+    ok = check_password_hash(stored, password)
+    _HASH_TIME.observe(time.perf_counter() - start)
+    return ok
 
 
 _DUMMY: list[str] = []
@@ -68,6 +82,9 @@ def _dummy_hash() -> str:
     if not _DUMMY:
         _DUMMY.append(generate_password_hash(secrets.token_hex(8)))
     return _DUMMY[0]
+
+
+_HASH_TIME = HashTimer(lambda: check_password_hash(_dummy_hash(), secrets.token_hex(8)))
 
 
 def check_new_password(password: Any) -> str:
@@ -231,7 +248,57 @@ def login() -> ResponseReturnValue:
 
     body = json_body()
     username, password = field(body, "username", str), field(body, "password", str)
+    next_path = safe_next(field(body, "next", str, "/"))
     store, ip = _store(), _client_ip()
+    with _Attempt(ip):
+        if not _password_ok(store, username, password, ip):
+            raise ApiError(401, "wrong user name or password")
+    now = datetime.now(timezone.utc)
+    store.purge_login_sessions(now - timedelta(days=1))  # housekeeping: expired and revoked rows
+    user = store.get_user_by_name(username)
+    old = request.cookies.get(SESSION_COOKIE)
+    if old:
+        store.revoke_login_session(_token_id(old))
+    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    store.create_login_session(_token_id(token), user.id, csrf, now + SESSION_TTL, ip,
+                               request.headers.get("User-Agent", ""))
+    resp = jsonify({"user": _user_json(user), "csrf_token": csrf, "single_user": single_user_mode(),
+                    "next": next_path})
+    _set_cookies(resp, token, csrf)
+    return resp
+
+
+class _Attempt:
+    """One password check from `ip`: refused with 429 while the address is throttled; counted as a
+    failure for the address when the block raises a 401 or 403 (a wrong password)."""
+
+    def __init__(self, ip: str) -> None:
+        self.ip = ip
+
+    def __enter__(self) -> None:
+        from console.server.errors import ApiError
+
+        wait = _throttle().begin(self.ip)
+        if wait:
+            log.warning("login attempts from %s refused for %d s: too many failures", self.ip, wait)
+            raise ApiError(429, f"too many failed logins from this address; try again in {wait} s",
+                           retry_after=wait)
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        from console.server.errors import ApiError
+
+        _throttle().end(self.ip, failed=isinstance(exc, ApiError) and exc.status in (401, 403))
+
+
+def _throttle() -> AddressThrottle:
+    throttle: AddressThrottle = current_app.extensions[THROTTLE_KEY]
+    return throttle
+
+
+def _password_ok(store: Store, username: str, password: str, ip: str) -> bool:
+    """Check a password under the per-name lock: 429 while locked; a failure is counted and logged."""
+    from console.server.errors import ApiError
+
     now = datetime.now(timezone.utc)
     failures, locked_until = store.login_lock(username, ip)
     if locked_until is not None and locked_until > now:
@@ -242,25 +309,35 @@ def login() -> ResponseReturnValue:
         lock = _lock_seconds(count)
         store.record_login_failure(username, ip, now + timedelta(seconds=lock) if lock else None)
         log.warning("failed login for %r from %s (%d in a row)", username, ip, count)
-        raise ApiError(401, "wrong user name or password")
-    store.clear_login_failures(username, ip)
-    store.purge_login_sessions(now - timedelta(days=1))  # housekeeping: expired and revoked rows
-    user = store.get_user_by_name(username)
-    old = request.cookies.get(SESSION_COOKIE)
-    if old:
-        store.revoke_login_session(_token_id(old))
-    token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-    store.create_login_session(_token_id(token), user.id, csrf, now + SESSION_TTL, ip,
-                               request.headers.get("User-Agent", ""))
-    resp = jsonify({"user": _user_json(user), "csrf_token": csrf, "single_user": single_user_mode()})
-    _set_cookies(resp, token, csrf)
-    return resp
+        return False
+    if failures:
+        store.clear_login_failures(username, ip)
+    return True
+
+
+# Browsers drop tabs and newlines inside a URL and read a backslash as a slash.
+_UNSAFE_NEXT = re.compile(r"[\x00-\x1f\x7f\\]")
+
+
+def safe_next(value: Any) -> str:
+    """`value` when it is a path on this site, else "/".
+
+    "/<tab>/evil.example" and "/<backslash>evil.example" are other sites to a browser, as are
+    "//evil.example" and "https:evil.example".
+    """
+    if not isinstance(value, str) or not value.startswith("/") or value.startswith("//") or _UNSAFE_NEXT.search(value):
+        return "/"
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc:
+        return "/"
+    return value
 
 
 def logout() -> ResponseReturnValue:
     token = request.cookies.get(SESSION_COOKIE)
     if token:
         _store().revoke_login_session(_token_id(token))
+        revoke_sockets(session_id=_token_id(token))  # its open sockets leave every notebook room now
     resp = Response(status=204)
     _clear_cookies(resp)
     return resp
@@ -274,6 +351,8 @@ def me() -> ResponseReturnValue:
         "single_user": single_user_mode(),
         "auth": ident.via,
         "roles": served_roles(),  # the page's role list (console/roles.py), so it keeps no copy
+        # Markdown cells show images from other sites only when the server allows it (pages.page_csp).
+        "markdown_remote_images": bool(current_app.extensions["config"].MARKDOWN_REMOTE_IMAGES),
         "site_roles": served_site_roles(),  # the same for accounts: reader, member, admin
     })
 
@@ -287,15 +366,19 @@ def change_password() -> ResponseReturnValue:
     ident = identity()
     if ident.user is None or ident.via != "session":
         raise ApiError(401, "log in first")
-    store = _store()
-    if not check_password(store.password_hash(ident.user.username), field(body, "old_password", str)):
-        raise ApiError(403, "the old password is wrong")
+    store, ip = _store(), _client_ip()
+    old_password = field(body, "old_password", str)
+    # A wrong old password is a failed login: a borrowed session must not let anyone guess it freely.
+    with _Attempt(ip):
+        if not _password_ok(store, ident.user.username, old_password, ip):
+            raise ApiError(403, "the old password is wrong")
     try:
         new = check_new_password(field(body, "new_password", str))
     except ValueError as exc:
         raise ApiError(400, str(exc)) from exc
     store.set_password(ident.user.id, hash_password(new))
     store.revoke_user_sessions(ident.user.id)
+    disconnect_user(ident.user.id, keep_session=ident.session.id if ident.session else None)  # other logins' sockets
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     store.create_login_session(_token_id(token), ident.user.id, csrf, datetime.now(timezone.utc) + SESSION_TTL,
                                _client_ip(), request.headers.get("User-Agent", ""))
@@ -332,6 +415,7 @@ def init_auth(app: Flask, store: Store) -> None:
     elif single:
         log.warning("single-user mode: no login; every request through %s is the local admin", cfg.HOST)
     app.extensions[SINGLE_USER_KEY] = single
+    app.extensions[THROTTLE_KEY] = AddressThrottle()
     app.before_request(csrf_protect)
     app.after_request(_security_headers)
     app.register_blueprint(create_blueprint())

@@ -19,11 +19,12 @@ from typing import Any
 from console.config import Config
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
 from console.messages import (CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelLogEvent,
-                              KernelState, KernelStatusEvent, Message, MetricsEvent, NotebookCells, NotebookRequest,
+                              KernelState, KernelStatusEvent, Message, MetricsEvent, NotebookRequest,
                               OutputEvent, ResultEvent)
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
+from console.server import includes
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 
 log = logging.getLogger(__name__)
@@ -249,7 +250,8 @@ class SessionManager:
             return
         if isinstance(msg, NotebookRequest):
             if kp is not None:
-                kp.send(self._notebook_cells(msg))
+                # Resolved for the user this kernel runs for, among what that user may read.
+                kp.send(includes.notebook_cells(self.store, session.user_id, msg))
             return
         with session.lock:
             if kp is not session.kernel:
@@ -276,18 +278,6 @@ class SessionManager:
                 if not session.queue:
                     self._set_status(session, "idle")
                 self._pump(session)
-
-    def _notebook_cells(self, request: NotebookRequest) -> NotebookCells:
-        """The cells an `include notebook.`name`` asks for: of the oldest notebook with that name."""
-        try:
-            found = self.store.find_notebooks(name=request.name)
-            if not found:
-                return NotebookCells(request.request_id, error=f"no notebook named {request.name!r}")
-            nb = self.store.get_notebook(NotebookId(found[0].id))
-        except Exception:  # the kernel must get an answer; the details are ours
-            log.exception("reading notebook %r for an include failed", request.name)
-            return NotebookCells(request.request_id, error="the notebook store could not be read")
-        return NotebookCells(request.request_id, [[c.kind, c.source] for c in nb.cells])
 
     def _on_exit(self, session: KernelSession, kp: KernelProcess | None, reason: str, expected: bool) -> None:
         with session.lock:

@@ -22,6 +22,7 @@ from console.outputs.view import RunView, latest_views
 from console.store import CellRecord, MetricRecord, NotebookRecord, NotFound
 
 from console.server.deps import get_config, get_store
+from console.server.tracebacks import published_error
 
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; "
        "frame-ancestors 'none'")
@@ -64,7 +65,8 @@ def _published_run(view: RunView | None) -> dict[str, Any] | None:
     return {
         "status": run.status,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "error": view.error.to_wire() if view.error else None,
+        # The message and the cell's own frames; library frames name the server's files.
+        "error": published_error(view.error.to_wire()) if view.error else None,
         "result": view.result.to_wire() if view.result else None,
         "outputs": [{"seq": o.seq, "text": o.text, "stream": o.stream, "source": o.source}
                     for o in view.head + view.tail],

@@ -1,20 +1,35 @@
-"""Request parsing for the API: a JSON object body and typed fields, with 400s that say what's wrong."""
+"""Request parsing for the API: a JSON object body and typed fields, with 400s that say what's wrong.
+
+Whatever a client sends is refused here with a 4xx rather than failing deeper as a 500: JSON nested
+deeper than MAX_DEPTH, a string holding a lone surrogate (it cannot be stored as UTF-8), an integer
+outside the database's 64-bit range (in the body, the query string or a URL's <int:...> part).
+"""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Literal, overload
 
-from flask import request
+from flask import current_app, request
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from console.server.errors import ApiError
+from console.server.limits import INT_MAX, INT_MIN
 
 _MISSING = object()
+MAX_DEPTH = 64                      # far deeper than any notebook file; json.loads recurses per level
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _TYPE_NAMES = {int: "an integer", str: "a string", list: "a list", dict: "an object", bool: "true or false"}
 
 
 def json_body(required: bool = True) -> dict[str, Any]:
     """The request body as a JSON object ({} for an empty body when not required)."""
-    raw = request.get_data(cache=True)  # raises 413 past MAX_CONTENT_LENGTH
+    raw = request.get_data(cache=True)  # raises 413 when a Content-Length is past MAX_CONTENT_LENGTH
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    if request.content_length is None and limit is not None and len(raw) >= limit:
+        # A chunked body has no length to check up front: Werkzeug stops reading at the limit and
+        # returns what it has, which would be parsed as if it were the whole body.
+        raise RequestEntityTooLarge()
     if not raw.strip():
         if required:
             raise ApiError(400, "request body must be a JSON object")
@@ -23,9 +38,33 @@ def json_body(required: bool = True) -> dict[str, Any]:
         data = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ApiError(400, f"request body is not valid JSON: {exc}") from exc
+    except RecursionError as exc:  # json.loads recurses once per level: 100,000 levels end here
+        raise ApiError(400, f"request body is nested deeper than {MAX_DEPTH} levels") from exc
     if not isinstance(data, dict):
         raise ApiError(400, "request body must be a JSON object")
+    _check_values(data)
     return data
+
+
+def _check_values(value: Any, where: str = "body", depth: int = 0) -> None:
+    """Nesting within MAX_DEPTH; every string storable as UTF-8 (no lone surrogate); every integer 64-bit."""
+    if depth > MAX_DEPTH:
+        raise ApiError(400, f"request body is nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        if _SURROGATE.search(value):
+            raise ApiError(400, f"{where} holds a lone surrogate (U+D800-U+DFFF), which is not valid Unicode text")
+    elif isinstance(value, bool):
+        return
+    elif isinstance(value, int):
+        if not INT_MIN <= value <= INT_MAX:
+            raise ApiError(400, f"{where} is an integer outside the 64-bit range")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_values(key, where, depth + 1)
+            _check_values(item, f"{key!r}" if where == "body" else where, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_values(item, where, depth + 1)
 
 
 def _typed(name: str, value: Any, kind: type) -> Any:
@@ -53,9 +92,12 @@ def query_int(name: str, default: Any = _MISSING) -> Any:
             raise ApiError(400, f"{name!r} is required")
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError as exc:
         raise ApiError(400, f"{name!r} must be an integer") from exc
+    if not INT_MIN <= value <= INT_MAX:
+        raise ApiError(400, f"{name!r} is an integer outside the 64-bit range")
+    return value
 
 
 def query_bool(name: str) -> bool:
@@ -74,3 +116,4 @@ def base_revision(body: dict[str, Any], required: bool = True) -> int | None:
         value: int = _typed("base_revision", body["base_revision"], int)
         return value
     return query_int("base_revision") if required else query_int("base_revision", None)
+

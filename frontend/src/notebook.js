@@ -11,6 +11,7 @@ import { connectNotebook } from "./socket.js";
 import { bindCommandKeys, helpOverlay } from "./shortcuts.js";
 import { Banners } from "./banner.js";
 import { allows, atLeast, needs, setRoles } from "./roles.js";
+import { allowRemoteImages } from "./markdown.js";
 
 const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "kernel busy", dead: "kernel dead", none: "no kernel" };
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
@@ -47,7 +48,8 @@ export class NotebookPage {
     performance.mark("console-fetched");
     this.nb = nb;
     if (me && me.user) this.config.userId = String(me.user.id);
-    setRoles(me && me.roles);
+    setRoles(me && me.roles, me); // and the account's site role (roles.js)
+    allowRemoteImages(Boolean(me && me.markdown_remote_images));
     this.showRole(nb.role);
     this.saver = new Saver({
       notebookId: this.id,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
+from sqlalchemy.engine import make_url
 
 from console.config import Config
 
@@ -70,6 +71,7 @@ def test_oversize_body_is_413(cfg: Config) -> None:
 
 def test_app_is_built_from_settings(app: Flask, cfg: Config) -> None:
     assert app.extensions["config"]["DATA_DIR"] == cfg["DATA_DIR"]
-    assert Path(cfg.data_dir / "console.db").exists() and (cfg.data_dir / "secret_key").exists()
+    # Wherever the settings put them (the database URL names its file; the key is under the data dir).
+    assert Path(make_url(cfg.database_url).database or "").exists() and any(cfg.data_dir.rglob("secret_key"))
     assert app.extensions["socketio"].async_mode == "threading"
     assert app.config["MAX_CONTENT_LENGTH"] == cfg.MAX_BODY_BYTES
