@@ -17,7 +17,7 @@ export function ipynbUrl(api, notebookId) {
 }
 
 // canRestore() says whether the user may restore a revision (editors and up); the page hides
-// Share from non-owners through its data-needs attribute.
+// Share from non-owners, and Fork from reader accounts, through their data-needs attribute.
 export function notebookMenu(api, notebookId, { onRestored, onError, canRestore = () => true } = {}) {
   const btn = (action, text, title, run, needed) => {
     const b = h("button", { type: "button", dataset: needed ? { secAction: action, needs: needed } : { secAction: action }, title, text });
@@ -27,6 +27,6 @@ export function notebookMenu(api, notebookId, { onRestored, onError, canRestore 
   return h("span.sec-tools", { dataset: { role: "sec-tools" } },
     btn("share", "Share", "Share with people and links (owners)", () => openShareDialog(api, notebookId), needs("share")),
     btn("history", "History", "Revisions: diff and restore", () => openRevisionsPanel(api, notebookId, { onRestored, canRestore: canRestore() })),
-    btn("fork", "Fork", "Copy into your own workspace", () => forkNotebook(api, notebookId)),
+    btn("fork", "Fork", "Copy into your own workspace (members)", () => forkNotebook(api, notebookId), needs("fork")),
     h("a.button", { href: ipynbUrl(api, notebookId), download: "", title: "Download as a Jupyter notebook", text: ".ipynb" }));
 }

@@ -5,6 +5,7 @@ import { h } from "./dom.js";
 import { ask, confirmDialog } from "./dialog.js";
 import { Banners } from "./banner.js";
 import { matchName, joinPath } from "./names.js";
+import { setSite, siteAtLeast } from "./roles.js";
 
 export class WorkspacePage {
   constructor(root, { api }) {
@@ -16,6 +17,10 @@ export class WorkspacePage {
   }
 
   async start() {
+    // The account's site role: a reader gets no controls that make or change notebooks (the
+    // server refuses them anyway; console/server/access.py).
+    setSite(await this.api.me().catch(() => null));
+    this.writer = siteAtLeast("member");
     this.build();
     await Promise.all([this.showFolder(this.folder, false), this.drawTree()]);
     this.root.dataset.ready = "1";
@@ -25,7 +30,7 @@ export class WorkspacePage {
   }
 
   build() {
-    const btn = (action, text, title) => h("button", { type: "button", dataset: { action }, title, text });
+    const btn = (action, text, title) => h("button", { type: "button", dataset: { action }, title, text, hidden: !this.writer });
     this.search = h("input.search", { type: "search", placeholder: "Search notebooks by name", dataset: { role: "search" } });
     this.fileInput = h("input", { type: "file", accept: ".json,.mlsql,.ipynb,.bznb,.mlnb,application/json", hidden: true, dataset: { role: "import-file" } });
     this.tree = h("nav.tree", { dataset: { role: "tree" } });
@@ -101,12 +106,13 @@ export class WorkspacePage {
 
   drawListing(folders, notebooks, { showFolder = false } = {}) {
     const rows = [];
+    const write = (tag, action, data, text) => (this.writer ? h(tag, { type: "button", dataset: { action, ...data }, text }) : null);
     for (const f of folders) {
       rows.push(h("li.row.folder", { dataset: { path: f.path } },
         h("a.name", { href: `/?folder=${encodeURIComponent(f.path)}`, dataset: { action: "open-folder", path: f.path }, text: `${f.name}/` }),
         h("span.spacer"),
-        h("button", { type: "button", dataset: { action: "rename-folder", path: f.path }, text: "Rename" }),
-        h("button", { type: "button", dataset: { action: "delete-folder", path: f.path }, text: "Delete" })));
+        write("button", "rename-folder", { path: f.path }, "Rename"),
+        write("button", "delete-folder", { path: f.path }, "Delete")));
     }
     for (const nb of notebooks) {
       rows.push(h("li.row.notebook", { dataset: { id: nb.id, name: nb.name } },
@@ -114,12 +120,12 @@ export class WorkspacePage {
         showFolder ? h("span.where", { text: nb.folder }) : null,
         h("span.when", { text: new Date(nb.updated_at).toLocaleString() }),
         h("span.spacer"),
-        h("button", { type: "button", dataset: { action: "rename", id: nb.id }, text: "Rename" }),
-        h("button", { type: "button", dataset: { action: "move", id: nb.id }, text: "Move" }),
-        h("button", { type: "button", dataset: { action: "duplicate", id: nb.id }, text: "Duplicate" }),
+        write("button", "rename", { id: nb.id }, "Rename"),
+        write("button", "move", { id: nb.id }, "Move"),
+        write("button", "duplicate", { id: nb.id }, "Duplicate"),
         h("a.button", { href: this.api.exportUrl(nb.id), download: "", text: "Export" }),
         h("a.button", { href: `${this.api.exportUrl(nb.id)}?format=ipynb`, download: "", text: ".ipynb" }),
-        h("button.danger", { type: "button", dataset: { action: "delete", id: nb.id }, text: "Delete" })));
+        write("button.danger", "delete", { id: nb.id }, "Delete")));
     }
     if (!rows.length) rows.push(h("li.empty", { text: this.search.value ? "No notebook matches." : "This folder is empty." }));
     this.list.replaceChildren(h("ul", {}, rows));

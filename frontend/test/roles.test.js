@@ -1,15 +1,17 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { allows, atLeast, needs, setRoles } from "../src/roles.js";
+import { allows, atLeast, needs, setRoles, setSite, siteAtLeast } from "../src/roles.js";
 
 // The roles as GET /api/me serves them, from their one definition (console/roles.py).
-function servedRoles() {
+function servedRoles(what = "served") {
   const python = process.env.PYTHON || new URL("../../.venv/bin/python", import.meta.url).pathname;
-  const out = execFileSync(python, ["-c", "import json, console.roles as r; print(json.dumps(r.served()))"],
+  const out = execFileSync(python, ["-c", `import json, console.roles as r; print(json.dumps(r.${what}()))`],
     { cwd: new URL("../..", import.meta.url).pathname, encoding: "utf8" });
   return JSON.parse(out);
 }
+
+const meAs = (siteRole) => ({ user: { site_role: siteRole }, roles: servedRoles(), site_roles: servedRoles("served_site") });
 
 test("each role may do what docs/security.md says, and no more", () => {
   setRoles(servedRoles());
@@ -38,4 +40,22 @@ test("before the server says which roles there are, only reading is offered", ()
   assert.equal(allows("owner", "help"), true);
   assert.equal(allows("owner", "run"), false);
   assert.equal(allows("owner", "share"), false);
+});
+
+test("a reader account gets no fork, duplicate, new or import, whatever its notebook role", () => {
+  const me = meAs("reader");
+  setRoles(me.roles, me);
+  for (const action of ["fork", "duplicate", "new-notebook", "new-folder", "import"]) {
+    assert.equal(needs(action), "member", action);
+    assert.equal(allows("owner", action), false, action);
+  }
+  assert.equal(allows("viewer", "help"), true);
+  assert.equal(siteAtLeast("member"), false);
+  setSite(meAs("member"));
+  assert.equal(allows("viewer", "fork"), true, "a member viewer may fork");
+  assert.equal(allows("viewer", "run"), false);
+  setSite(meAs("admin"));
+  assert.equal(siteAtLeast("member"), true);
+  setSite(null);  // not known yet: nothing that needs a member is offered
+  assert.equal(allows("owner", "fork"), false);
 });

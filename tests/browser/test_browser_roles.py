@@ -1,5 +1,6 @@
 """Roles on the notebook page: a viewer gets no run or edit controls and cannot type; a runner
-can run but not type; neither sees the owner's Share. The server enforces all of it anyway
+can run but not type; neither sees the owner's Share; a reader account gets no Fork, and on the
+workspace no New notebook, New folder or Import. The server enforces all of it anyway
 (tests/access); this checks the page says so instead of offering buttons that fail. The page
 knows the roles only from the server (GET /api/me), so the share dialog offers exactly those."""
 from __future__ import annotations
@@ -22,8 +23,8 @@ SOURCE = "select 7 as seven as t;"
 def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     data = tmp_path_factory.mktemp("roles") / "data"
     data.mkdir()
-    for name in ("alice", "vera", "rudy"):  # owner, viewer, runner
-        subprocess.run([sys.executable, "-m", "console", "users", "add", name, "--password", PASSWORD,
+    for name, site in (("alice", "member"), ("vera", "member"), ("rudy", "member"), ("rita", "reader")):
+        subprocess.run([sys.executable, "-m", "console", "users", "add", name, "--role", site, "--password", PASSWORD,
                         "--data-dir", str(data)], cwd=REPO, check=True, capture_output=True, timeout=60)
     srv = start_server(data, {"CONSOLE_SINGLE_USER": "false"})
     yield srv
@@ -66,7 +67,7 @@ def shared_notebook(browser: Any, team_server: Server) -> str:
                                    "cells": [{"kind": "mlsql", "source": SOURCE}]})
         assert r.ok, r.text()
         nb_id = r.json()["id"]
-        for user, role in (("vera", "viewer"), ("rudy", "runner")):
+        for user, role in (("vera", "viewer"), ("rudy", "runner"), ("rita", "viewer")):
             s = ctx.request.post(f"{team_server.url}/api/notebooks/{nb_id}/shares", headers=headers,
                                  data={"user": user, "role": role})
             assert s.ok, s.text()
@@ -145,3 +146,30 @@ def test_the_share_dialog_offers_the_roles_the_server_serves(browser: Any, team_
         assert not page.js_errors
     finally:
         ctx.close()
+
+
+def test_a_reader_account_gets_no_fork_run_new_or_import(browser: Any, team_server: Server,
+                                                          shared_notebook: str) -> None:
+    ctx, _ = logged_in(browser, team_server, "rita")
+    vctx, _ = logged_in(browser, team_server, "vera")
+    try:
+        page = open_as(ctx, team_server, shared_notebook)
+        assert page.locator("#app").get_attribute("data-user-role") == "viewer"
+        for action in ("run-all", "interrupt", "restart", "add-mlsql"):
+            assert not page.locator(f"[data-action={action}]").is_visible(), action
+        assert page.locator("section.cell").first.locator(".cell-head [data-action]").count() == 0
+        assert not page.locator("[data-sec-action=fork]").is_visible()
+        assert page.locator("[data-sec-action=history]").is_visible()  # reading is what a reader does
+        viewer = open_as(vctx, team_server, shared_notebook)  # a member viewer still may fork
+        assert viewer.locator("[data-sec-action=fork]").is_visible()
+
+        page.goto(team_server.url + "/")
+        page.wait_for_selector("#app[data-ready='1']", state="attached")
+        for action in ("new-notebook", "new-folder", "import"):
+            assert not page.locator(f"[data-action={action}]").is_visible(), action
+        assert page.locator("li.row.notebook").count() == 1  # the shared notebook is listed ...
+        assert page.locator("li.row.notebook [data-action]").count() == 0  # ... with no write actions
+        assert not page.js_errors and not viewer.js_errors
+    finally:
+        ctx.close()
+        vctx.close()
