@@ -27,6 +27,7 @@ from console.server.access import require_folder
 from console.server.auth import current_user
 from console.server.deps import get_store
 from console.server.errors import ApiError
+from console.server.membership import revoke as revoke_sockets
 from console.server.validate import field, json_body
 
 
@@ -95,6 +96,7 @@ def share_delete(notebook_id: str, share_id: int) -> ResponseReturnValue:
     if share.notebook_id != notebook_id:
         raise NotFound(f"no share {share_id!r} on this notebook")
     store.delete_share(share_id)
+    revoke_sockets(user_id=share.user_id, notebook_id=notebook_id)  # its sockets leave the room unless still allowed
     return Response(status=204)
 
 
@@ -122,6 +124,7 @@ def folder_share_delete(share_id: int) -> ResponseReturnValue:
         raise NotFound(f"no folder share {share_id!r}")
     require_folder(share.folder_path, "owner")
     store.delete_share(share_id)
+    revoke_sockets(user_id=share.user_id)  # the folder's notebooks: re-checked for that user's sockets
     return Response(status=204)
 
 

@@ -6,6 +6,10 @@ applied to every command before its handler; this module names no role.
 Wire: the browser emits `command` with a to_wire() dict of a *Command (console/messages.py) and
 gets an ack `{ok: true, ...}` or `{ok: false, status, error}`; the server emits `event` with a
 to_wire() dict of an *Event to the room `notebook:<id>`. docs/protocol.md has the details.
+
+Sockets from nobody never get this far (console/server/wsgi.py `socket_gate` refuses them before
+Engine.IO holds anything). Each socket and the rooms it joins are registered in
+console/server/membership.py, so logout and share changes take it out of rooms at once.
 """
 from __future__ import annotations
 
@@ -32,15 +36,10 @@ from console.server import auth
 from console.server.access import authorize_command, command_types
 from console.server.deps import get_manager
 from console.server.errors import ApiError
+from console.server.membership import NAMESPACE, init_registry, may_view, registry, room
+from console.server.wsgi import socket_gate
 
 log = logging.getLogger(__name__)
-
-NAMESPACE = "/"
-
-
-def room(notebook_id: str) -> str:
-    return f"notebook:{notebook_id}"
-
 
 def broadcaster(socketio: SocketIO) -> Callable[[str, list[dict[str, Any]]], None]:
     """What the kernel manager calls to send a notebook's events to everyone in its room."""
@@ -62,16 +61,30 @@ def init_sockets(app: Flask) -> None:
     if handled != command_types(app):
         raise RuntimeError(f"socket commands {sorted(handled)} and their policies {sorted(command_types(app))} differ")
     socketio: SocketIO = app.extensions["socketio"]
+    init_registry(app)
     socketio.on_event("connect", _connect, namespace=NAMESPACE)
+    socketio.on_event("disconnect", _disconnect, namespace=NAMESPACE)
     socketio.on_event("command", _command, namespace=NAMESPACE)
+    # Outside Socket.IO's own middleware (set up by SocketIO(app)): refused before Engine.IO runs.
+    app.wsgi_app = socket_gate(app, app.wsgi_app)  # type: ignore[method-assign,assignment]  # Flask's own middleware idiom
 
 
 def _connect(auth_data: Any = None) -> bool:
     # A known user, and with a login cookie the CSRF token in the auth payload (console/server/auth.py).
-    return auth.allow_socket(auth_data)
+    if not auth.allow_socket(auth_data):
+        return False
+    user, session = auth.current_user(), auth.identity().session
+    assert user is not None  # allow_socket refuses nobody
+    registry().connected(request.sid, user.id, session.id if session else None)  # type: ignore[attr-defined]
+    return True
 
 
-def _command(data: Any) -> dict[str, Any]:
+def _disconnect(*_reason: Any) -> None:
+    registry().disconnected(request.sid)  # type: ignore[attr-defined]
+
+
+def _command(data: Any = None, *_extra: Any) -> dict[str, Any]:
+    # `data` defaults: a client may emit `command` with no argument, which must get an error ack.
     try:
         if not isinstance(data, dict):
             raise ApiError(400, "a command is a JSON object with a 'type'")
@@ -110,14 +123,26 @@ def _join(msg: Message, user: Any) -> dict[str, Any]:
         events = manager.replay(msg.notebook_id, since, metrics_since)
         for event in events:
             emit("event", event.to_wire(), to=request.sid)  # type: ignore[attr-defined]
+        # Registered before entering the room: a revoke from now on finds it.
+        registry().joined(request.sid, msg.notebook_id)  # type: ignore[attr-defined]
         join_room(room(msg.notebook_id))
+    # A revoke between the policy check and the registration above found nothing to take away:
+    # check once more, now that any later revoke will see this socket.
+    if not may_view(user.id, msg.notebook_id):
+        _leave_room(msg.notebook_id)
+        raise ApiError(403, "your access to this notebook was just removed")
     return {"replayed": len(events)}
 
 
 def _leave(msg: Message, user: Any) -> dict[str, Any]:
     assert isinstance(msg, LeaveCommand)
-    leave_room(room(msg.notebook_id))
+    _leave_room(msg.notebook_id)
     return {}
+
+
+def _leave_room(notebook_id: str) -> None:
+    registry().left(request.sid, notebook_id)  # type: ignore[attr-defined]
+    leave_room(room(notebook_id))
 
 
 def _run(msg: Message, user: Any) -> dict[str, Any]:
