@@ -1,0 +1,109 @@
+"""Login throttling against real servers in login mode: per address, and what a burst of guesses costs.
+
+After 20 failed logins from one address within a minute its further attempts get 429 for 30 s,
+whatever the names; a wrong old password on POST /api/me/password is a failed login; 60 parallel
+logins with made-up names leave /api/health answering within a second (production gunicorn server).
+"""
+from __future__ import annotations
+
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from console.server.auth import THROTTLE_KEY
+from console.server.throttle import AddressThrottle
+from findings_support import Client
+from security_support import PASSWORD, Served
+from tests.support.live_server import start_server
+
+
+@pytest.fixture
+def served(mu_app: Flask) -> Iterator[Served]:
+    server = Served(mu_app)
+    yield server
+    server.close()
+
+
+def _login(url: str, name: str, password: str) -> tuple[int, float, dict[str, object]]:
+    start = time.perf_counter()
+    r = Client(url).call("POST", "/api/login", {"username": name, "password": password})
+    return r.status, time.perf_counter() - start, r.json or {}
+
+
+def test_twenty_failures_from_one_address_block_it_whatever_the_names(served: Served) -> None:
+    for i in range(20):
+        status, _, _ = _login(served.url, f"nobody-{i}", "wrong password")
+        assert status == 401, i
+    # The 21st attempt is refused, even with the right password of a real user.
+    status, _, body = _login(served.url, "alice", PASSWORD)
+    assert status == 429 and 25 <= int(body["retry_after"]) <= 30, body  # type: ignore[call-overload]
+    assert "this address" in str(body["error"])
+
+
+def test_the_block_ends_and_the_count_starts_afresh(mu_app: Flask, served: Served) -> None:
+    mu_app.extensions[THROTTLE_KEY] = AddressThrottle(limit=3, block=1.0)
+    assert [_login(served.url, "nobody", "wrong password")[0] for _ in range(3)] == [401, 401, 401]
+    assert _login(served.url, "alice", PASSWORD)[0] == 429
+    time.sleep(1.2)
+    assert _login(served.url, "alice", PASSWORD)[0] == 200
+
+
+def test_a_wrong_old_password_counts_towards_the_lockout(served: Served) -> None:
+    alice = Client(served.url).login("alice")
+    for _ in range(5):
+        r = alice.call("POST", "/api/me/password", {"old_password": "a wrong guess", "new_password": "x" * 12})
+        assert r.status == 403, r
+    # Locked like five failed logins: the right old password is refused for now, and so is a login.
+    r = alice.call("POST", "/api/me/password", {"old_password": PASSWORD, "new_password": "x" * 12})
+    assert r.status == 429 and r.json["retry_after"] >= 29, r
+    assert _login(served.url, "alice", PASSWORD)[0] == 429
+    assert _login(served.url, "vera", PASSWORD)[0] == 200  # another name from the same address is not
+
+
+def test_unknown_names_take_about_as_long_as_wrong_passwords(served: Served) -> None:
+    wrong = [_login(served.url, "alice", f"wrong {i}")[1] for i in range(3)]
+    unknown = [_login(served.url, f"nobody-{i}", "wrong")[1] for i in range(3)]
+    assert statistics.median(unknown) > 0.5 * statistics.median(wrong), (wrong, unknown)
+
+
+def test_sixty_parallel_guesses_leave_health_answering(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    server = start_server(data, {"CONSOLE_SINGLE_USER": "false"})
+    try:
+        health: list[float] = []
+        statuses: list[int] = []
+        done = threading.Event()
+
+        def probe() -> None:
+            while not done.is_set():
+                start = time.perf_counter()
+                r = Client(server.url).call("GET", "/api/health", timeout=30)
+                assert r.status == 200
+                health.append(time.perf_counter() - start)
+                time.sleep(0.05)
+
+        def guess(i: int) -> None:
+            statuses.append(_login(server.url, f"made-up-{i}", "guess")[0])
+
+        prober = threading.Thread(target=probe)
+        prober.start()
+        time.sleep(0.2)
+        guesses = [threading.Thread(target=guess, args=(i,)) for i in range(60)]
+        for t in guesses:
+            t.start()
+        for t in guesses:
+            t.join(timeout=120)
+        done.set()
+        prober.join(timeout=60)
+        print(f"health during 60 parallel guesses: max {max(health) * 1000:.0f} ms, "
+              f"p50 {statistics.median(health) * 1000:.0f} ms over {len(health)} probes")
+        assert max(health) < 1.0, health
+        assert sorted(set(statuses)) == [401, 429] and statuses.count(401) <= 20, statuses
+    finally:
+        server.stop()
