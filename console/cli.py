@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from console.config import Config, ensure_secret_key, load_config
+from console.config import Config, ensure_secret_key, load_config, prepare_data_dir
 
 
 def _config(data_dir: str | None, **overrides: Any) -> Config:
@@ -24,7 +24,8 @@ def _config(data_dir: str | None, **overrides: Any) -> Config:
 def _open_store(cfg: Config) -> Any:
     from console.store import Store
 
-    cfg.data_dir.mkdir(parents=True, exist_ok=True)
+    for moved in prepare_data_dir(cfg):  # the old layout's database and key, out of user code's sight
+        click.echo(f"moved into the server's private folder: {moved}", err=True)
     return Store(cfg.database_url)
 
 
@@ -47,11 +48,20 @@ def main() -> None:
 @click.option("--threads", type=int, default=64, show_default=True, help="Request threads of the gunicorn worker.")
 def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, threads: int) -> None:
     """Serve the notebook web app."""
-    from console.server import create_app
+    from console.cluster.sandbox import OFF_WARNING, SandboxUnavailable
+    from console.server import SANDBOX_KEY, create_app
 
     cfg = _config(data_dir, HOST=host, PORT=port)
-    app = create_app(dict(cfg))
+    try:
+        app = create_app(dict(cfg))
+    except SandboxUnavailable as exc:
+        raise click.ClickException(str(exc)) from exc
     click.echo(f"MLSQL Console on http://{cfg.HOST}:{cfg.PORT} (data in {cfg.data_dir})")
+    sandbox_line = app.extensions[SANDBOX_KEY]
+    if sandbox_line == OFF_WARNING:  # loudly: on the terminal too, not only in the log
+        click.echo(click.style("WARNING: " + sandbox_line, fg="red", bold=True), err=True)
+    else:
+        click.echo(sandbox_line)
     if app.extensions.get("console.single_user"):
         click.echo("single-user mode: no login, every visitor through 127.0.0.1 is the local admin")
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,10 @@ from typing import Any
 
 # Not a setting: a kernel process reads its server's resolved settings (JSON) from this variable.
 KERNEL_CONFIG_ENV = "CONSOLE_KERNEL_CONFIG"
+# The server-private part of the data dir, and what lives there (see prepare_data_dir).
+PRIVATE_DIR_NAME = "server"
+DATABASE_FILE = "console.db"
+SECRET_KEY_FILE = "secret_key"
 
 
 def _bool(text: str) -> bool:
@@ -25,6 +30,16 @@ def _bool(text: str) -> bool:
 
 def _paths(text: str) -> list[str]:
     return [p for p in text.split(os.pathsep) if p]
+
+
+SANDBOX_MODES = ("auto", "on", "off")
+
+
+def _sandbox_mode(text: str) -> str:
+    mode = text.strip().lower()
+    if mode not in SANDBOX_MODES:
+        raise ValueError(f"expected one of {', '.join(SANDBOX_MODES)}")
+    return mode
 
 
 def _setting(default: Any, help: str, parse: Callable[[str], Any] = str) -> Any:
@@ -43,13 +58,16 @@ class Config(Mapping[str, Any]):
     another Config and `dict(cfg)` its JSON for a kernel process.
     """
 
-    DATA_DIR: str = _setting("./console-data", "Folder for the database, the lake, session caches and Ray's temp dir.")
+    DATA_DIR: str = _setting(
+        "./console-data", "Folder for the lake, session caches and Ray's temp dir, and (in its server/ folder, "
+                          "which user code cannot see) the database and the secret key.")
     DATABASE_URL: str | None = _setting(
-        None, "SQLAlchemy URL of the notebook store. Default: SQLite at <data_dir>/console.db.")
+        None, "SQLAlchemy URL of the notebook store. Default: SQLite at <data_dir>/server/console.db. "
+              "Kernels never get it.")
     HOST: str = _setting("127.0.0.1", "Address the web server listens on.")
     PORT: int = _setting(5000, "Port the web server listens on.", int)
     SECRET_KEY: str | None = _setting(
-        None, "Key that signs session cookies. Default: generated once and kept in <data_dir>/secret_key.")
+        None, "Key that signs session cookies. Default: generated once and kept in <data_dir>/server/secret_key.")
     RAY_ADDRESS: str | None = _setting(
         None, "Existing Ray cluster (ray://host:port or a GCS host:port). Default: an embedded head on 127.0.0.1.")
     RAY_CLIENT_PORT: int = _setting(
@@ -69,13 +87,23 @@ class Config(Mapping[str, Any]):
     MARKDOWN_REMOTE_IMAGES: bool = _setting(
         False, "Let Markdown cells show images from other sites (each view then tells that site who looked).", _bool)
 
+    SANDBOX: str = _setting(
+        "auto", "Run kernels, their Python workers and the embedded Ray head in a bubblewrap sandbox that cannot "
+                "see the server's files: on, off, or auto (on where bwrap works). Without it a login-mode server "
+                "refuses to start unless this is off.", _sandbox_mode)
+
     @property
     def data_dir(self) -> Path:
         return Path(self.DATA_DIR).resolve()
 
     @property
+    def private_dir(self) -> Path:
+        """The server's own folder: the database and the secret key. Sandboxed user code never sees it."""
+        return self.data_dir / PRIVATE_DIR_NAME
+
+    @property
     def database_url(self) -> str:
-        return self.DATABASE_URL or f"sqlite:///{self.data_dir / 'console.db'}"
+        return self.DATABASE_URL or f"sqlite:///{self.private_dir / DATABASE_FILE}"
 
     # Mapping: read-only access by name.
     def __getitem__(self, name: str) -> Any:
@@ -138,13 +166,43 @@ def load_config(overrides: Mapping[str, Any] | None = None, environ: Mapping[str
 
 
 def ensure_secret_key(cfg: Config) -> str:
-    """The configured secret key, or one generated once and kept in the data dir."""
+    """The configured secret key, or one generated once and kept in the private folder."""
     if cfg.SECRET_KEY:
         return cfg.SECRET_KEY
-    path = cfg.data_dir / "secret_key"
+    path = cfg.private_dir / SECRET_KEY_FILE
     if not path.exists():
-        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        prepare_data_dir(cfg)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(secrets.token_hex(32))
     return path.read_text().strip()
+
+
+def prepare_data_dir(cfg: Config) -> list[str]:
+    """Make the data dir and its private folder (0700), moving a database and key of the old layout in.
+
+    Before the split the database and the cookie key sat in the data dir itself, where user code
+    could read them. They are moved (never copied, so no readable copy stays behind); when the
+    private folder already has its own, the old file is still moved out of sight, renamed
+    `*.stale-<time>`. Returns what was moved, for the log.
+    """
+    cfg.data_dir.mkdir(parents=True, exist_ok=True)
+    private = cfg.private_dir
+    private.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(private, 0o700)
+    moved: list[str] = []
+    names = [SECRET_KEY_FILE] if not cfg.SECRET_KEY else []
+    if not cfg.DATABASE_URL:  # only the default SQLite store lives in the data dir
+        names += [DATABASE_FILE + suffix for suffix in ("", "-wal", "-shm", "-journal")]
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for name in names:
+        old = cfg.data_dir / name
+        if not old.is_file():
+            continue
+        new = private / name
+        if new.exists():
+            new = private / f"{name}.stale-{stamp}"
+        os.replace(old, new)  # the same file system: the private folder is inside the data dir
+        os.chmod(new, 0o600)
+        moved.append(f"{old} -> {new}")
+    return moved

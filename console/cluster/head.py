@@ -3,7 +3,12 @@
 The embedded head is a `ray start --head --block` subprocess in its own process group, so every
 Ray process it spawns can be stopped by that group without `ray stop` (which kills every Ray on
 the machine). Several kernel processes on one data dir share one head: its address and PID are
-recorded in `<data_dir>/ray/head.json`, guarded by a file lock. The server owns stopping it.
+recorded in `<data_dir>/server/head.json` (the private folder), guarded by a file lock. The server owns stopping it.
+
+The server also starts it, inside the sandbox (cluster/sandbox.py), when a kernel first asks: a
+sandboxed kernel lives in its own PID namespace, so a head it started would die with it and its
+recorded PIDs would mean nothing outside. Such a kernel asks its server over a socket the server
+hands it (`HEAD_FD_ENV`) and gets the ClusterInfo back.
 """
 from __future__ import annotations
 
@@ -17,11 +22,15 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
+
+from console.config import PRIVATE_DIR_NAME
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +44,8 @@ RAY_ENV: dict[str, str] = {
     "TF_CPP_MIN_LOG_LEVEL": "2",
     "TF_ENABLE_ONEDNN_OPTS": "0",
 }
+# Not a setting: the descriptor of a kernel's socket to its server, which starts the head for it.
+HEAD_FD_ENV = "CONSOLE_RAY_HEAD_FD"
 _SOCKET_PATH_MAX = 107  # AF_UNIX sun_path limit on Linux, minus the NUL
 _SOCKET_SUFFIX = 75  # what Ray appends under --temp-dir: session_<date>_<pid>/sockets/plasma_store
 
@@ -156,11 +167,13 @@ def start_head(
     log_path: Path | None = None,
     timeout: float = 60.0,
     env: Mapping[str, str] | None = None,
+    wrap: Callable[[list[str]], tuple[list[str], tuple[int, ...]]] | None = None,
 ) -> ClusterInfo:
     """Start a Ray node with `ray start --block`: a head, or with `address` a node joining one.
 
     Returns once the node is reachable. The process leads its own group; stop it with
-    stop_process_group(info.pid).
+    stop_process_group(info.pid). wrap: runs the command in the sandbox (it then gets only the
+    sandbox's allow-listed environment).
     """
     temp_dir.mkdir(parents=True, exist_ok=True)
     ray_bin = str(Path(sys.executable).with_name("ray"))
@@ -182,13 +195,20 @@ def start_head(
         cmd.append(f"--num-cpus={num_cpus}")
     if resources:
         cmd.append(f"--resources={json.dumps(dict(resources))}")
-    env = {**os.environ, **RAY_ENV, **(env or {})}
+    if wrap is not None:
+        from console.cluster.sandbox import clean_env
+
+        env = clean_env(os.environ, {**RAY_ENV, **(env or {})})
+        cmd, fds = wrap(cmd)
+    else:
+        fds = ()
+        env = {**os.environ, **RAY_ENV, **(env or {})}
     if address is not None:  # single-machine mode refuses to join a cluster
         env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"
     env.pop("RAY_ADDRESS", None)  # would make `ray start --head` try to join that cluster
     log = open(log_path or temp_dir.parent / "ray-start.log", "ab")
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, cwd=str(temp_dir.parent))
+                            start_new_session=True, cwd=str(temp_dir.parent), pass_fds=fds)
     log.close()
     gcs_address = f"127.0.0.1:{gcs_port}" if gcs_port else address
     assert gcs_address is not None
@@ -231,7 +251,9 @@ class RayCluster:
     def __init__(self, cfg: Mapping[str, Any]) -> None:
         self.cfg = cfg
         self.data_dir = Path(cfg.get("DATA_DIR") or "./console-data").resolve()
-        self.state_dir = self.data_dir / "ray"
+        self.state_dir = self.data_dir / "ray"  # Ray's log and temp dir: sandboxes write here
+        # The head's record (its PIDs, which the server signals) sits where no sandbox can forge it.
+        self.record_dir = self.data_dir / PRIVATE_DIR_NAME
         self._info: ClusterInfo | None = None
 
     @property
@@ -247,6 +269,9 @@ class RayCluster:
             addr = self.external_address
             client = addr[len("ray://"):] if addr.startswith("ray://") else None
             return ClusterInfo(address=addr, client_address=client, embedded=False)
+        if _SERVER.sock is not None:  # a sandboxed kernel: its server starts and owns the head
+            self._info = _SERVER.ask()
+            return self._info
         if self._info and self._healthy(self._info):
             return self._info
         with self._lock():
@@ -255,15 +280,25 @@ class RayCluster:
             if info is None or not self._healthy(info):
                 if info is not None and info.pid:
                     stop_process_group(info.pid, grace=2.0)  # a half-dead head of ours
-                info = start_head(short_temp_dir(self.data_dir), num_cpus=self.cfg.get("RAY_NUM_CPUS"),
-                                  client_port=self.cfg.get("RAY_CLIENT_PORT") or None,
-                                  log_path=self.state_dir / "ray-start.log")
+                info = self._start()
                 state = {"info": info.to_json(), "users": [], "owner": state.get("owner")}
             users = {p for p in state.get("users", []) if pid_alive(p)} | {os.getpid()}
             state["users"] = sorted(users)
             self._write_state(state)
             self._info = info
             return info
+
+    def _start(self) -> ClusterInfo:
+        from console.cluster import sandbox
+
+        temp_dir = short_temp_dir(self.data_dir)
+        wrap = None
+        if sandbox.enabled(self.cfg):
+            def wrap(cmd: list[str]) -> tuple[list[str], tuple[int, ...]]:
+                return sandbox.wrap(self.cfg, cmd, ray_temp_dir=temp_dir, cwd=str(self.state_dir))
+        return start_head(temp_dir, num_cpus=self.cfg.get("RAY_NUM_CPUS"),
+                          client_port=self.cfg.get("RAY_CLIENT_PORT") or None,
+                          log_path=self.state_dir / "ray-start.log", wrap=wrap)
 
     def own(self) -> None:
         """Make this process (the server) the head's owner: it outlives kernels and stops it itself."""
@@ -276,7 +311,8 @@ class RayCluster:
 
     def release(self) -> bool:
         """This process no longer uses the head; the last user stops it unless an owner lives. True if stopped."""
-        if self.external_address:
+        if self.external_address or _SERVER.sock is not None:  # the server's head is not ours to stop
+            self._info = None
             return False
         with self._lock():
             state = self._read_state()
@@ -298,13 +334,13 @@ class RayCluster:
 
     def stop(self, grace: float = 10.0) -> bool:
         """Stop the embedded head recorded for this data dir (by its process group). True if one ran."""
-        if self.external_address:
+        if self.external_address or _SERVER.sock is not None:
             return False
         with self._lock():
             return self._stop_locked(_info_of(self._read_state()), grace)
 
     def _stop_locked(self, info: ClusterInfo | None, grace: float = 10.0) -> bool:
-        (self.state_dir / "head.json").unlink(missing_ok=True)
+        (self.record_dir / "head.json").unlink(missing_ok=True)
         self._info = None
         if info is None or not info.pid or not pid_alive(info.pid):
             return False
@@ -313,8 +349,8 @@ class RayCluster:
 
     @contextmanager
     def _lock(self) -> Iterator[None]:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.state_dir / "head.lock", "a+") as fh:
+        self.record_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with open(self.record_dir / "head.lock", "a+") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
                 yield
@@ -323,15 +359,15 @@ class RayCluster:
 
     def _read_state(self) -> dict[str, Any]:
         try:
-            state = json.loads((self.state_dir / "head.json").read_text())
+            state = json.loads((self.record_dir / "head.json").read_text())
             return state if isinstance(state, dict) else {}
         except (OSError, ValueError):
             return {}
 
     def _write_state(self, state: dict[str, Any]) -> None:
-        tmp = self.state_dir / "head.json.tmp"
+        tmp = self.record_dir / "head.json.tmp"
         tmp.write_text(json.dumps(state))
-        tmp.replace(self.state_dir / "head.json")
+        tmp.replace(self.record_dir / "head.json")
 
     @staticmethod
     def _healthy(info: ClusterInfo) -> bool:
@@ -359,3 +395,55 @@ def own_embedded_head(cfg: Mapping[str, Any]) -> None:
 def stop_embedded(cfg: Mapping[str, Any]) -> bool:
     """Stop the embedded head of cfg's data dir; what the server calls on exit."""
     return RayCluster(cfg).stop()
+
+
+class _ServerChannel:
+    """A sandboxed kernel's end of the socket to its server (HEAD_FD_ENV): "ensure" -> ClusterInfo."""
+
+    def __init__(self) -> None:
+        self.sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        fd = os.environ.pop(HEAD_FD_ENV, "")  # taken once; the kernel's workers need not see it
+        if fd.isdigit():
+            try:
+                self.sock = socket.socket(fileno=int(fd))
+            except OSError:
+                log.warning("%s=%s is not a socket; the kernel starts no Ray head", HEAD_FD_ENV, fd)
+
+    def ask(self) -> ClusterInfo:
+        assert self.sock is not None
+        with self._lock:
+            self.sock.sendall(b"ensure\n")
+            line = b""
+            while not line.endswith(b"\n"):
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise RuntimeError("the server closed the Ray head channel")
+                line += chunk
+        reply = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(reply["error"])
+        return ClusterInfo(**reply["info"])
+
+
+_SERVER = _ServerChannel()
+
+
+def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any]) -> None:
+    """The server's end of a kernel's head channel: start (or find) the head on each request.
+
+    Runs on a thread of its own until the kernel closes its end.
+    """
+    with sock, sock.makefile("rb") as requests:
+        for line in requests:
+            if line.strip() != b"ensure":
+                continue
+            try:
+                reply: dict[str, Any] = {"info": RayCluster(cfg).ensure().to_json()}
+            except Exception as exc:  # the cell sees it as its own error
+                log.exception("the embedded Ray head did not start")
+                reply = {"error": f"the Ray head did not start: {exc}"}
+            try:
+                sock.sendall(json.dumps(reply).encode() + b"\n")
+            except OSError:
+                return

@@ -12,18 +12,21 @@ Runs in: the server process (`mlsql-console serve`).
 from __future__ import annotations
 
 import atexit
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 
-from console.config import SETTINGS, load_config, ensure_secret_key
+from console.config import SETTINGS, ensure_secret_key, load_config, prepare_data_dir
 
 if TYPE_CHECKING:
     from console.config import Config
     from console.store import Store
 
+log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
+SANDBOX_KEY = "console.sandbox"  # the startup's sandbox line (the CLI prints it)
 _SETTING_NAMES = {s.name for s in SETTINGS}
 
 
@@ -35,7 +38,8 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
 
     from console.server.api import create_api
     from console.server.access import init_access
-    from console.server.auth import init_auth
+    from console.cluster import sandbox
+    from console.server.auth import SINGLE_USER_KEY, init_auth
     from console.server.deps import CONFIG_KEY, STORE_KEY
     from console.server.errors import register_error_handler
     from console.server.pages import create_blueprint as create_pages
@@ -48,7 +52,8 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     overrides = dict(overrides or {})
     flask_overrides = {k: overrides.pop(k) for k in list(overrides) if k not in _SETTING_NAMES}
     cfg = load_config(overrides)
-    cfg.data_dir.mkdir(parents=True, exist_ok=True)
+    for moved in prepare_data_dir(cfg):  # the database and key out of user code's sight
+        log.warning("moved into the server's private folder: %s", moved)
 
     app = Flask("console.server", static_folder=str(STATIC_DIR), static_url_path="/static")
     app.config.update(
@@ -64,6 +69,8 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     app.extensions[STORE_KEY] = store
     app.extensions[CONFIG_KEY] = cfg
     init_auth(app, store)  # the CSRF check runs first, then the endpoint's access policy
+    # Before any kernel can start: a login-mode server without the sandbox must not serve at all.
+    app.extensions[SANDBOX_KEY] = sandbox.check_startup(cfg, login_mode=not app.extensions[SINGLE_USER_KEY])
     init_access(app)
 
     register_error_handler(app)

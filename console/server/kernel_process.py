@@ -3,6 +3,10 @@
 Three reader threads per kernel: the event pipe (typed messages), and the kernel's own stdout
 and stderr (anything a library writes there becomes "system" output of the running cell).
 A waiter thread turns the exit status into a sentence a user can act on.
+
+The kernel runs in the sandbox (console/cluster/sandbox.py) unless CONSOLE_SANDBOX=off: it gets
+an allow-listed environment and settings without the store's URL or the secret key, and a socket
+on which it asks this process for the embedded Ray head (the server starts and owns it).
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -19,6 +24,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import IO
 
+from console.cluster import sandbox
+from console.cluster.head import HEAD_FD_ENV, serve_head_requests
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
 from console.messages import Message, from_wire
@@ -86,11 +93,25 @@ def kill_marked(mark: str) -> list[int]:
 
 
 def kernel_config(cfg: Config) -> str:
-    """The resolved settings as JSON for the kernel, with the data dir made absolute."""
+    """The resolved settings as JSON for the kernel, with the data dir made absolute.
+
+    Without the store's URL (a PostgreSQL URL carries its password) or the cookie key: the
+    kernel never opens the store, and user code must not learn where it is or how to sign in.
+    """
     values = dict(cfg)
     values["DATA_DIR"] = str(cfg.data_dir)
-    values["DATABASE_URL"] = cfg.database_url
+    values["DATABASE_URL"] = None
+    values["SECRET_KEY"] = None
     return json.dumps(values)
+
+
+def kernel_env(cfg: Config, extra: dict[str, str], sandboxed: bool) -> dict[str, str]:
+    """The kernel's environment: the sandbox's allow-list, or (sandbox off) ours less the store's settings."""
+    if sandboxed:
+        return sandbox.clean_env(os.environ, extra)
+    env = {k: v for k, v in os.environ.items() if not sandbox.denied(k)}
+    env.update(extra)
+    return env
 
 
 class KernelProcess:
@@ -112,6 +133,7 @@ class KernelProcess:
         self._stderr_tail: deque[str] = deque(maxlen=5)
         self._readers: list[threading.Thread] = []
         self.mark = uuid.uuid4().hex
+        self.sandboxed = sandbox.enabled(cfg)
 
     @property
     def pid(self) -> int | None:
@@ -123,21 +145,29 @@ class KernelProcess:
     def start(self) -> None:
         cmd_r, cmd_w = os.pipe()
         evt_r, evt_w = os.pipe()
-        env = dict(os.environ)
-        env.update(self.extra_env)
+        head_ours, head_theirs = socket.socketpair()
+        env = kernel_env(self.cfg, self.extra_env, self.sandboxed)
         env[MARK_ENV] = self.mark
         env[KERNEL_CONFIG_ENV] = kernel_config(self.cfg)
+        env[HEAD_FD_ENV] = str(head_theirs.fileno())
         env["PYTHONUNBUFFERED"] = "1"
         argv = [sys.executable, "-m", self.kernel_module, "--cmd-fd", str(cmd_r),
                 "--event-fd", str(evt_w), "--notebook-id", self.notebook_id, "--session-id", self.session_id]
+        ns_fds: tuple[int, ...] = ()
+        if self.sandboxed:
+            argv, ns_fds = sandbox.wrap(self.cfg, argv, session_id=self.session_id)
         try:
             # Own process group: a restart or cull can take the kernel's worker processes with it.
             self.proc = subprocess.Popen(
-                argv, pass_fds=(cmd_r, evt_w), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, env=env, start_new_session=True)
+                argv, pass_fds=(cmd_r, evt_w, head_theirs.fileno(), *ns_fds), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+        except BaseException:
+            head_ours.close()
+            raise
         finally:
             os.close(cmd_r)
             os.close(evt_w)
+            head_theirs.close()
         self._cmd = os.fdopen(cmd_w, "wb", buffering=0)
         events = os.fdopen(evt_r, "rb")
         assert self.proc.stdout is not None and self.proc.stderr is not None
@@ -146,6 +176,7 @@ class KernelProcess:
             self._thread("stdout", self._read_text, self.proc.stdout, "stdout"),
             self._thread("stderr", self._read_text, self.proc.stderr, "stderr"),
         ]
+        self._thread("ray-head", serve_head_requests, head_ours, self.cfg)
         self._thread("wait", self._wait)
 
     def _thread(self, what: str, target: Callable[..., None], *args: object) -> threading.Thread:
@@ -222,6 +253,8 @@ class KernelProcess:
     def _wait(self) -> None:
         assert self.proc is not None
         code = self.proc.wait()
+        if self.sandboxed:
+            code = sandbox.exit_code(code)  # bwrap reports the kernel's death by signal N as 128+N
         if not self._stopping:
             # Orphaned workers of a crashed kernel; they would also hold its stdout open.
             self._signal_group(signal.SIGKILL)

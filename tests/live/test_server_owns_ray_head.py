@@ -1,6 +1,6 @@
 """The server owns the data dir's embedded Ray head: its kernel manager records the server as the
 head's owner when it starts (so kernels that come and go do not stop it) and stops it on shutdown.
-No head is started here; the record in <data_dir>/ray/head.json is what kernels read."""
+No head is started here; the record is <data_dir>/server/head.json, in the private folder."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from console.server import create_app
 
 
 def _head_record(data_dir: Path) -> dict[str, object] | None:
-    path = data_dir / "ray" / "head.json"
+    path = data_dir / "server" / "head.json"
     return json.loads(path.read_text()) if path.exists() else None
 
 

@@ -38,7 +38,7 @@ def test_cell_on_head_plus_joined_node(tmp_path) -> None:
             assert text.count("rows 200 (200, 784)\n") == 2
         finally:
             runtime.shutdown()
-        assert not (tmp_path / "data" / "ray" / "head.json").exists()  # nothing embedded was started
+        assert not (tmp_path / "data" / "server" / "head.json").exists()  # nothing embedded was started
     finally:
         if node is not None:
             stop_process_group(node.pid, grace=3.0)
