@@ -45,7 +45,10 @@ def main() -> None:
 @click.option("--port", type=int, default=None, help="Port (default: $CONSOLE_PORT or 5000).")
 @data_dir_option
 @click.option("--dev", is_flag=True, help="Werkzeug's development server with reloader off (not for production).")
-@click.option("--threads", type=int, default=64, show_default=True, help="Request threads of the gunicorn worker.")
+# Each open websocket holds a thread; 1024 is console/server/server.py's DEFAULT_THREADS (not imported
+# here: that would load gunicorn for every command).
+@click.option("--threads", type=int, default=1024, show_default=True,
+              help="Threads of the gunicorn worker; each open websocket holds one, and 1/8 stay for HTTP.")
 def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, threads: int) -> None:
     """Serve the notebook web app."""
     from console.cluster.sandbox import OFF_WARNING, SandboxUnavailable

@@ -2,13 +2,25 @@
 
 One worker because Socket.IO rooms and the session registry live in that process (scale-out
 goes through a Socket.IO message queue, not more workers); threads serve concurrent requests
-and hold the websockets.
+and hold the websockets: each open websocket keeps one thread for its whole life. So sockets
+may take at most `threads - http_reserve(threads)` threads (console/server/wsgi.py refuses the
+next with 503), and the rest always serve plain HTTP. DEFAULT_THREADS holds ~900 sockets;
+bench/sockets_load.py and docs/performance.md have the figures behind it.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+
+from console.server.wsgi import SOCKET_LIMIT_KEY
+
+DEFAULT_THREADS = 1024
+
+
+def http_reserve(threads: int) -> int:
+    """Threads kept for plain HTTP, whatever the sockets want."""
+    return max(8, threads // 8)
 
 
 def _post_fork(_arbiter: Any, worker: Any) -> None:
@@ -20,13 +32,19 @@ def _post_fork(_arbiter: Any, worker: Any) -> None:
 
 
 class GunicornServer(BaseApplication):
-    def __init__(self, app: Any, host: str, port: int, threads: int = 64) -> None:
+    def __init__(self, app: Any, host: str, port: int, threads: int = DEFAULT_THREADS) -> None:
+        if threads < 2 * http_reserve(threads):
+            raise ValueError(f"serve needs at least {2 * http_reserve(threads)} threads (got {threads})")
         self.application = app
+        app.extensions[SOCKET_LIMIT_KEY] = threads - http_reserve(threads)
         self.options = {
             "bind": f"{host}:{port}",
             "workers": 1,
             "worker_class": "gthread",
             "threads": threads,
+            # Connections the worker accepts at once (gunicorn's default 1000): every thread busy
+            # plus idle keep-alive connections.
+            "worker_connections": threads * 2,
             # Websockets stay open for hours; the gthread worker must not time them out.
             "timeout": 0,
             "graceful_timeout": 15,
