@@ -31,7 +31,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 def seed(data_dir: Path, cells: int, lines: int) -> str:
-    store = Store(f"sqlite:///{data_dir / 'console.db'}")
+    (data_dir / "server").mkdir(mode=0o700, parents=True, exist_ok=True)  # the server's private folder
+    store = Store(f"sqlite:///{data_dir / 'server' / 'console.db'}")
     sources = []
     for i in range(cells):
         if i % 5 == 4:

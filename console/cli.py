@@ -51,8 +51,7 @@ def main() -> None:
               help="Threads of the gunicorn worker; each open websocket holds one, and 1/8 stay for HTTP.")
 def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, threads: int) -> None:
     """Serve the notebook web app."""
-    from console.cluster.sandbox import OFF_WARNING, SandboxUnavailable
-    from console.server import SANDBOX_KEY, create_app
+    from console.server import SANDBOX_KEY, SANDBOX_OFF_WARNING, SandboxUnavailable, create_app
 
     cfg = _config(data_dir, HOST=host, PORT=port)
     try:
@@ -61,7 +60,7 @@ def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, t
         raise click.ClickException(str(exc)) from exc
     click.echo(f"MLSQL Console on http://{cfg.HOST}:{cfg.PORT} (data in {cfg.data_dir})")
     sandbox_line = app.extensions[SANDBOX_KEY]
-    if sandbox_line == OFF_WARNING:  # loudly: on the terminal too, not only in the log
+    if sandbox_line == SANDBOX_OFF_WARNING:  # loudly: on the terminal too, not only in the log
         click.echo(click.style("WARNING: " + sandbox_line, fg="red", bold=True), err=True)
     else:
         click.echo(sandbox_line)

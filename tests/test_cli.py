@@ -39,8 +39,10 @@ def test_init_creates_data_dir_and_database(tmp_path: Path) -> None:
     data = tmp_path / "data"
     result = CliRunner().invoke(main, ["init", "--data-dir", str(data)])
     assert result.exit_code == 0, result.output
-    assert (data / "console.db").exists() and (data / "secret_key").exists()
-    store = Store(f"sqlite:///{data / 'console.db'}")
+    private = data / "server"  # the server's own folder, which user code cannot see
+    assert (private / "console.db").exists() and (private / "secret_key").exists()
+    assert not (data / "console.db").exists() and not (data / "secret_key").exists()
+    store = Store(f"sqlite:///{private / 'console.db'}")
     assert store.get_user_by_name("admin").is_admin
     store.close()
 
@@ -54,7 +56,7 @@ def test_demo_writes_the_seed_notebook_once(tmp_path: Path, monkeypatch: pytest.
     assert first.exit_code == 0 and "written" in first.output, first.output
     second = CliRunner().invoke(main, ["demo", "--data-dir", str(data)])
     assert "already there" in second.output
-    store = Store(f"sqlite:///{data / 'console.db'}")
+    store = Store(f"sqlite:///{data / 'server' / 'console.db'}")
     [info] = store.find_notebooks()
     cells = store.get_notebook(info.id).cells
     store.close()

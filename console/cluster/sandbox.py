@@ -115,8 +115,9 @@ def check_startup(cfg: Mapping[str, Any], login_mode: bool) -> str:
     if reason is None:
         return "user code runs in the bubblewrap sandbox (CONSOLE_SANDBOX=%s)" % chosen
     if chosen == "on" or login_mode:
+        why = "CONSOLE_SANDBOX=on" if chosen == "on" else "this server has logins"
         raise SandboxUnavailable(
-            f"refusing to start: {reason}, and without the sandbox any account that runs code can read "
+            f"refusing to start: {why} but {reason}, and without the sandbox any account that runs code can read "
             "the store and the secret key. Install bubblewrap (apt-get install bubblewrap, or `make "
             "system-deps`), or set CONSOLE_SANDBOX=off to run unsandboxed knowingly.")
     line = f"no sandbox ({reason}): single-user mode, user code runs as this server's user"
@@ -161,12 +162,13 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-def bwrap_argv(cfg: Mapping[str, Any], *, session_id: str | None = None, ray_temp_dir: Path | None = None,
+def bwrap_argv(cfg: Mapping[str, Any], *, ray_temp_dir: Path, session_id: str | None = None,
                cwd: str | None = None) -> tuple[list[str], tuple[int, ...]]:
     """The bwrap prefix for a kernel of `session_id`, or for the Ray head when session_id is None,
     and the descriptors to pass it (the shared PID namespace: cluster/pidns.py says why one).
 
-    Folders it mounts writable are created first (a bind needs its source).
+    ray_temp_dir: the head's temp dir (cluster/head.py's short_temp_dir), where drivers reach
+    the raylet's sockets. Folders it mounts writable are created first (a bind needs its source).
     """
     data_dir = Path(str(cfg.get("DATA_DIR") or "./console-data")).resolve()
     private = data_dir / PRIVATE_DIR_NAME
@@ -188,10 +190,6 @@ def bwrap_argv(cfg: Mapping[str, Any], *, session_id: str | None = None, ray_tem
         # bound in, made read-only once that bind's mount point exists (not recursive: its own stays rw).
         argv += ["--tmpfs", str(cache)]
         writable.append(own)
-    if ray_temp_dir is None:
-        from console.cluster.head import short_temp_dir
-
-        ray_temp_dir = short_temp_dir(data_dir)
     if not _inside(ray_temp_dir, data_dir):
         # A short temp dir under /tmp (the Unix socket path limit): drivers reach the raylet there.
         writable.append(ray_temp_dir)
@@ -252,8 +250,8 @@ def _home_covers(data_dir: Path, roots: list[Path]) -> list[str]:
     return out
 
 
-def wrap(cfg: Mapping[str, Any], argv: list[str], *, session_id: str | None = None,
-         ray_temp_dir: Path | None = None, cwd: str | None = None) -> tuple[list[str], tuple[int, ...]]:
+def wrap(cfg: Mapping[str, Any], argv: list[str], *, ray_temp_dir: Path, session_id: str | None = None,
+         cwd: str | None = None) -> tuple[list[str], tuple[int, ...]]:
     """argv run inside the sandbox, and the descriptors Popen must pass (pass_fds)."""
     prefix, fds = bwrap_argv(cfg, session_id=session_id, ray_temp_dir=ray_temp_dir, cwd=cwd)
     return prefix + argv, fds

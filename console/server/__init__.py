@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Flask
 
+from console.cluster.sandbox import OFF_WARNING as SANDBOX_OFF_WARNING, SandboxUnavailable
 from console.config import SETTINGS, ensure_secret_key, load_config, prepare_data_dir
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 STATIC_DIR = Path(__file__).parent / "static"
 SANDBOX_KEY = "console.sandbox"  # the startup's sandbox line (the CLI prints it)
+__all__ = ["SANDBOX_KEY", "SANDBOX_OFF_WARNING", "SandboxUnavailable", "create_app"]
 _SETTING_NAMES = {s.name for s in SETTINGS}
 
 

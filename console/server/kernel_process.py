@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import IO
 
 from console.cluster import sandbox
-from console.cluster.head import HEAD_FD_ENV, serve_head_requests
+from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_dir
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
 from console.messages import Message, from_wire
@@ -155,7 +155,8 @@ class KernelProcess:
                 "--event-fd", str(evt_w), "--notebook-id", self.notebook_id, "--session-id", self.session_id]
         ns_fds: tuple[int, ...] = ()
         if self.sandboxed:
-            argv, ns_fds = sandbox.wrap(self.cfg, argv, session_id=self.session_id)
+            argv, ns_fds = sandbox.wrap(self.cfg, argv, session_id=self.session_id,
+                                        ray_temp_dir=short_temp_dir(self.cfg.data_dir))
         try:
             # Own process group: a restart or cull can take the kernel's worker processes with it.
             self.proc = subprocess.Popen(

@@ -145,7 +145,7 @@ class ServerProcess:
         """The server's own database, opened beside it (for seeding what the API cannot make)."""
         from console.store import Store
 
-        return Store(f"sqlite:///{self.data_dir / 'console.db'}", run_migrations=False)
+        return Store(f"sqlite:///{self.data_dir / 'server' / 'console.db'}", run_migrations=False)
 
     def stop(self) -> None:
         self.proc.terminate()
