@@ -9,22 +9,23 @@ user, its login session) and each room it joins, and the code that takes access 
   a password change: `disconnect_user(user_id, keep_session=...)` those of the user's other logins;
 - a share removed or changed, a role lowered (console/server/sharing.py):
   `revoke(user_id=..., notebook_id=...)` re-checks those sockets' rooms against the policy
-  (console/server/access.py `can`, viewer) and takes them out of each room they may no longer
-  view; each such socket gets a `revoked` event `{notebook_id}`. Without arguments every joined
-  socket is re-checked (a folder share touches many notebooks).
+  (the viewer check console/server/sockets.py registers, console/server/access.py's `can`) and
+  takes them out of each room they may no longer view; each such socket gets a `revoked` event
+  `{notebook_id}`. Without arguments every joined socket is re-checked (a folder share touches
+  many notebooks).
 
-This module imports neither auth nor sharing (both call it), so no import circle forms.
+This module imports neither auth, sharing nor access (auth and sharing call it, access imports
+auth), so no import circle forms; the access check comes in through `init_registry`.
 """
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from flask import Flask, current_app
-
-from console.server.access import can
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,8 @@ class _Socket:
 class Registry:
     """Open sockets by Socket.IO sid: who, through which login, in which notebooks' rooms."""
 
-    def __init__(self) -> None:
+    def __init__(self, may_view: Callable[[int, str], bool]) -> None:
+        self.may_view = may_view  # (user id, notebook id) -> may that user view it now?
         self._lock = threading.Lock()
         self._sockets: dict[str, _Socket] = {}
 
@@ -90,8 +92,8 @@ class Registry:
                     for nb in s.notebooks if notebook_id is None or nb == notebook_id]
 
 
-def init_registry(app: Flask) -> Registry:
-    registry = Registry()
+def init_registry(app: Flask, may_view: Callable[[int, str], bool]) -> Registry:
+    registry = Registry(may_view)
     app.extensions[REGISTRY_KEY] = registry
     return registry
 
@@ -119,7 +121,7 @@ def revoke(*, session_id: str | None = None, user_id: int | None = None, noteboo
     allowed: dict[tuple[int, str], bool] = {}
     for sid, uid, nb in reg.memberships(user_id, notebook_id):
         if (uid, nb) not in allowed:
-            allowed[(uid, nb)] = may_view(uid, nb)
+            allowed[(uid, nb)] = reg.may_view(uid, nb)
         if allowed[(uid, nb)]:
             continue
         reg.left(sid, nb)
@@ -147,19 +149,3 @@ def _disconnect(reg: Registry, socketio: Any, sids: list[str]) -> int:
         # Leaves every room at once: no event of any notebook reaches it from here on.
         socketio.server.disconnect(sid, namespace=NAMESPACE)
     return len(sids)
-
-
-def may_view(user_id: int, notebook_id: str) -> bool:
-    """Whether the user may view the notebook now, from the store as it is now."""
-    from console.store import NotFound
-
-    # A fresh app context: the check must not reuse grants cached earlier in this request or
-    # socket event (console/server/access.py caches them per context, and they just changed).
-    with current_app.app_context():
-        store = current_app.extensions["store"]
-        try:
-            user = store.get_user(user_id)
-            notebook = store.get_notebook_info(notebook_id)
-        except NotFound:  # the user or the notebook is gone: nothing left to view
-            return False
-        return can(user, notebook, "viewer", store)

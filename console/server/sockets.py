@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, request
+from flask import Flask, current_app, request
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
 from console.messages import (
@@ -33,10 +33,10 @@ from console.messages import (
 )
 
 from console.server import auth
-from console.server.access import authorize_command, command_types
+from console.server.access import authorize_command, can, command_types
 from console.server.deps import get_manager
 from console.server.errors import ApiError
-from console.server.membership import NAMESPACE, init_registry, may_view, registry, room
+from console.server.membership import NAMESPACE, init_registry, registry, room
 from console.server.wsgi import socket_gate
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ def init_sockets(app: Flask) -> None:
     if handled != command_types(app):
         raise RuntimeError(f"socket commands {sorted(handled)} and their policies {sorted(command_types(app))} differ")
     socketio: SocketIO = app.extensions["socketio"]
-    init_registry(app)
+    init_registry(app, _may_view)
     socketio.on_event("connect", _connect, namespace=NAMESPACE)
     socketio.on_event("disconnect", _disconnect, namespace=NAMESPACE)
     socketio.on_event("command", _command, namespace=NAMESPACE)
@@ -77,6 +77,22 @@ def _connect(auth_data: Any = None) -> bool:
     assert user is not None  # allow_socket refuses nobody
     registry().connected(request.sid, user.id, session.id if session else None)  # type: ignore[attr-defined]
     return True
+
+
+def _may_view(user_id: int, notebook_id: str) -> bool:
+    """Whether the user may view the notebook now, from the store as it is now."""
+    from console.store import NotFound
+
+    # A fresh app context: the check must not reuse grants cached earlier in this request or
+    # socket event (console/server/access.py caches them per context, and they may just have changed).
+    with current_app.app_context():
+        store = current_app.extensions["store"]
+        try:
+            user = store.get_user(user_id)
+            notebook = store.get_notebook_info(notebook_id)
+        except NotFound:  # the user or the notebook is gone: nothing left to view
+            return False
+        return can(user, notebook, "viewer", store)
 
 
 def _disconnect(*_reason: Any) -> None:
@@ -128,7 +144,7 @@ def _join(msg: Message, user: Any) -> dict[str, Any]:
         join_room(room(msg.notebook_id))
     # A revoke between the policy check and the registration above found nothing to take away:
     # check once more, now that any later revoke will see this socket.
-    if not may_view(user.id, msg.notebook_id):
+    if not _may_view(user.id, msg.notebook_id):
         _leave_room(msg.notebook_id)
         raise ApiError(403, "your access to this notebook was just removed")
     return {"replayed": len(events)}
