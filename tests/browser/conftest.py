@@ -27,7 +27,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 @pytest.fixture
 def context(browser: Any) -> Iterator[Any]:
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    # The tests' own probes (wait_for_function) evaluate strings, which the page's CSP forbids;
+    # tests/browser/test_browser_page_policy.py runs the page under its CSP.
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     ctx.set_default_timeout(20000)
     yield ctx
     ctx.close()

@@ -57,14 +57,28 @@ def _markdown(pixels: Pixels) -> str:
             f"<img src=\"{pixels.url}/set.png\" srcset=\"{pixels.url}/srcset.png 2x\">")
 
 
+@pytest.fixture
+def strict_page(browser: Any) -> Iterator[Any]:
+    """A page under the server's CSP (the shared `page` fixture bypasses it for the tests' probes)."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    ctx.set_default_timeout(20000)
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.js_errors = errors
+    yield page
+    ctx.close()
+
+
 def _watch_csp(page: Any) -> list[str]:
     violations: list[str] = []
     page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
     return violations
 
 
-def test_remote_markdown_images_are_not_fetched(page: Any, server: Server, open_notebook: Any,
+def test_remote_markdown_images_are_not_fetched(strict_page: Any, server: Server, open_notebook: Any,
                                                 pixels: Pixels) -> None:
+    page = strict_page
     violations = _watch_csp(page)
     nb = server.notebook("images", ("markdown", _markdown(pixels)), "select 1 as a, 'x' as b as t;")
     open_notebook(page, nb["id"])
@@ -85,8 +99,9 @@ def test_remote_markdown_images_are_not_fetched(page: Any, server: Server, open_
     assert violations == [] and not page.js_errors, (violations, page.js_errors)
 
 
-def test_remote_markdown_images_load_when_the_setting_allows(page: Any, pixels: Pixels,
+def test_remote_markdown_images_load_when_the_setting_allows(strict_page: Any, pixels: Pixels,
                                                               tmp_path_factory: pytest.TempPathFactory) -> None:
+    page = strict_page
     data = tmp_path_factory.mktemp("remote-images") / "data"
     srv = start_server(data, {"CONSOLE_MARKDOWN_REMOTE_IMAGES": "true"})
     try:

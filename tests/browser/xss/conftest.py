@@ -34,7 +34,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 @pytest.fixture
 def page(browser: Any, server: ServerProcess) -> Iterator[Any]:
     """A page logged in as alice; `page.dialogs` records any alert/confirm/prompt that opens."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    # Without the CSP: these tests check the escaping itself (the CSP, a second wall, would hide
+    # a payload that got through; tests/browser/test_browser_page_policy.py tests the CSP).
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     ctx.set_default_timeout(20000)
     r = ctx.request.post(server.url + "/api/login", data={"username": "alice", "password": PASSWORD})
     assert r.ok, r.text()
