@@ -36,6 +36,7 @@ from console.server import auth
 from console.server.access import authorize_command, can, command_types
 from console.server.deps import get_manager
 from console.server.errors import ApiError
+from console.server.limits import INT_MAX, INT_MIN
 from console.server.membership import NAMESPACE, init_registry, registry, room
 from console.server.wsgi import socket_gate
 
@@ -124,8 +125,9 @@ def _command(data: Any = None, *_extra: Any) -> dict[str, Any]:
 
 def _check_map(name: str, value: Any) -> dict[str, int]:
     if not isinstance(value, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in value.items()):
-        raise ApiError(400, f"{name!r} must map run ids to integers")
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and INT_MIN <= v <= INT_MAX
+            for k, v in value.items()):
+        raise ApiError(400, f"{name!r} must map run ids to 64-bit integers")
     return value
 
 

@@ -339,3 +339,20 @@ def test_names_refuse_bidi_overrides(served: Served, char: str) -> None:
     r = alice.call("POST", "/api/notebooks/import",
                    {"format": "mlsql-console-notebook", "version": 1, "name": f"evil{char}", "cells": []})
     assert r.status == 400, r
+
+
+def test_a_socket_join_with_a_since_beyond_64_bits_is_refused(served: Served) -> None:
+    from security_support import socket_as
+
+    alice = as_user(served, "alice")
+    nb = alice.notebook("n", "select 1 as a as t;")
+    run = alice.run(nb)
+    sio = socket_as(served.url, "alice")
+    try:
+        for field in ("since", "metrics_since"):
+            ack = sio.call("command", {"type": "join", "notebook_id": nb["id"], field: {run["id"]: BIG}}, timeout=30)
+            assert ack["ok"] is False and ack["status"] == 400 and "64-bit" in ack["error"], ack
+        ack = sio.call("command", {"type": "join", "notebook_id": nb["id"], "since": {run["id"]: 1}}, timeout=30)
+        assert ack["ok"], ack
+    finally:
+        sio.disconnect()
