@@ -24,10 +24,12 @@ frontend/node_modules/.installed: frontend/package.json frontend/package-lock.js
 assets: frontend/node_modules/.installed
 	cd frontend && npm run --silent build
 
-# Debian packages the tests drive for real: Chromium (Playwright) and PostgreSQL (store tests).
+# Debian packages the tests drive for real: Chromium (Playwright), PostgreSQL (store tests) and
+# bubblewrap (the sandbox user code runs in; a login-mode server refuses to start without it).
 system-deps:
-	@if ! command -v chromium >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium postgresql >/dev/null; \
+	@if ! command -v chromium >/dev/null || ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+			|| ! command -v bwrap >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium postgresql bubblewrap >/dev/null; \
 	fi
 
 demo: setup

@@ -66,9 +66,13 @@ def ray_viewer(ray_server: LiveServer) -> Iterator[Callable[..., Viewer]]:
 
 
 @pytest.fixture(scope="session")
-def mnist_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+def mnist_dir(ray_head: Any) -> str:
+    from pathlib import Path
+
     from console.demo.datasets import write_mnist
 
-    path = tmp_path_factory.mktemp("mnist") / "mnist"
+    # In the lake of the server's data dir: kernels run sandboxed with a private /tmp, where a
+    # pytest temp folder would not exist, and MLSQL may read the lake.
+    path = Path(ray_head.data_dir) / "lake" / "mnist-data" / "mnist"
     write_mnist(str(path), synthetic=True, rows=2000, partitions=2)
     return str(path)
