@@ -28,8 +28,10 @@ def wait_status(page: Any, status: str, n: int = 0, timeout: float = 30000) -> N
     cell(page, n).locator(f"xpath=self::*[@data-status='{status}']").wait_for(timeout=timeout)
 
 
-def test_create_notebook_write_load_and_select_read_the_table(page: Any, server: Server, tmp_path: Any) -> None:
-    csv = tmp_path / "people.csv"
+def test_create_notebook_write_load_and_select_read_the_table(page: Any, server: Server) -> None:
+    # In the lake: kernels run sandboxed with a private /tmp, and MLSQL paths are confined to it.
+    csv = server.data_dir / "lake" / "people.csv"
+    csv.parent.mkdir(parents=True, exist_ok=True)
     csv.write_text("name,age\nada,36\nalan,41\ngrace,85\n")
     page.goto(server.url + "/")
     page.wait_for_selector("#app[data-ready='1']", state="attached")

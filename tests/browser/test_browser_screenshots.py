@@ -80,7 +80,8 @@ def test_screenshots_of_the_seed_notebook_training_on_ray(page: Any, ray_server:
 
 def test_a_scripted_live_run_and_its_metrics_draw(page: Any, server: Server, open_notebook: Any,
                                                    tmp_path: Path) -> None:
-    csv = tmp_path / "digits.csv"
+    csv = server.data_dir / "lake" / "digits.csv"  # kernels see the lake, not the host's /tmp
+    csv.parent.mkdir(parents=True, exist_ok=True)
     csv.write_text("label,pixels\n" + "".join(f"{i % 10},{i * 37 % 255}\n" for i in range(240)))
     nb = server.notebook("mnist on ray", ("markdown", INTRO),
                          f'load csv.`{csv}` where header="true" as digits;\n'
