@@ -176,6 +176,11 @@ def bwrap_argv(cfg: Mapping[str, Any], *, ray_temp_dir: Path, session_id: str | 
     # --pidns before --proc: the new /proc shows the sandboxes' namespace, never the server.
     argv = [shutil.which("bwrap") or "bwrap", "--pidns", str(ns), "--ro-bind", "/", "/", "--dev", "/dev",
             "--proc", "/proc", "--tmpfs", "/tmp", "--bind", "/dev/shm", "/dev/shm", *_cap_drop()]
+    # What the kernel runs from (the venv, the Python it was made from, this checkout) may sit
+    # under /tmp, say a CI checkout; the private /tmp would hide it, so it is bound back read-only.
+    for code in _code_paths():
+        if _inside(code, Path("/tmp")):
+            argv += ["--ro-bind", str(code), str(code)]
     data_dir.mkdir(parents=True, exist_ok=True)
     # The data dir reads as it is (under /tmp too); only the folders below are writable in it.
     argv += ["--ro-bind", str(data_dir), str(data_dir)]
@@ -232,12 +237,16 @@ def _cover(folder: Path) -> list[str]:
     return ["--tmpfs", str(folder), "--remount-ro", str(folder)]
 
 
+def _code_paths() -> list[Path]:
+    """The folders a kernel runs from: the venv, the Python it was made from, this checkout."""
+    return [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[2]]
+
+
 def _home_covers(data_dir: Path, roots: list[Path]) -> list[str]:
     home = Path(os.path.expanduser("~")).resolve()
     if home == Path("/") or not home.is_dir():
         return []
-    needed = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[2],
-              data_dir, Path(os.getcwd()).resolve(), *roots]
+    needed = [*_code_paths(), data_dir, Path(os.getcwd()).resolve(), *roots]
     if not any(_inside(p, home) for p in needed):
         return ["--tmpfs", str(home)]  # nothing we run from is in there: hide all of it
     out: list[str] = []
