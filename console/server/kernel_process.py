@@ -197,9 +197,8 @@ class KernelProcess:
             except (BrokenPipeError, ValueError, OSError):
                 return False
 
-    def stop(self, grace: float = 5.0) -> None:
-        """Ask the kernel to finish (EOF on its command pipe), then SIGTERM, then SIGKILL its group."""
-        self._stopping = True
+    def _close_commands(self) -> None:
+        """EOF on the command pipe: the kernel's reader ends (once; later sends return False)."""
         with self._send_lock:
             if self._cmd is not None:
                 try:
@@ -207,6 +206,11 @@ class KernelProcess:
                 except OSError:
                     pass
                 self._cmd = None
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Ask the kernel to finish (EOF on its command pipe), then SIGTERM, then SIGKILL its group."""
+        self._stopping = True
+        self._close_commands()
         if self.proc is None:
             return
         for sig, wait in ((None, grace), (signal.SIGTERM, 3.0), (signal.SIGKILL, 5.0)):
@@ -263,12 +267,6 @@ class KernelProcess:
         # Every event the kernel wrote before dying is handled before its death is announced.
         for t in self._readers:
             t.join(timeout=5)
-        with self._send_lock:
-            if self._cmd is not None:
-                try:
-                    self._cmd.close()
-                except OSError:
-                    pass
-                self._cmd = None
+        self._close_commands()
         last = self._stderr_tail[-1] if self._stderr_tail else ""
         self.on_exit(exit_reason(code, last), self._stopping)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from security_support import PASSWORD, USERS, make_app, login  # noqa: F401
+from security_support import PASSWORD, USERS, Served, make_app, login  # noqa: F401
 from flask import Flask
 from flask.testing import FlaskClient
 
@@ -37,3 +37,16 @@ def as_user(mu_app: Flask) -> Any:
         return clients[name]
 
     return get
+
+
+@pytest.fixture
+def served(mu_app: Flask) -> Iterator[Served]:
+    """mu_app behind a real threaded HTTP server on loopback (sockets and concurrency need one)."""
+    server = Served(mu_app)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def served_url(served: Served) -> str:
+    return served.url

@@ -25,13 +25,6 @@ STATIC = Path(__file__).resolve().parents[2] / "console" / "server" / "static"
 BIG = 2**64
 
 
-@pytest.fixture
-def served(mu_app: Flask) -> Iterator[Served]:
-    server = Served(mu_app)
-    yield server
-    server.close()
-
-
 def as_user(server: Served, name: str) -> Client:
     return Client(server.url).login(name)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,16 +15,9 @@ import requests
 from flask import Flask
 
 from authz_world import build_world
-from security_support import PASSWORD, Served, socket_as
+from security_support import PASSWORD, socket_as
 
 RUN_COMMANDS = ("run_cell", "run_all", "run_from", "interrupt", "restart")
-
-
-@pytest.fixture
-def served(mu_app: Flask) -> Iterator[str]:
-    server = Served(mu_app)
-    yield server.url
-    server.close()
 
 
 class Http:
@@ -60,13 +52,13 @@ def _all_runs(store: Any) -> set[str]:
 
 
 @pytest.mark.timeout(120)
-def test_a_reader_with_an_editor_share_only_views(mu_app: Flask, served: str) -> None:
+def test_a_reader_with_an_editor_share_only_views(mu_app: Flask, served_url: str) -> None:
     store = mu_app.extensions["store"]
     w = build_world(store)  # rita: an editor share on the folder
     rita_id = store.get_user_by_name("rita").id
     store.set_share(rita_id, "editor", notebook_id=w.nb)  # and one on the notebook itself
     notebooks, runs = len(store.find_notebooks()), _all_runs(store)
-    rita = Http(served, "rita")
+    rita = Http(served_url, "rita")
 
     me = rita("GET", "/api/me").json()
     assert me["user"]["site_role"] == "reader" and not me["user"]["is_admin"]
@@ -101,12 +93,12 @@ def test_a_reader_with_an_editor_share_only_views(mu_app: Flask, served: str) ->
 
 
 @pytest.mark.timeout(120)
-def test_a_reader_cannot_run_over_the_socket(mu_app: Flask, served: str) -> None:
+def test_a_reader_cannot_run_over_the_socket(mu_app: Flask, served_url: str) -> None:
     store = mu_app.extensions["store"]
     w = build_world(store)
     store.set_share(store.get_user_by_name("rita").id, "owner", notebook_id=w.nb)  # even "owner" is viewer
     runs = _all_runs(store)
-    rita = socket_as(served, "rita")
+    rita = socket_as(served_url, "rita")
     try:
         for cmd in RUN_COMMANDS:
             ack = rita.call("command", _command(cmd, w), timeout=30)
@@ -119,13 +111,13 @@ def test_a_reader_cannot_run_over_the_socket(mu_app: Flask, served: str) -> None
 
 
 @pytest.mark.timeout(240)
-def test_a_member_viewer_forks_and_runs_the_fork_until_made_a_reader(mu_app: Flask, served: str) -> None:
+def test_a_member_viewer_forks_and_runs_the_fork_until_made_a_reader(mu_app: Flask, served_url: str) -> None:
     """A viewer who is a member may fork and run the copy (the copy is theirs); once made a
     reader, the same account owns the fork but holds it as viewer, so it can neither run it
     nor fork again."""
     store = mu_app.extensions["store"]
     w = build_world(store)  # vera views the notebook through the folder share
-    vera = Http(served, "vera")
+    vera = Http(served_url, "vera")
     fork = vera("POST", f"/api/notebooks/{w.nb}/fork")
     assert fork.status_code == 201, fork.text
     fork_id, cell = fork.json()["id"], fork.json()["cells"][0]["id"]
@@ -141,7 +133,7 @@ def test_a_member_viewer_forks_and_runs_the_fork_until_made_a_reader(mu_app: Fla
     assert vera("POST", f"/api/notebooks/{fork_id}/run", {"cell_id": cell}).status_code == 403
     assert vera("POST", f"/api/notebooks/{fork_id}/fork").status_code == 403
     assert vera("DELETE", f"/api/notebooks/{fork_id}").status_code == 403
-    sock = socket_as(served, "vera")
+    sock = socket_as(served_url, "vera")
     try:
         ack = sock.call("command", {"type": "run_cell", "notebook_id": fork_id, "cell_id": cell}, timeout=30)
         assert ack["ok"] is False and ack["status"] == 403, ack
@@ -151,13 +143,13 @@ def test_a_member_viewer_forks_and_runs_the_fork_until_made_a_reader(mu_app: Fla
 
 
 @pytest.mark.timeout(240)
-def test_set_role_holds_from_the_next_request_and_command(mu_app: Flask, served: str) -> None:
+def test_set_role_holds_from_the_next_request_and_command(mu_app: Flask, served_url: str) -> None:
     """No new login: the open HTTP session and the open socket follow the stored site role."""
     store = mu_app.extensions["store"]
     w = build_world(store)  # rudy runs /teamN by a folder share; rita has an editor share there
     rita_id, rudy_id = store.get_user_by_name("rita").id, store.get_user_by_name("rudy").id
-    rita, rita_sock = Http(served, "rita"), socket_as(served, "rita")
-    rudy, rudy_sock = Http(served, "rudy"), socket_as(served, "rudy")
+    rita, rita_sock = Http(served_url, "rita"), socket_as(served_url, "rita")
+    rudy, rudy_sock = Http(served_url, "rudy"), socket_as(served_url, "rudy")
     statuses: list[dict[str, Any]] = []
     lock = threading.Lock()
 
@@ -191,10 +183,10 @@ def test_set_role_holds_from_the_next_request_and_command(mu_app: Flask, served:
             sock.disconnect()
 
 
-def test_sharing_more_than_viewer_with_a_reader_is_refused_clearly(mu_app: Flask, served: str) -> None:
+def test_sharing_more_than_viewer_with_a_reader_is_refused_clearly(mu_app: Flask, served_url: str) -> None:
     store = mu_app.extensions["store"]
     w = build_world(store)  # alice owns; rita already holds an editor share on the folder
-    alice = Http(served, "alice")
+    alice = Http(served_url, "alice")
     for role in ("runner", "editor", "owner"):
         r = alice("POST", f"/api/notebooks/{w.nb}/shares", {"user": "rita", "role": role})
         assert r.status_code == 400 and "rita is a reader" in r.json()["error"] and "viewer" in r.json()["error"]

@@ -4,29 +4,21 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 
 from authz_world import build_world
-from security_support import Served, socket_as
-
-
-@pytest.fixture
-def served(mu_app: Flask) -> Iterator[str]:
-    server = Served(mu_app)
-    yield server.url
-    server.close()
+from security_support import socket_as
 
 
 @pytest.mark.timeout(180)
-def test_a_viewer_may_not_run_and_a_runner_may(mu_app: Flask, served: str) -> None:
+def test_a_viewer_may_not_run_and_a_runner_may(mu_app: Flask, served_url: str) -> None:
     store = mu_app.extensions["store"]
     w = build_world(store)  # vera views and rudy runs /teamN by a folder share
     before = {r.id for r in store.list_runs(w.nb)}
-    vera, rudy = socket_as(served, "vera"), socket_as(served, "rudy")
+    vera, rudy = socket_as(served_url, "vera"), socket_as(served_url, "rudy")
     statuses: list[dict[str, Any]] = []
     lock = threading.Lock()
 

@@ -9,26 +9,18 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from flask import Flask
 
 from authz_world import build_world
-from security_support import PASSWORD, Served
+from security_support import PASSWORD
 
 from console.server.auth import CSRF_HEADER
 from console.server.sockets import broadcaster
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def served(mu_app: Flask) -> Iterator[str]:
-    server = Served(mu_app)
-    yield server.url
-    server.close()
 
 
 class Login:
@@ -97,9 +89,9 @@ def probes(login: Login, n: int) -> int:
     return len(login.got("event", lambda d: d.get("probe") == n))
 
 
-def test_logout_disconnects_the_sockets_of_that_login(mu_app: Flask, served: str) -> None:
+def test_logout_disconnects_the_sockets_of_that_login(mu_app: Flask, served_url: str) -> None:
     w = build_world(mu_app.extensions["store"])
-    vera, other_vera, eddie = Login(served, "vera"), Login(served, "vera"), Login(served, "eddie")
+    vera, other_vera, eddie = Login(served_url, "vera"), Login(served_url, "vera"), Login(served_url, "eddie")
     try:
         for c in (vera, other_vera, eddie):
             c.join(w.nb)
@@ -117,13 +109,13 @@ def test_logout_disconnects_the_sockets_of_that_login(mu_app: Flask, served: str
             c.close()
 
 
-def test_removing_a_notebook_share_takes_the_socket_out_of_the_room(mu_app: Flask, served: str) -> None:
+def test_removing_a_notebook_share_takes_the_socket_out_of_the_room(mu_app: Flask, served_url: str) -> None:
     store = mu_app.extensions["store"]
     w = build_world(store)
-    alice = Login(served, "alice")
+    alice = Login(served_url, "alice")
     mallory_id = store.get_user_by_name("mallory").id
     share = store.set_share(mallory_id, "viewer", notebook_id=w.nb)
-    mallory, eddie = Login(served, "mallory"), Login(served, "eddie")
+    mallory, eddie = Login(served_url, "mallory"), Login(served_url, "eddie")
     try:
         mallory.join(w.nb)
         eddie.join(w.nb)
@@ -142,15 +134,15 @@ def test_removing_a_notebook_share_takes_the_socket_out_of_the_room(mu_app: Flas
 
 
 def test_removing_a_folder_share_takes_the_socket_out_unless_another_share_allows(
-        mu_app: Flask, served: str) -> None:
+        mu_app: Flask, served_url: str) -> None:
     store = mu_app.extensions["store"]
     w = build_world(store)
-    alice = Login(served, "alice")
+    alice = Login(served_url, "alice")
     users = {u.username: u.id for u in store.list_users()}
     # eddie also holds a share on the notebook itself; vera only the folder's.
     store.set_share(users["eddie"], "viewer", notebook_id=w.nb)
     folder_shares = {s.user_id: s.id for s in store.list_shares(folder_path=w.folder)}
-    vera, eddie = Login(served, "vera"), Login(served, "eddie")
+    vera, eddie = Login(served_url, "vera"), Login(served_url, "eddie")
     try:
         vera.join(w.nb)
         eddie.join(w.nb)
@@ -166,8 +158,8 @@ def test_removing_a_folder_share_takes_the_socket_out_unless_another_share_allow
             c.close()
 
 
-def test_a_command_without_an_object_gets_an_error_ack(mu_app: Flask, served: str) -> None:
-    vera = Login(served, "vera")
+def test_a_command_without_an_object_gets_an_error_ack(mu_app: Flask, served_url: str) -> None:
+    vera = Login(served_url, "vera")
     try:
         for args in ((), ("run_cell",), (None,), ([1, 2],)):
             ack = vera.sio.call("command", *args, timeout=30)

@@ -9,10 +9,8 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from flask import Flask
 
 from console.server.auth import THROTTLE_KEY
@@ -20,13 +18,6 @@ from console.server.throttle import AddressThrottle
 from findings_support import Client
 from security_support import PASSWORD, Served
 from tests.support.live_server import start_server
-
-
-@pytest.fixture
-def served(mu_app: Flask) -> Iterator[Served]:
-    server = Served(mu_app)
-    yield server
-    server.close()
 
 
 def _login(url: str, name: str, password: str) -> tuple[int, float, dict[str, object]]:

@@ -2,23 +2,17 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from browser_support import REPO, Server, start_server, stop_server
+from browser_support import Server, start_login_server, stop_server
 
 
 @pytest.fixture(scope="module")
 def login_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    data = tmp_path_factory.mktemp("login") / "data"
-    data.mkdir()
-    subprocess.run([sys.executable, "-m", "console", "users", "add", "alice", "--password", "correct horse",
-                    "--data-dir", str(data)], cwd=REPO, check=True, capture_output=True, timeout=60)
-    srv = start_server(data, {"CONSOLE_SINGLE_USER": "false"})
+    srv = start_login_server(tmp_path_factory.mktemp("login") / "data")
     yield srv
     stop_server(srv)
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import http.server
 import re
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -13,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from browser_support import REPO, Server, start_server, stop_server
+from browser_support import Server, start_login_server, start_server, stop_server
 
 # A 1x1 transparent PNG.
 PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478"
@@ -119,11 +117,7 @@ def test_remote_markdown_images_load_when_the_setting_allows(strict_page: Any, p
 
 @pytest.fixture(scope="module")
 def login_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    data = tmp_path_factory.mktemp("redirect") / "data"
-    data.mkdir()
-    subprocess.run([sys.executable, "-m", "console", "users", "add", "alice", "--password", "correct horse",
-                    "--data-dir", str(data)], cwd=REPO, check=True, capture_output=True, timeout=60)
-    srv = start_server(data, {"CONSOLE_SINGLE_USER": "false"})
+    srv = start_login_server(tmp_path_factory.mktemp("redirect") / "data")
     yield srv
     stop_server(srv)
 
