@@ -6,7 +6,6 @@ Everything goes over HTTP and a websocket on 127.0.0.1, logged in through POST /
 """
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -150,15 +149,6 @@ def test_set_role_holds_from_the_next_request_and_command(mu_app: Flask, served_
     rita_id, rudy_id = store.get_user_by_name("rita").id, store.get_user_by_name("rudy").id
     rita, rita_sock = Http(served_url, "rita"), socket_as(served_url, "rita")
     rudy, rudy_sock = Http(served_url, "rudy"), socket_as(served_url, "rudy")
-    statuses: list[dict[str, Any]] = []
-    lock = threading.Lock()
-
-    def on_event(ev: dict[str, Any]) -> None:
-        if ev.get("type") == "cell_status":
-            with lock:
-                statuses.append(ev)
-
-    rita_sock.on("event", on_event)
     try:
         assert rita("POST", f"/api/notebooks/{w.nb}/run", {"all": True}).status_code == 403
         assert rita("POST", "/api/notebooks", {"name": "r"}).status_code == 403
