@@ -63,7 +63,8 @@ class OutputEvent(Message):
     """A batch of output text from one source of one cell run.
 
     source: "driver" or the Ray actor that printed it, e.g. "Network pid=1234".
-    stream: "stdout" | "stderr" | "system".
+    stream: "stdout" | "stderr" | "system" | "image" (text is then one base64 PNG, from
+    Utils.show_plt or display(fig); stored and replayed like text, shown as a picture).
     seq: per-run sequence number, 1-based, no gaps; a reconnecting client asks for seq > last.
     """
 
@@ -290,6 +291,31 @@ class NotebookCells(Message):
     type: ClassVar[str] = "notebook_cells"
     request_id: str
     cells: list[list[str]] = field(default_factory=list)
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class KernelQuery(Message):
+    """The server asks the kernel about its session (server -> kernel), answered by kernel_answer.
+
+    what: a row of console/kernel/queries.py HANDLERS: "result_page" (args: cell, offset, limit,
+    sort), "complete" (args: source, cursor, kind), "inspect" (args: name). Answered on the
+    kernel's command thread, so a query does not wait for a running cell.
+    """
+
+    type: ClassVar[str] = "kernel_query"
+    request_id: str
+    what: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class KernelAnswer(Message):
+    """The answer to a kernel_query (kernel -> server): data, or error (a message the asker may see)."""
+
+    type: ClassVar[str] = "kernel_answer"
+    request_id: str
+    data: dict[str, Any] = field(default_factory=dict)
     error: str = ""
 
 

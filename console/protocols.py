@@ -13,7 +13,7 @@ comes with a seam.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -51,6 +51,10 @@ class Engine(Protocol):
     def interrupt(self) -> None: ...
 
     def shutdown(self) -> None: ...
+
+    def query(self, what: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer a kernel_query; LookupError/ValueError carry a message for the asker."""
+        ...
 
 
 class EngineFactory(Protocol):
@@ -130,3 +134,12 @@ class KernelManager(Protocol):
 
     def replay(self, notebook_id: NotebookId, since: dict[str, int],
                metrics_since: dict[str, int]) -> list[Message]: ...
+
+    def query(self, user_id: UserId | None, notebook_id: NotebookId, what: str, args: dict[str, Any],
+              timeout: float = 30.0) -> dict[str, Any]:
+        """Ask the user's kernel of the notebook (see messages.KernelQuery).
+
+        Raises LookupError when that kernel is not running or has no answer, ValueError for a
+        bad question, TimeoutError when it does not answer in time.
+        """
+        ...

@@ -26,9 +26,9 @@ from console.config import KERNEL_CONFIG_ENV, Config, load_config
 from console.ids import NotebookId, SessionId
 from console.kernel.errors import internal_error
 from console.kernel.session import Session
-from console.messages import (CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelLogEvent,
-                              KernelStatusEvent, Message, MetricsEvent, NotebookCells, NotebookRequest, OutputEvent,
-                              from_wire)
+from console.messages import (CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelAnswer,
+                              KernelLogEvent, KernelQuery, KernelStatusEvent, Message, MetricsEvent, NotebookCells,
+                              NotebookRequest, OutputEvent, from_wire)
 from console.protocols import Engine, EngineFactory
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,18 @@ class Kernel:
                 self.interrupt()
             elif isinstance(msg, NotebookCells):
                 self.notebooks.deliver(msg)
+            elif isinstance(msg, KernelQuery):
+                self.out.send(self.answer(msg))
         self.commands.put(None)  # the web process closed the pipe: shut down
+
+    def answer(self, query: KernelQuery) -> KernelAnswer:
+        """Answer on the command thread: queries read the session, they do not wait for a cell."""
+        try:
+            return KernelAnswer(query.request_id, data=self.engine.query(query.what, query.args))
+        except (LookupError, ValueError) as exc:
+            return KernelAnswer(query.request_id, error=str(exc.args[0]) if exc.args else str(exc))
+        except Exception as exc:  # a fault of ours: logged under an id, which is all the asker sees
+            return KernelAnswer(query.request_id, error=internal_error(exc, f"query {query.what}").message)
 
     def interrupt(self) -> None:
         """Stop the running cell, or the one sent but not yet started."""

@@ -5,7 +5,8 @@ import base64
 import datetime as dt
 import decimal
 import math
-from typing import Any
+from pathlib import Path
+from typing import Any, Mapping
 
 import pyarrow as pa
 
@@ -76,3 +77,42 @@ def format_table(event: ResultEvent, max_width: int = 40) -> str:
     summary = f"({event.total_rows} row{'s' if event.total_rows != 1 else ''}"
     summary += f", {more} not shown)" if more > 0 else ")"
     return "\n".join(out + [summary])
+
+
+class ResultCache:
+    """Each cell's whole last result, so the page can ask for any range, sorted, or download it.
+
+    Only the latest result per cell is kept (a re-run replaces it); the kernel's restart clears
+    them with the session.
+    """
+
+    def __init__(self, cfg: Any, spill_dir: Path) -> None:
+        self.cfg = cfg
+        self.spill_dir = spill_dir
+        self._kept: dict[str, tuple[str, pa.Table]] = {}
+
+    def keep(self, cell: str, name: str, table: pa.Table) -> None:
+        self._kept[cell] = (name, table)
+
+    def get(self, cell: str) -> tuple[str, pa.Table]:
+        try:
+            return self._kept[cell]
+        except KeyError:
+            raise LookupError(f"no result is kept for cell {cell}; run the cell again") from None
+
+
+def page(session: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+    """args: cell, offset, limit, sort ([[column, "asc"|"desc"], …]). Answer: a ResultEvent's fields."""
+    name, table = session.results.get(str(args.get("cell", "")))
+    sort = [(str(c), "descending" if str(d).lower().startswith("desc") else "ascending")
+            for c, d in args.get("sort") or []]
+    missing = [c for c, _ in sort if c not in table.column_names]
+    if missing:
+        raise ValueError(f"no column {missing[0]!r} in the result")
+    if sort:
+        table = table.sort_by(sort)
+    offset = max(0, int(args.get("offset", 0)))
+    limit = max(0, min(int(args.get("limit", 100)), 10_000))
+    event = result_event(name, table.slice(offset), limit)
+    return {"name": event.name, "columns": event.columns, "rows": event.rows, "total_rows": table.num_rows,
+            "offset": offset}

@@ -6,7 +6,6 @@ import datetime as dt
 import functools
 import re
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -14,9 +13,10 @@ import pyarrow as pa
 
 from console import lang
 from console.config import Config
-from console.kernel import include, python_jobs
+from console.kernel import commands, include, python_jobs, queries
 from console.kernel.errors import CellError, internal_error
-from console.kernel.results import result_event
+from console.kernel.host import CellRun
+from console.kernel.results import ResultCache, result_event
 from console.kernel.sql import SETTABLE, SqlEngine
 from console.lang import ParseError
 from console.messages import ErrorEvent, OutputEvent
@@ -37,10 +37,6 @@ def _parse_cell(source: str, cell: str | int | None, kind: str) -> list[lang.Sta
     return list(_parse_cached(source, cell, kind))
 
 
-@dataclass
-class _CellRun:
-    last: tuple[str, pa.Table] | None = None
-    changed: list[str] = field(default_factory=list)
 
 
 class Session:
@@ -68,6 +64,9 @@ class Session:
         self._interrupted = False
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
+        self.flow = commands.Flow()              # !if/!then/!elif/!else/!fi
+        self.results = ResultCache(cfg, self.cache_dir)  # each cell's whole last result, for paging
+        self.last_command: str = ""             # the last statement run, for !lastCommand
 
     # ------------------------------------------------------------------ public surface
     @property
@@ -76,7 +75,7 @@ class Session:
             from console.sources.paths import sql_roots
 
             # SQL reads files only where load/save may (the lake, this session's cache, the roots).
-            self._sql = SqlEngine(sql_roots(self._source_context()), temp_dir=self.cache_dir / ".duckdb_tmp")
+            self._sql = SqlEngine(sql_roots(self.source_context()), temp_dir=self.cache_dir / ".duckdb_tmp")
         return self._sql
 
     @property
@@ -95,7 +94,8 @@ class Session:
         """
         self._interrupted = False
         self._builtins = None
-        run = _CellRun()
+        self.flow = commands.Flow()  # an !if left open by an earlier cell does not reach this one
+        run = CellRun()
         error: ErrorEvent | None = None
         try:
             self._execute(_parse_cell(source, cell, kind), cell, source, run)
@@ -111,7 +111,17 @@ class Session:
         result = None
         if error is None and run.last is not None:
             result = result_event(run.last[0], run.last[1], int(self.cfg.RESULT_ROWS))
+            if cell is not None:
+                self.results.keep(str(cell), run.last[0], run.last[1])
         return CellOutcome(ok=error is None, result=result, error=error, tables_changed=run.changed)
+
+    def query(self, what: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Answer a question about the session (a result page, completions) while cells may run.
+
+        Called on the kernel's command thread, not the cell's: handlers only read the catalog.
+        Raises LookupError or ValueError with a message the asker may see.
+        """
+        return queries.answer(self, what, args)
 
     def interrupt(self) -> None:
         """Stop the running statement (a DuckDB query or a Python job) and the ones after it."""
@@ -136,6 +146,12 @@ class Session:
             self._builtins = self._builtin_variables()
         return collections.ChainMap(self.variables, self._builtins)
 
+    def variables_view(self) -> Mapping[str, str]:
+        return self._variables()
+
+    def run_statements(self, text: str, run: CellRun, cell: Any = None) -> None:
+        self._execute(lang.parse(text, cell), cell, text, run)
+
     def _builtin_variables(self) -> dict[str, str]:
         today = dt.date.today()
         builtins = {
@@ -146,27 +162,30 @@ class Session:
         }
         return builtins
 
-    def _execute(self, stmts: list[lang.Statement], cell: str | int | None, text: str, run: _CellRun) -> None:
+    def _execute(self, stmts: list[lang.Statement], cell: str | int | None, text: str, run: CellRun) -> None:
         from console.sources import SourceError
 
         for stmt in stmts:
             if self._interrupted:
                 raise CellError("interrupted", "the cell was interrupted", stmt.line, stmt.column)
+            if self.flow.skips(stmt):  # inside a branch of !if … !fi that was not taken
+                continue
             stmt = lang.substitute_statement(stmt, self._variables(), cell, text)
+            self.last_command = stmt.source
             handler = getattr(self, "_run_" + type(stmt).__name__.lower())
             try:
                 handler(stmt, run, cell)
             except SourceError as exc:
                 raise CellError("data", exc.message, *_data_error_position(stmt, exc.message)) from None
 
-    def _put(self, name: str, table: pa.Table, run: _CellRun) -> None:
+    def put(self, name: str, table: pa.Table, run: CellRun) -> None:
         self.tables[name] = table
         self.partitions.pop(name, None)
         if name not in run.changed:
             run.changed.append(name)
         run.last = (name, table)
 
-    def _table(self, name: str, stmt: lang.Statement) -> pa.Table:
+    def require(self, name: str, stmt: lang.Statement) -> pa.Table:
         table = self.lookup(name)
         if table is None:
             names = ", ".join(sorted(self.tables)) or "none yet"
@@ -174,7 +193,7 @@ class Session:
                             *lang.template.position_in(stmt, name))
         return table
 
-    def _source_context(self) -> SourceContext:
+    def source_context(self) -> SourceContext:
         from console.sources import SourceContext
 
         # Not the data dir itself (it holds the store and the secret key): only its lake, which
@@ -182,27 +201,27 @@ class Session:
         return SourceContext(self.cfg.data_dir, self.connections, [Path(p) for p in self.cfg.DATA_ROOTS or []],
                              own_roots=[self.cache_dir])
 
-    def _run_load(self, stmt: lang.Load, run: _CellRun, cell: Any) -> None:
+    def _run_load(self, stmt: lang.Load, run: CellRun, cell: Any) -> None:
         from console.sources import get_source
 
-        table = get_source(stmt.format).read(self._source_context(), stmt.path, dict(stmt.options))
-        self._put(stmt.table, table, run)
+        table = get_source(stmt.format).read(self.source_context(), stmt.path, dict(stmt.options))
+        self.put(stmt.table, table, run)
 
-    def _run_select(self, stmt: lang.Select, run: _CellRun, cell: Any) -> None:
+    def _run_select(self, stmt: lang.Select, run: CellRun, cell: Any) -> None:
         table = self.sql.query(stmt.sql, self.tables, stmt.sql_line, stmt.sql_column)
-        self._put(stmt.table, table, run)
+        self.put(stmt.table, table, run)
 
-    def _run_save(self, stmt: lang.Save, run: _CellRun, cell: Any) -> None:
+    def _run_save(self, stmt: lang.Save, run: CellRun, cell: Any) -> None:
         from console.sources import get_source
 
-        table = self._table(stmt.table, stmt)
+        table = self.require(stmt.table, stmt)
         source = get_source(stmt.format)
-        source.write(self._source_context(), table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
+        source.write(self.source_context(), table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
         rows = f"{table.num_rows} row{'s' if table.num_rows != 1 else ''}"
         self.emit(OutputEvent(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
                               source="engine", stream="system"))
 
-    def _run_set(self, stmt: lang.Set, run: _CellRun, cell: Any) -> None:
+    def _run_set(self, stmt: lang.Set, run: CellRun, cell: Any) -> None:
         kind = stmt.type
         if kind == "defaultParam":
             self.variables.setdefault(stmt.key, stmt.value)
@@ -216,7 +235,7 @@ class Session:
                            else str(exc))
                     raise CellError("sql", f"cannot set {stmt.key}: {why}", stmt.line, stmt.column) from None
         elif kind == "shell":
-            lake = self._source_context().lake
+            lake = self.source_context().lake
             try:
                 lake.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
@@ -235,25 +254,38 @@ class Session:
         else:
             self.variables[stmt.key] = stmt.value
 
-    def _run_connect(self, stmt: lang.Connect, run: _CellRun, cell: Any) -> None:
+    def _run_connect(self, stmt: lang.Connect, run: CellRun, cell: Any) -> None:
         self.connections[stmt.alias] = dict(stmt.options)
 
-    def _run_pythonsetting(self, stmt: lang.PythonSetting, run: _CellRun, cell: Any) -> None:
+    def _run_pythonsetting(self, stmt: lang.PythonSetting, run: CellRun, cell: Any) -> None:
         target = self.python_env if stmt.scope == "env" else self.python_conf
         target[stmt.key] = stmt.value
         # As in MLSQL, the statement's result is the current env/conf table (not put in the catalog).
         run.last = (f"python_{stmt.scope}", pa.table({"key": list(target), "value": list(target.values())}))
 
-    def _run_run(self, stmt: lang.Run, run: _CellRun, cell: Any) -> None:
+    def _run_command(self, stmt: lang.Command, run: CellRun, cell: Any) -> None:
+        commands.run_command(self, stmt, run)
+
+    def _run_run(self, stmt: lang.Run, run: CellRun, cell: Any) -> None:
+        if stmt.verb in ("train", "predict"):
+            from console.kernel import ml
+
+            ml.run_verb(self, stmt, run)
+            return
+        if stmt.et not in ("Ray", "TableRepartition"):
+            from console.kernel import extensions
+
+            extensions.run_extension(self, stmt, run)
+            return
         if stmt.et == "TableRepartition":
             name, table, num = python_jobs.repartition(self, stmt)
-            self._put(name, table, run)
+            self.put(name, table, run)
             self.partitions[name] = num
             return
-        for name, table in python_jobs.run_ray(self, stmt, self._python_runtime):
-            self._put(name, table, run)
+        for name, table in python_jobs.run_ray(self, stmt, self.python_runtime):
+            self.put(name, table, run)
 
-    def _python_runtime(self) -> PythonRuntime:
+    def python_runtime(self) -> PythonRuntime:
         if self._runtime is None:
             try:
                 # Heavy (ray, worker processes): imported at the first Python cell only.
@@ -264,7 +296,7 @@ class Session:
             self._runtime = PythonRuntime(self.cfg, self.emit)
         return self._runtime
 
-    def _run_include(self, stmt: lang.Include, run: _CellRun, cell: Any) -> None:
+    def _run_include(self, stmt: lang.Include, run: CellRun, cell: Any) -> None:
         """Run another notebook's cells in this session; an error inside is reported at this statement."""
         name, cells = include.included_cells(stmt, self.notebook_loader, self._including)
         self._including.append(name)
@@ -277,9 +309,21 @@ class Session:
         finally:
             self._including.pop()
 
-    def _run_register(self, stmt: lang.Register, run: _CellRun, cell: Any) -> None:
-        raise CellError("parse", f"register is not supported yet (register {stmt.et}.`{stmt.path}` as {stmt.function})",
-                        stmt.line, stmt.column)
+    def _run_register(self, stmt: lang.Register, run: CellRun, cell: Any) -> None:
+        """register ScriptUDF (Python code), Ray (a deep-learning model on actors) or an algorithm's model."""
+        et = stmt.et.lower()
+        if et == "ray":
+            from console.kernel import raydeploy
+
+            raydeploy.register(self, stmt, run)
+        elif et == "scriptudf":
+            from console.kernel.ml import udf
+
+            udf.register_script_udf(self, stmt, run)
+        else:
+            from console.kernel import ml
+
+            ml.register_model(self, stmt, run)
 
 
 def _data_error_position(stmt: lang.Statement, message: str) -> tuple[int, int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -174,6 +174,23 @@ class SqlEngine:
         elif "configuration has been locked" in message:
             message += f"; notebooks may change only {', '.join(SETTABLE)}"
         return CellError("sql", message, *locate(sql, max(at, 0), line, column))
+
+    def register_function(self, name: str, fn: Callable[..., Any], params: list[Any], return_type: Any,
+                          vectorized: bool = True) -> None:
+        """Make a Python callable a SQL function (ScriptUDF, vec_*, a registered model), replacing one of the name.
+
+        vectorized: fn takes and returns pyarrow arrays (one call per batch, not per row).
+        Types are DuckDB type names ("DOUBLE[]") or duckdb types. Raises duckdb.Error on bad types.
+        """
+        try:
+            self.con.remove_function(name)
+        except self._duckdb.Error:
+            pass  # not registered before
+        from duckdb.func import FunctionNullHandling, PythonUDFType
+
+        self.con.create_function(name, fn, params, return_type,
+                                 type=PythonUDFType.ARROW if vectorized else PythonUDFType.NATIVE,
+                                 null_handling=FunctionNullHandling.SPECIAL)
 
     def interrupt(self) -> None:
         self.con.interrupt()

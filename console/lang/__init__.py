@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from console.lang.annotations import CACHE_DIR_VAR, compile_python_cell, header_kind, read_header
 from console.lang.ast import (
-    SAVE_MODES, SET_TYPES, Connect, Include, Load, PythonSetting, Register, Run, Save, Select, Set, Statement,
+    RUN_VERBS, SAVE_MODES, SET_TYPES, Command, Connect, Include, Load, PythonSetting, Register, Run, Save, Select, Set,
+    Statement,
 )
 from console.lang.errors import ParseError
 from console.lang.parser import parse
@@ -18,9 +19,9 @@ from console.lang.template import substitute, substitute_statement
 from console.lang.tokens import T, Token, tokenize
 
 __all__ = [
-    "CACHE_DIR_VAR", "Connect", "Include", "Load", "ParseError", "PythonSetting", "Register", "Run", "SAVE_MODES",
-    "SET_TYPES", "Save", "Select", "Set", "Statement", "T", "Token", "compile_python_cell", "header_kind", "parse",
-    "parse_cell", "read_header", "substitute", "substitute_statement", "tokenize",
+    "CACHE_DIR_VAR", "Command", "Connect", "Include", "Load", "ParseError", "PythonSetting", "RUN_VERBS", "Register",
+    "Run", "SAVE_MODES", "SET_TYPES", "Save", "Select", "Set", "Statement", "T", "Token", "compile_python_cell",
+    "header_kind", "parse", "parse_cell", "read_header", "substitute", "substitute_statement", "tokenize",
 ]
 
 _SQL_KINDS = {"mlsql", "sql", "byzer"}

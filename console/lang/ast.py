@@ -106,19 +106,26 @@ class PythonSetting(Statement):
     value: str
 
 
+RUN_VERBS = ("run", "train", "predict")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Run(Statement):
-    """run table as ET.`path` [where …] [as output]; `!ray on` and Python cells compile to this.
+    """run|train|predict table as ET.`path` [where …] [as output]; `!ray on` and Python cells compile to this.
 
+    verb "run" applies an extension (Ray, TableRepartition, DataSummary, …), "train" fits an
+    algorithm and saves the model under path, "predict" applies a saved model. Any extension name
+    parses; an unknown one fails when it runs, naming those that exist.
     For et == "Ray", options hold inputTable, outputTable, code, model, confTable and any conf key;
     code_line is the cell line where the code text starts.
     """
     input: str
-    et: str  # "Ray" or "TableRepartition"
+    et: str  # Ray and TableRepartition are spelled so whatever the case written; others as written
     path: str = ""
     options: dict[str, str] = field(default_factory=dict)
     output: str | None = None
     code_line: int = 1
+    verb: str = "run"  # one of RUN_VERBS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,3 +143,15 @@ class Register(Statement):
     path: str
     function: str
     options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Command(Statement):
+    """!name arg arg …: any `!` command but !python and !ray (which have their own statements).
+
+    args are the words, -flags, paths and quoted strings (unquoted) in order, as Byzer splits
+    them; raw is the text after the name as written. Unknown commands fail when they run.
+    """
+    name: str
+    args: tuple[str, ...] = ()
+    raw: str = ""

@@ -63,6 +63,8 @@ class Parser:
         tok = self._next()
         if tok.type is T.WORD or (tok.type is T.BACKQUOTED and tok.value):
             return tok.value
+        if tok.type is T.VARIABLE:  # `as ${t}`: substituted when the statement runs
+            return tok.text
         raise self.error(tok, what)
 
     def _dotted(self, first: Token) -> str:
@@ -108,7 +110,9 @@ class Parser:
         where: dict[str, Token] = {}
         if not self._peek().is_word("where", "options", "and"):
             return options, where
-        self._next()
+        if self._next().is_word("where", "options") and self._peek().is_word("and") \
+                and not (self._peek(1).type is T.SYMBOL and self._peek(1).value == "="):
+            self._next()  # `where and k=v`: Byzer accepts an empty first condition
         while True:
             key_tok = self._next()
             if key_tok.type is T.WORD:
@@ -142,10 +146,9 @@ class Parser:
             if tok.type is T.SYMBOL and tok.value == "!" and self._peek(1).type is T.WORD:
                 key = "!" + self._peek(1).value.lower()
             method = self.STATEMENTS.get(key)
+            if method is None and key.startswith("!"):
+                method = Parser._parse_command
             if method is None:
-                if key.startswith("!"):
-                    raise self.error(self._peek(1), "!python or !ray",
-                                     f"unknown command {key}; expected !python or !ray")
                 raise self.error(tok, "a statement: " + ", ".join(k for k in self.STATEMENTS if k != "with"))
             stmt = method(self, self._next())
             end = self._peek()
@@ -234,7 +237,10 @@ class Parser:
     def _parse_ray(self, start: Token) -> ast.Statement:
         self._next()  # "ray"
         self._word("on")
-        table = self._name("a table name")
+        if self._peek().type is T.STRING:  # !ray on "${t}" as Byzer writes it
+            table = self._next().value
+        else:
+            table = self._name("a table name")
         code = self._next()
         if code.type not in (T.BLOCK, T.STRING):
             raise self.error(code, "the code as '''…'''")
@@ -244,25 +250,22 @@ class Parser:
         return ast.Run(input=table, et="Ray", options=options, code_line=code.line, **self._at(start))
 
     def _parse_run(self, start: Token) -> ast.Statement:
+        verb = start.value.lower()
         table = self._name("a table name (or command)")
         self._word("as")
-        et_tok = self._peek()
-        et, path = self._format_path("an extension: Ray or TableRepartition")
-        if et.lower() not in ET_NAMES:
-            raise self.error(et_tok, "Ray or TableRepartition",
-                             f"unknown extension {et!r}; expected Ray or TableRepartition")
-        et = ET_NAMES[et.lower()]
+        et, path = self._format_path("an extension or algorithm such as DataSummary or RandomForest")
+        et = ET_NAMES.get(et.lower(), et)
         options, where = self._options()
         output = None
         if self._peek().is_word("as"):
             self._next()
             output = self._name("an output table name")
         code_line = 1
-        if et == "Ray":
+        if verb == "run" and et == "Ray":
             if "code" not in options:
                 raise self.error(self._peek(), "code='''…'''", "run … as Ray needs code='''…''' in its where clause")
             code_line = where["code"].line
-        else:
+        elif verb == "run" and et == "TableRepartition":
             num = options.get("partitionNum")
             if num is None or not num.isdigit() or int(num) < 1:
                 tok = where.get("partitionNum", self._peek())
@@ -270,7 +273,24 @@ class Parser:
             if output is None:
                 raise self.error(self._peek(), "'as <table>'", "TableRepartition needs 'as <table>' to name its result")
         return ast.Run(input=table, et=et, path=path, options=options, output=output, code_line=code_line,
-                       **self._at(start))
+                       verb=verb, **self._at(start))
+
+    def _parse_command(self, start: Token) -> ast.Statement:
+        """!name args…; (any name): words, -flags and paths written without spaces are one argument."""
+        name_tok = self._next()
+        args: list[str] = []
+        prev: Token | None = None
+        while self._peek().type not in (T.SEMI, T.EOF):
+            tok = self._next()
+            quoted = tok.type in (T.STRING, T.BLOCK, T.BACKQUOTED)
+            if prev is not None and tok.offset == prev.end and not quoted \
+                    and prev.type not in (T.STRING, T.BLOCK, T.BACKQUOTED):
+                args[-1] += tok.text
+            else:
+                args.append(tok.value if quoted else tok.text)
+            prev = tok
+        raw = self.text[name_tok.end:self._peek().offset].strip()
+        return ast.Command(name=name_tok.value, args=tuple(args), raw=raw, **self._at(start))
 
     def _parse_include(self, start: Token) -> ast.Statement:
         fmt, path = self._format_path("notebook.`name#cell`")
@@ -293,6 +313,8 @@ Parser.STATEMENTS = {
     "set": Parser._parse_set,
     "connect": Parser._parse_connect,
     "run": Parser._parse_run,
+    "train": Parser._parse_run,
+    "predict": Parser._parse_run,
     "include": Parser._parse_include,
     "register": Parser._parse_register,
     "!python": Parser._parse_python,

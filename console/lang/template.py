@@ -55,10 +55,15 @@ def substitute_statement(stmt: S, variables: Mapping[str, str], cell: str | int 
     stays as written, because `${…}` is also ordinary text in Python strings and shell templates.
     """
     changes: dict[str, Any] = {}  # field name -> new value, for dataclasses.replace
-    for name in ("sql", "path", "value"):
+    # Table and function names too: `load csv.`x` as ${t}` and `!ray on "${t}"` are Byzer idioms.
+    for name in ("sql", "path", "value", "table", "input", "output", "function", "alias"):
         value = getattr(stmt, name, None)
         if isinstance(value, str) and "${" in value:
             changes[name] = substitute(value, variables, stmt, cell, cell_text)
+    args = getattr(stmt, "args", None)
+    if isinstance(args, tuple) and any("${" in a for a in args):
+        # Lenient, like Python code: a command's text (a shell line) may hold ${…} of its own.
+        changes["args"] = tuple(substitute(a, variables, stmt, cell, cell_text, strict=False) for a in args)
     options = getattr(stmt, "options", None)
     if options and any("${" in v for v in options.values()):
         changes["options"] = {k: substitute(v, variables, stmt, cell, cell_text, strict=(k != "code"))

@@ -11,6 +11,7 @@ import dataclasses
 import logging
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,9 +19,9 @@ from typing import Any
 
 from console.config import Config
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
-from console.messages import (CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelLogEvent,
-                              KernelState, KernelStatusEvent, Message, MetricsEvent, NotebookRequest,
-                              OutputEvent, ResultEvent)
+from console.messages import (CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelAnswer,
+                              KernelLogEvent, KernelQuery, KernelState, KernelStatusEvent, Message, MetricsEvent,
+                              NotebookRequest, OutputEvent, ResultEvent)
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
@@ -88,6 +89,8 @@ class SessionManager:
         self._guard = threading.Lock()
         self._stop = threading.Event()
         self._culler: threading.Thread | None = None
+        self._answers: dict[str, KernelAnswer] = {}
+        self._answered = threading.Condition()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SessionManager":
@@ -183,6 +186,23 @@ class SessionManager:
             old.send(InterruptCommand(notebook_id))
             threading.Thread(target=old.stop, args=(2.0,), name="kernel-stop", daemon=True).start()
 
+    def query(self, user_id: UserId | None, notebook_id: NotebookId, what: str, args: dict[str, Any],
+              timeout: float = 30.0) -> dict[str, Any]:
+        session = self.session(user_id, notebook_id)
+        kp = session.kernel
+        if kp is None or not kp.alive():
+            raise LookupError("the kernel is not running; run the cell again")
+        request_id = uuid.uuid4().hex
+        if not kp.send(KernelQuery(request_id, what, args)):
+            raise LookupError("the kernel is not running; run the cell again")
+        with self._answered:
+            if not self._answered.wait_for(lambda: request_id in self._answers, timeout):
+                raise TimeoutError(f"the kernel did not answer {what} within {timeout:.0f} s")
+            answer = self._answers.pop(request_id)
+        if answer.error:
+            raise LookupError(answer.error)
+        return answer.data
+
     def replay(self, notebook_id: NotebookId, since: dict[str, int], metrics_since: dict[str, int]) -> list[Message]:
         """What a joining viewer needs; call it holding self.locks(notebook_id) (see sockets.join)."""
         events: list[Message] = [
@@ -247,6 +267,11 @@ class SessionManager:
         if isinstance(msg, KernelLogEvent):
             # The kernel's own log (an internal error's traceback under its id): ours, never a viewer's.
             log.log(msg.level, "kernel %s: %s", session.session_id, msg.text)
+            return
+        if isinstance(msg, KernelAnswer):
+            with self._answered:
+                self._answers[msg.request_id] = msg
+                self._answered.notify_all()
             return
         if isinstance(msg, NotebookRequest):
             if kp is not None:

@@ -121,6 +121,8 @@ class Cell(Base):
     position: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(String(16))
     source: Mapped[str] = mapped_column(Text, default="")
+    # The cell's result view, e.g. {"mode": "chart", "chart": {...}}; None = the plain table.
+    view: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class Revision(Base):
@@ -154,6 +156,9 @@ class Run(Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     output_bytes: Mapped[int] = mapped_column(Integer, default=0)
     hidden_bytes: Mapped[int] = mapped_column(Integer, default=0)
+    # The compressed file holding the run's whole output (relative to the data folder); None =
+    # all chunks are rows of output_chunks.
+    log_file: Mapped[str | None] = mapped_column(String(512), nullable=True)
 
 
 class OutputChunk(Base):

@@ -1,0 +1,81 @@
+"""The session as the statement handlers see it: the seam between session.py and the rooms it calls.
+
+Commands (`!show`, `!if` …), extensions (`run t as DataSummary`), machine learning
+(train/predict/register), the Ray model UDFs and the kernel's queries (result pages,
+completion) are handlers called by console.kernel.session.Session. They are typed against
+`SessionHost` rather than importing the session, so the calls go one way only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
+
+import pyarrow as pa
+
+from console.config import Config
+from console.protocols import Emit, NotebookLoader
+
+if TYPE_CHECKING:
+    from console import lang
+    from console.kernel.python_runtime import PythonRuntime
+    from console.kernel.results import ResultCache
+    from console.kernel.sql import SqlEngine
+    from console.sources import SourceContext
+
+
+@dataclass
+class CellRun:
+    """What one cell run has done so far: its last table (the cell's result) and the names it set."""
+    last: tuple[str, pa.Table] | None = None
+    changed: list[str] = field(default_factory=list)
+
+    def show(self, name: str, table: pa.Table) -> None:
+        """Make `table` the cell's result without putting it in the catalog (!show, !desc, …)."""
+        self.last = (name, table)
+
+
+class SessionHost(Protocol):
+    """What a statement handler may use of its session."""
+
+    cfg: Config
+    emit: Emit
+    session_id: str
+    notebook_loader: NotebookLoader | None
+    tables: dict[str, pa.Table]
+    variables: dict[str, str]
+    conf: dict[str, str]
+    python_conf: dict[str, str]
+    python_env: dict[str, str]
+    connections: dict[str, dict[str, str]]
+    partitions: dict[str, int]
+    results: ResultCache
+    last_command: str
+
+    @property
+    def sql(self) -> SqlEngine: ...
+
+    @property
+    def cache_dir(self) -> Path: ...
+
+    def lookup(self, name: str) -> pa.Table | None: ...
+
+    def require(self, name: str, stmt: lang.Statement) -> pa.Table:
+        """The catalog table `name`, or a CellError at the statement naming the tables there are."""
+        ...
+
+    def put(self, name: str, table: pa.Table, run: CellRun) -> None:
+        """Set a catalog table and make it the cell's result."""
+        ...
+
+    def source_context(self) -> SourceContext: ...
+
+    def python_runtime(self) -> PythonRuntime: ...
+
+    def run_statements(self, text: str, run: CellRun, cell: Any = None) -> None:
+        """Parse and run MLSQL text in this session (macros, !pyInclude …), errors raised as they come."""
+        ...
+
+    def variables_view(self) -> Mapping[str, str]:
+        """The user's variables over the built-ins (today, …), as ${…} sees them."""
+        ...

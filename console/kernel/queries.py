@@ -1,0 +1,27 @@
+"""The questions the server may ask a kernel between (and during) runs: one table, what -> handler.
+
+Each handler only reads the session (the catalog, the kept results), so it may answer on the
+kernel's command thread while a cell runs on the main thread. A handler raises LookupError
+(nothing to answer: no such result) or ValueError (a bad argument); the message reaches the asker.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from console.kernel import completion, results
+from console.kernel.host import SessionHost
+
+Handler = Callable[[SessionHost, Mapping[str, Any]], dict[str, Any]]
+
+HANDLERS: dict[str, Handler] = {
+    "result_page": results.page,
+    "complete": completion.complete,
+    "inspect": completion.inspect,
+}
+
+
+def answer(session: SessionHost, what: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    handler = HANDLERS.get(what)
+    if handler is None:
+        raise ValueError(f"unknown query {what!r}; known: {', '.join(sorted(HANDLERS))}")
+    return handler(session, args)
