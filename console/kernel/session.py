@@ -76,6 +76,9 @@ class Session:
 
             # SQL reads files only where load/save may (the lake, this session's cache, the roots).
             self._sql = SqlEngine(sql_roots(self.source_context()), temp_dir=self.cache_dir / ".duckdb_tmp")
+            from console.kernel.ml import functions
+
+            functions.install(self._sql)
         return self._sql
 
     @property
