@@ -110,11 +110,14 @@ def save_revision(
     author_id: int | None,
     name: str,
     cells: list[dict[str, str]] | None,
+    snapshot: bool = True,
 ) -> NotebookRecord:
     """Write a new revision of a locked notebook: name, cells (None = unchanged) and a snapshot.
 
     A stale base_revision raises Conflict before anything is written; None skips the check
     (used by operations that do not depend on what the client saw, such as a restore by number).
+    snapshot=False still counts the revision (so a stale REST edit gets its 409) but leaves no
+    history row: live co-editing saves every few seconds, and history keeps only settled states.
     """
     if base_revision is not None and base_revision != nb.revision:
         raise Conflict(nb.revision)
@@ -125,7 +128,8 @@ def save_revision(
     nb.name = name
     nb.revision += 1
     nb.updated_at = utcnow()
-    add_snapshot(session, nb, author_id, cells)
+    if snapshot:
+        add_snapshot(session, nb, author_id, cells)
     session.flush()
     return record(session, nb)
 

@@ -71,16 +71,18 @@ class NotebooksMixin(StoreBase):
         name: str | None = None,
         cells: Iterable[Any] | None = None,
         author_id: int | None = None,
+        snapshot: bool = True,
     ) -> NotebookRecord:
         """Replace name and/or all cells; a stale base_revision raises Conflict and writes nothing.
 
         Cells that carry the id of an existing cell keep it (and so their last output).
+        snapshot=False: a new revision number without a history row (see save_revision).
         """
         new_name = check_name(name) if name is not None else None
         clean = clean_cells(cells) if cells is not None else None
         with self._write() as s:
             nb = lock_notebook(s, notebook_id, base_revision)
-            return save_revision(s, nb, base_revision, author_id, new_name or nb.name, clean)
+            return save_revision(s, nb, base_revision, author_id, new_name or nb.name, clean, snapshot)
 
     def rename_notebook(
         self, notebook_id: str, name: str, base_revision: int | None = None, author_id: int | None = None
