@@ -15,6 +15,7 @@ Handler = Callable[[SessionHost, Mapping[str, Any]], dict[str, Any]]
 
 HANDLERS: dict[str, Handler] = {
     "result_page": results.page,
+    "result_file": results.result_file,  # the whole result as CSV/Parquet at a path the server named
     "complete": completion.complete,
     "inspect": completion.inspect,
 }
