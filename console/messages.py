@@ -448,3 +448,20 @@ class WorkerExit(Message):
     """Finish: end the cell's Ray job and exit."""
 
     type: ClassVar[str] = "worker_exit"
+
+
+@dataclass(frozen=True)
+class UdfCall(Message):
+    """Run a model function's code in the kernel's model-function worker (`register Ray`).
+
+    phase "register": job.code is the registerCode, job.model_path the model's file table; it
+    calls UDFBuilder.build, which starts the function's actors. phase "predict": job.code is the
+    predictCode, job.input_path one batch of the SQL function's arguments (column `value`).
+    Unlike RunJob, the worker's Ray job stays up afterwards, so the actors live on. Answered by
+    CellDone, whose result_path holds the output table.
+    """
+
+    type: ClassVar[str] = "udf_call"
+    job: RunJob
+    function: str
+    phase: str

@@ -54,8 +54,11 @@ class PythonRuntime:
         self._tables = IpcFiles(self._scratch)
 
     # ---- public
-    def run(self, job: PythonJob) -> "Any":
-        """Run the job; return its output table (pyarrow.Table) or None. Raises PythonCellError."""
+    def run(self, job: PythonJob, send_as: Callable[[RunJob], Any] | None = None) -> "Any":
+        """Run the job; return its output table (pyarrow.Table) or None. Raises PythonCellError.
+
+        send_as: the message that carries the job, when not a RunJob (raydeploy's UdfCall).
+        """
         import pyarrow as pa
 
         job_dir = self._scratch / uuid.uuid4().hex[:12]
@@ -68,7 +71,7 @@ class PythonRuntime:
             worker = self._worker_for(job)
             worker.discard_pending()  # a fresh worker's start-up lines that came after WorkerReady
             try:
-                worker.send(run_job)
+                worker.send(run_job if send_as is None else send_as(run_job))
             except OSError:  # it died just now
                 self._died(worker)
             result_path = self._loop(worker, run_job.job_id)
@@ -97,7 +100,7 @@ class PythonRuntime:
                 pass
             worker.inbox.put(Wake())  # the run loop now has a deadline: INTERRUPT_GRACE
 
-    def shutdown(self, stop_cluster: bool = False) -> None:
+    def shutdown(self, stop_cluster: bool = False, release: bool = True) -> None:
         """Stop the worker and release the embedded Ray head.
 
         The head stops when its last user process releases it, unless a server took ownership
@@ -111,7 +114,7 @@ class PythonRuntime:
         shutil.rmtree(self._scratch, ignore_errors=True)
         if stop_cluster:
             self.cluster.stop()
-        elif self._used_cluster:
+        elif self._used_cluster and release:  # release=False: the cluster is shared with another runtime
             self.cluster.release()
 
     # ---- internals

@@ -15,7 +15,7 @@ import threading
 import time
 
 from console.actors.capture import KerasMetrics
-from console.messages import RunJob, WorkerExit, WorkerReady
+from console.messages import RunJob, UdfCall, WorkerExit, WorkerReady
 from console.worker.channel import Channel, ChannelStream
 
 CELL_FILE = "<cell>"
@@ -52,6 +52,9 @@ def main(argv: list[str]) -> int:
     from console.worker.cell import CellRunner  # after the streams are in place: imports may print
 
     runner = CellRunner(channel, out, err)
+    from console.worker import display
+
+    display.install(channel)  # display(fig) in cells, Utils.show_plt
     channel.send(WorkerReady(pid=os.getpid(), python_version=sys.version.split()[0]))
     while True:
         try:
@@ -60,6 +63,10 @@ def main(argv: list[str]) -> int:
             return 0
         if isinstance(msg, RunJob):
             runner.run(msg)
+        elif isinstance(msg, UdfCall):  # the model-function worker (register Ray)
+            from console.worker.udf_calls import handle
+
+            handle(runner, msg)
         elif isinstance(msg, WorkerExit):
             runner.close()
             return 0
