@@ -195,3 +195,7 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return str(value)
     return str(value)
+
+
+# jsonStr and csvStr read the text of a variable rather than a file (Byzer's way to make example data).
+from console.sources import inline  # noqa: E402,F401
