@@ -123,7 +123,7 @@ def register_script_udf(session: SessionHost, stmt: lang.Register, run: CellRun)
 
     def apply(*arrays: Any) -> pa.Array:
         columns = [_py(a) for a in arrays]
-        out = []
+        out: list[Any] = []
         for i, args in enumerate(zip(*columns, strict=True)):
             if any(a is None for a in args):  # NULL in, NULL out, as for SQL's own functions
                 out.append(None)
