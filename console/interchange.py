@@ -8,7 +8,8 @@ Mapping to Jupyter: Python cells are code cells; Markdown cells are markdown cel
 code cells whose first line is `%%mlsql`. Outputs become `stream` outputs (stdout/stderr), a result
 table an `execute_result` with escaped text/html, text/plain and application/json, and a cell
 error an `error` output. Byzer Notebook files are `{"name", "cell_list": [{"id", "content"}]}`;
-a cell starting with `-- Markdown` is Markdown, one whose first line is `#%python` is Python.
+a cell with a `--%markdown` header (or, in older files, starting with `-- Markdown`) is Markdown,
+one with a `#%python` or `--%python` header is Python.
 """
 from __future__ import annotations
 
@@ -161,13 +162,7 @@ def from_byzer(data: Any, fallback_name: str = "Imported notebook") -> dict[str,
             content = ""
         if not isinstance(content, str):
             raise NotebookFileError(f'cell {i}: "content" must be a string')
-        stripped = content.lstrip()
-        if stripped.startswith(BYZER_MARKDOWN):
-            kind, source = "markdown", stripped[len(BYZER_MARKDOWN):].lstrip(" ")
-        elif stripped.split("\n", 1)[0].strip().lower() in ("#%python", "--%python"):
-            kind, source = "python", content
-        else:
-            kind, source = "mlsql", content
+        kind, source = _byzer_cell(content)
         out = {"kind": kind, "source": source}
         if isinstance(cell.get("id"), (str, int)) and not isinstance(cell.get("id"), bool):
             out["id"] = str(cell["id"])
@@ -175,6 +170,32 @@ def from_byzer(data: Any, fallback_name: str = "Imported notebook") -> dict[str,
     name = data.get("name")
     name = name.strip() if isinstance(name, str) and name.strip() else fallback_name
     return {"name": name, "cells": cells, "metadata": {}}
+
+
+def _byzer_cell(content: str) -> tuple[str, str]:
+    """(kind, source) of a Byzer Notebook cell.
+
+    Byzer marks a cell's type with a header line at column 0, `--%markdown` or `#%python`
+    (`--%` and `#%` are the same; a header without `=` is the type, the last one wins). A
+    markdown cell keeps its text without the header; a Python cell keeps its headers, which our
+    annotated Python cells read (input, output, schema …). Older files start Markdown cells with
+    `-- Markdown` instead.
+    """
+    stripped = content.lstrip()
+    if stripped.startswith(BYZER_MARKDOWN):
+        return "markdown", stripped[len(BYZER_MARKDOWN):].lstrip(" ")
+    kind = "mlsql"
+    lines = content.split("\n")
+    for line in lines:
+        header = line[3:] if line.startswith("--%") else line[2:] if line.startswith("#%") else None
+        if header is not None and "=" not in header and header.strip():
+            kind = header.strip().lower()
+    if kind == "markdown":
+        body = [ln for ln in lines if ln.strip().lower() not in ("--%markdown", "#%markdown")]
+        return "markdown", "\n".join(body).strip("\n")
+    if kind == "python":
+        return "python", content
+    return "mlsql", content
 
 
 def read_any(data: Any, kind: str | None = None, fallback_name: str = "Imported notebook") -> dict[str, Any]:
