@@ -1,0 +1,45 @@
+"""Two fitParam groups trained side by side as Ray tasks (through the cell worker), then used in SQL."""
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+import pytest
+
+from console.config import load_config
+from console.kernel.session import Session
+from tests.kernel.test_ml import DATA, ok, rows
+
+
+@pytest.fixture
+def ray_session(ray_head: Any) -> Iterator[Session]:
+    events: list[Any] = []
+    s = Session(load_config(dict(ray_head.cfg)), events.append, session_id="ml-ray")
+    s.events = events  # type: ignore[attr-defined]
+    yield s
+    s.shutdown()
+
+
+def test_two_groups_train_in_parallel_on_ray(ray_session: Session) -> None:
+    s = ray_session
+    ok(s, DATA)
+    ok(s, 'train data1 as RandomForest.`models/rf2` where evaluateTable="data1" '
+          'and `fitParam.0.maxDepth`="1" and `fitParam.0.numTrees`="1" and `fitParam.0.seed`="3" '
+          'and `fitParam.1.maxDepth`="4" and `fitParam.1.seed`="3" and `fitParam.1.impurity`="nope" as result;')
+    result = rows(s, "result")
+    assert result["algIndex"] == ["0", "1"]
+    # group 1's bad impurity fails in its own Ray task and is reported, not raised
+    assert result["status"] == ["success", "fail"]
+    assert "nope" in result["message"][1]
+    assert "Ray tasks" in "".join(getattr(e, "text", "") for e in s.events)  # type: ignore[attr-defined]
+    ok(s, 'train data1 as RandomForest.`models/rf3` where evaluateTable="data1" '
+          'and `fitParam.0.maxDepth`="1" and `fitParam.0.numTrees`="1" and `fitParam.0.seed`="3" '
+          'and `fitParam.1.maxDepth`="4" and `fitParam.1.seed`="3" as result2;')
+    result = rows(s, "result2")
+    assert result["status"] == ["success", "success"]
+    accuracy = [float(m.split("accuracy: ")[1]) for m in result["metrics"]]
+    assert accuracy[1] == 1.0 and accuracy[0] < 1.0  # one stump cannot tell three classes apart
+    # register picks the best group by f1 (group 1), so the SQL function classifies every row
+    ok(s, "register RandomForest.`models/rf3` as rf;\n"
+          "select vec_argmax(rf(features)) as p, label from data1 as out;")
+    out = s.tables["out"]
+    assert out.column("p").to_pylist() == [int(v) for v in out.column("label").to_pylist()]
