@@ -21,7 +21,7 @@ def _runnable(path: Path) -> bool:
     return "golden: parse-only" not in text and "--%python" not in text and "#%python" not in text
 
 
-CASES = [p for p in sorted(FIXTURES.glob("*.mlsql")) if _runnable(p)]
+CASES = [p for p in sorted([*FIXTURES.glob("*.mlsql"), *FIXTURES.glob("byzer/*.mlsql")]) if _runnable(p)]
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])

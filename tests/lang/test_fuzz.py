@@ -8,13 +8,15 @@ from hypothesis import strategies as st
 
 from console.lang import ParseError, parse, parse_cell
 
-FIXTURES = sorted((Path(__file__).resolve().parents[1] / "fixtures").glob("*.mlsql"))
+_FOLDER = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = sorted([*_FOLDER.glob("*.mlsql"), *_FOLDER.glob("byzer/*.mlsql")])
 TEXTS = [p.read_text(encoding="utf-8") for p in FIXTURES]
 # Characters the grammar cares about, so random text reaches deep into the parser.
 ALPHABET = st.sampled_from(list("abcdefghijklmnopqrstuvwxyz ASELECTLOADSAVE_01.;,=!`'\"${}()-/*%#\n\t"))
 PIECES = st.sampled_from(["load ", "select ", "save ", "set ", "connect ", "run ", "!python ", "!ray on ",
                           "include ", "register ", " as ", " where ", " and ", "partitionBy ", "'''", "`",
-                          "${x}", "--%python\n", "#%input=t\n", ";", "=", '"', "'", "/*", "*/", "--"])
+                          "${x}", "--%python\n", "#%input=t\n", "!if ", "!fi", "!assert ", "!fs -ls ", " named ",
+                          "train ", "predict ", ";", "=", '"', "'", "/*", "*/", "--"])
 QUICK = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

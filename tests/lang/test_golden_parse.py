@@ -12,7 +12,8 @@ import pytest
 from console.lang import ParseError, parse_cell
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-CASES = sorted(FIXTURES.glob("*.mlsql"))
+# byzer/: Byzer-style scripts (commands, machine learning, extensions), golden-tested the same way.
+CASES = sorted([*FIXTURES.glob("*.mlsql"), *FIXTURES.glob("byzer/*.mlsql")])
 
 
 def parse_dump(path: Path) -> str:
