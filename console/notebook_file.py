@@ -19,7 +19,7 @@ class NotebookFileError(ValueError):
 
 
 def parse_notebook(data: Any) -> dict[str, Any]:
-    """Check a decoded notebook file; returns {"name", "cells": [{"kind", "source", "id"?}], "metadata"}.
+    """Check a decoded notebook file; returns {"name", "cells": [{"kind", "source", "id"?, "view"?}], "metadata"}.
 
     Unknown fields are ignored so that newer exports with extra information still import.
     """
@@ -38,7 +38,7 @@ def parse_notebook(data: Any) -> dict[str, Any]:
     cells_in = data.get("cells")
     if not isinstance(cells_in, list):
         raise NotebookFileError('"cells" must be a list')
-    cells: list[dict[str, str]] = []
+    cells: list[dict[str, Any]] = []
     for i, cell in enumerate(cells_in, 1):
         if not isinstance(cell, Mapping):
             raise NotebookFileError(f"cell {i} must be an object")
@@ -47,11 +47,16 @@ def parse_notebook(data: Any) -> dict[str, Any]:
             raise NotebookFileError(f'cell {i}: "kind" must be one of {", ".join(KINDS)}')
         if not isinstance(source, str):
             raise NotebookFileError(f'cell {i}: "source" must be a string')
-        out = {"kind": kind, "source": source}
+        out: dict[str, Any] = {"kind": kind, "source": source}
         if "id" in cell:
             if not isinstance(cell["id"], str):
                 raise NotebookFileError(f'cell {i}: "id" must be a string')
             out["id"] = cell["id"]
+        if cell.get("view") is not None:
+            # Checked in full where it is stored (console/store/views.py); here only its shape.
+            if not isinstance(cell["view"], Mapping):
+                raise NotebookFileError(f'cell {i}: "view" must be an object')
+            out["view"] = dict(cell["view"])
         cells.append(out)
     metadata = data.get("metadata", {})
     if not isinstance(metadata, Mapping):
@@ -62,11 +67,11 @@ def parse_notebook(data: Any) -> dict[str, Any]:
 def dump_notebook(
     name: str, cells: Iterable[Mapping[str, Any]], metadata: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """A notebook file's JSON object; each cell keeps kind, source, and id/outputs when present."""
+    """A notebook file's JSON object; each cell keeps kind, source, and id/view/outputs when present."""
     out_cells = []
     for c in cells:
         cell = {"kind": c["kind"], "source": c["source"]}
-        for key in ("id", "outputs"):
+        for key in ("id", "view", "outputs"):
             if c.get(key) is not None:
                 cell[key] = c[key]
         out_cells.append(cell)

@@ -63,6 +63,10 @@ POLICIES: dict[str, str] = {
     "api.cells.edit": "member notebook:editor",
     "api.cells.delete": "member notebook:editor",
     "api.cells.move": "member notebook:editor",
+    # a cell's whole result as the caller's own kernel keeps it: viewing it is reading the notebook
+    # (a reader has no kernel, so it is told to run the cell, which it may not)
+    "api.results.page": "reader notebook:viewer",
+    "api.results.download": "reader notebook:viewer",
     "api.revisions.list": "reader notebook:viewer",
     "api.revisions.get": "reader notebook:viewer",
     "api.revisions.diff": "reader notebook:viewer",

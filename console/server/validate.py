@@ -15,6 +15,8 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from console.server.errors import ApiError
 from console.server.limits import INT_MAX, INT_MIN
+from console.store import Invalid
+from console.store.views import check_view
 
 _MISSING = object()
 MAX_DEPTH = 64                      # far deeper than any notebook file; json.loads recurses per level
@@ -117,3 +119,11 @@ def base_revision(body: dict[str, Any], required: bool = True) -> int | None:
         return value
     return query_int("base_revision") if required else query_int("base_revision", None)
 
+
+
+def cell_view(body: dict[str, Any]) -> dict[str, Any] | None:
+    """body["view"]: a cell's result view, checked strictly (console/store/views.py); null clears it."""
+    try:
+        return check_view(body.get("view"))
+    except Invalid as exc:
+        raise ApiError(400, exc.message) from None

@@ -12,6 +12,7 @@ from console.store.db import new_id
 from console.store.errors import Conflict, Invalid, NotFound
 from console.store.models import CELL_KINDS, Cell, Notebook, Revision, utcnow
 from console.store.records import CellRecord, NotebookInfo, NotebookRecord
+from console.store.views import check_view
 
 _CELL_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 MAX_CELLS = 10_000
@@ -33,7 +34,7 @@ def load_cells(session: Session, notebook_id: str) -> list[CellRecord]:
     rows = session.scalars(
         select(Cell).where(Cell.notebook_id == notebook_id).order_by(Cell.position)
     )
-    return [CellRecord(id=c.id, kind=c.kind, source=c.source, position=c.position) for c in rows]
+    return [CellRecord(id=c.id, kind=c.kind, source=c.source, position=c.position, view=c.view) for c in rows]
 
 
 def record(session: Session, nb: Notebook) -> NotebookRecord:
@@ -70,11 +71,11 @@ def check_source(source: object) -> str:
     return source
 
 
-def clean_cells(cells: Iterable[Any], keep_ids: bool = True) -> list[dict[str, str]]:
-    """Validate cells given as mappings {kind, source, id?}; give new ids where none (or keep_ids=False)."""
+def clean_cells(cells: Iterable[Any], keep_ids: bool = True) -> list[dict[str, Any]]:
+    """Validate cells given as mappings {kind, source, id?, view?}; give new ids where none (or keep_ids=False)."""
     if isinstance(cells, (str, bytes, Mapping)) or not isinstance(cells, Iterable):
         raise Invalid("cells must be a list")
-    out: list[dict[str, str]] = []
+    out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, cell in enumerate(cells):
         if not isinstance(cell, Mapping):
@@ -89,18 +90,22 @@ def clean_cells(cells: Iterable[Any], keep_ids: bool = True) -> list[dict[str, s
         if cid in seen:
             raise Invalid(f"cell {i + 1}: id {cid!r} appears twice")
         seen.add(cid)
-        out.append({
+        clean: dict[str, Any] = {
             "id": cid,
             "kind": check_kind(cell.get("kind", "mlsql")),
             "source": check_source(cell.get("source", "")),
-        })
+        }
+        if "view" in cell:  # absent: a cell with this id keeps its view (write_cells); null clears it
+            clean["view"] = check_view(cell["view"], f"cell {i + 1}: view")
+        out.append(clean)
     if len(out) > MAX_CELLS:
         raise Invalid(f"a notebook holds at most {MAX_CELLS} cells")
     return out
 
 
-def as_dicts(cells: Iterable[CellRecord]) -> list[dict[str, str]]:
-    return [{"id": c.id, "kind": c.kind, "source": c.source} for c in cells]
+def as_dicts(cells: Iterable[CellRecord]) -> list[dict[str, Any]]:
+    """Cells as {id, kind, source, view}: snapshots keep the view, so a restore brings it back."""
+    return [{"id": c.id, "kind": c.kind, "source": c.source, "view": c.view} for c in cells]
 
 
 def save_revision(
@@ -109,7 +114,7 @@ def save_revision(
     base_revision: int | None,
     author_id: int | None,
     name: str,
-    cells: list[dict[str, str]] | None,
+    cells: list[dict[str, Any]] | None,
     snapshot: bool = True,
 ) -> NotebookRecord:
     """Write a new revision of a locked notebook: name, cells (None = unchanged) and a snapshot.
@@ -125,6 +130,7 @@ def save_revision(
         cells = as_dicts(load_cells(session, nb.id))
     else:
         write_cells(session, nb.id, cells)
+        cells = as_dicts(load_cells(session, nb.id))  # as stored: views kept for cells given without one
     nb.name = name
     nb.revision += 1
     nb.updated_at = utcnow()
@@ -134,17 +140,22 @@ def save_revision(
     return record(session, nb)
 
 
-def write_cells(session: Session, notebook_id: str, cells: list[dict[str, str]]) -> None:
+def write_cells(session: Session, notebook_id: str, cells: list[dict[str, Any]]) -> None:
+    # A cell given without a view keeps the one it has: a client that edits only sources (a
+    # co-editing save, a PUT of sources) must not drop the charts.
+    views = {} if all("view" in c for c in cells) else {
+        cid: view for cid, view in session.execute(select(Cell.id, Cell.view).where(Cell.notebook_id == notebook_id))}
     # Delete-then-insert keeps positions dense and sidesteps key clashes while cells reorder.
     session.execute(delete(Cell).where(Cell.notebook_id == notebook_id))
     if cells:
         session.execute(insert(Cell), [
-            {"notebook_id": notebook_id, "id": c["id"], "position": i, "kind": c["kind"], "source": c["source"]}
+            {"notebook_id": notebook_id, "id": c["id"], "position": i, "kind": c["kind"], "source": c["source"],
+             "view": c["view"] if "view" in c else views.get(c["id"])}
             for i, c in enumerate(cells)
         ])
 
 
-def add_snapshot(session: Session, nb: Notebook, author_id: int | None, cells: list[dict[str, str]]) -> None:
+def add_snapshot(session: Session, nb: Notebook, author_id: int | None, cells: list[dict[str, Any]]) -> None:
     session.add(Revision(
         notebook_id=nb.id, number=nb.revision, author_id=author_id,
         snapshot={"name": nb.name, "cells": [dict(c) for c in cells]},

@@ -7,13 +7,14 @@ from typing import Any
 from sqlalchemy import delete, select
 
 from console.store._rows import (
-    add_snapshot, as_dicts, clean_cells, info, lock_notebook, record, save_revision, write_cells,
+    add_snapshot, as_dicts, clean_cells, info, load_cells, lock_notebook, record, save_revision, write_cells,
 )
 from console.store.db import StoreBase, new_id
 from console.store.errors import NotFound
 from console.store.models import Notebook, utcnow
 from console.store.paths import check_name, normalize_folder
 from console.store.records import NotebookInfo, NotebookRecord
+from console.store.views import check_view
 
 
 class NotebooksMixin(StoreBase):
@@ -36,7 +37,7 @@ class NotebooksMixin(StoreBase):
             s.add(nb)
             s.flush()
             write_cells(s, nb.id, clean)
-            add_snapshot(s, nb, owner_id, clean)
+            add_snapshot(s, nb, owner_id, as_dicts(load_cells(s, nb.id)))
             s.flush()
             return record(s, nb)
 
@@ -109,6 +110,25 @@ class NotebooksMixin(StoreBase):
             lock_notebook(s, notebook_id)
             # ON DELETE CASCADE removes the dependent rows in the database itself.
             s.execute(delete(Notebook).where(Notebook.id == notebook_id))
+
+    def set_cell_view(
+        self, notebook_id: str, cell_id: str, view: Any, base_revision: int | None, author_id: int | None = None,
+    ) -> NotebookRecord:
+        """Save how a cell's result is shown (console/store/views.py; None: the plain table).
+
+        A new revision like any edit, so a chart survives reload, share, export and restore.
+        """
+        clean = check_view(view)
+        with self._write() as s:
+            nb = lock_notebook(s, notebook_id, base_revision)
+            cells = as_dicts(load_cells(s, nb.id))
+            for cell in cells:
+                if cell["id"] == cell_id:
+                    cell["view"] = clean
+                    break
+            else:
+                raise NotFound(f"no cell {cell_id!r} in this notebook")
+            return save_revision(s, nb, base_revision, author_id, nb.name, cells)
 
     def duplicate_notebook(
         self,

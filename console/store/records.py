@@ -29,6 +29,7 @@ class CellRecord:
     kind: str
     source: str
     position: int
+    view: dict[str, Any] | None = None  # how its result is shown (console/store/views.py); None: the table
 
 
 @dataclass(frozen=True)

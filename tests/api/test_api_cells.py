@@ -18,7 +18,7 @@ def test_cell_operations(client: FlaskClient) -> None:
     new = r.json["cell"]["id"]
     r = client.patch(f"{base}/{first}", json={"base_revision": 2, "source": "b", "kind": "markdown"})
     assert r.status_code == 200
-    assert r.json["cells"][1] == {"id": first, "kind": "markdown", "source": "b", "position": 1}
+    assert r.json["cells"][1] == {"id": first, "kind": "markdown", "source": "b", "position": 1, "view": None}
     r = client.post(f"{base}/{new}/move", json={"base_revision": 3, "position": 1})
     assert [c["id"] for c in r.json["cells"]] == [first, new]
     r = client.delete(f"{base}/{new}?base_revision=4")

@@ -37,7 +37,7 @@ def test_stored_outputs_come_from_runs_not_the_notebook(client: FlaskClient, app
     store.finish_run(run.id, "done")
     # The page draws stored output from GET .../runs; the notebook itself carries none.
     cells = client.get(f"/api/notebooks/{nb['id']}").json["cells"]
-    assert all(set(c) == {"id", "kind", "source", "position"} for c in cells)
+    assert all(set(c) == {"id", "kind", "source", "position", "view"} for c in cells)
     runs = client.get(f"/api/notebooks/{nb['id']}/runs").json["runs"]
     assert list(runs) == [cid] and runs[cid]["status"] == "done"
     outputs = [e for e in runs[cid]["events"] if e["type"] == "output"]

@@ -8,7 +8,7 @@ from console.server import serialize
 from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
-from console.server.validate import base_revision, field, json_body
+from console.server.validate import base_revision, cell_view, field, json_body
 
 
 def add_cell(notebook_id: str) -> ResponseReturnValue:
@@ -22,12 +22,19 @@ def add_cell(notebook_id: str) -> ResponseReturnValue:
 
 
 def edit_cell(notebook_id: str, cell_id: str) -> ResponseReturnValue:
+    """source and/or kind, and/or view (how the result is shown: a chart, or null for the table)."""
     body = json_body()
     source, kind = field(body, "source", str, None), field(body, "kind", str, None)
-    if source is None and kind is None:
-        raise ApiError(400, "give 'source' and/or 'kind'")
-    nb = get_store().edit_cell(notebook_id, cell_id, base_revision(body), source=source, kind=kind,
-                               author_id=signed_in().id)
+    has_view = "view" in body
+    if source is None and kind is None and not has_view:
+        raise ApiError(400, "give 'source', 'kind' and/or 'view'")
+    view = cell_view(body) if has_view else None  # checked before anything is written
+    store, author, base = get_store(), signed_in().id, base_revision(body)
+    if source is not None or kind is not None:
+        nb = store.edit_cell(notebook_id, cell_id, base, source=source, kind=kind, author_id=author)
+        base = nb.revision
+    if has_view:
+        nb = store.set_cell_view(notebook_id, cell_id, view, base, author_id=author)
     return jsonify(serialize.notebook(nb))
 
 

@@ -38,6 +38,8 @@ def export_notebook(notebook_id: str) -> ResponseReturnValue:
     cells = []
     for c in nb.cells:
         cell: dict[str, Any] = {"id": c.id, "kind": c.kind, "source": c.source}
+        if c.view is not None:  # the cell's chart (console/store/views.py)
+            cell["view"] = c.view
         if c.id in runs:
             cell["outputs"] = _outputs(serialize.run(runs[c.id]))
         cells.append(cell)
