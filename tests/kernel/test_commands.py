@@ -232,3 +232,20 @@ def test_delta_history_info_compact_vacuum(session: Session) -> None:
     assert sorted(session.tables["back"].column("id").to_pylist()) == [0, 0, 1, 1, 2, 2]
     err = failed(session, "!delta history db.nope;")
     assert "does not exist" in err.message
+
+
+def test_docs_list_every_command_with_an_example() -> None:
+    import re
+
+    from console.kernel.commands import command_names
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "language.md").read_text(encoding="utf-8")
+    section = text.split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    documented: set[str] = set()
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `!") and len(cells) == 3:
+            names = re.findall(r"`!(\w+)`", cells[0])
+            assert cells[2].startswith("`!") or cells[2].startswith("`"), line  # an example for each row
+            documented.update(names)
+    assert documented == set(command_names())
