@@ -465,3 +465,23 @@ class UdfCall(Message):
     job: RunJob
     function: str
     phase: str
+
+
+@dataclass(frozen=True)
+class WorkerComplete(Message):
+    """Between cells: Python completion at line (1-based) / column (0-based) over the session's globals."""
+
+    type: ClassVar[str] = "worker_complete"
+    request_id: str
+    source: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class WorkerCompletion(Message):
+    """The answer to WorkerComplete: items {"label", "type", "detail"} from jedi.Interpreter."""
+
+    type: ClassVar[str] = "worker_completion"
+    request_id: str
+    items: list[dict[str, str]]

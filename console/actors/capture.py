@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import sys
 import threading
@@ -126,12 +127,33 @@ _ABSL_NOTICE = re.compile(
     r"|To enable the following instructions: .*in other operations, rebuild TensorFlow.*)$")
 
 
-def stream_of(stream: str, line: str) -> str:
+# "E0000 … failed call to cuInit: … (303)": TensorFlow probing for CUDA. Without an NVIDIA
+# driver on the machine this is the expected answer, not an error; with one, it is a real failure.
+_CUINIT = re.compile(r"^E\d{4} [\d:.]+\s+\d+ [\w.-]+:\d+\] failed call to cuInit: .*\(303\)\s*$")
+_GPU_MARKS = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/nvidia0")
+_gpu: bool | None = None
+
+
+def machine_has_gpu() -> bool:
+    """True when an NVIDIA driver is visible here (the sandbox shows /proc and the host's devices)."""
+    global _gpu
+    if _gpu is None:
+        _gpu = any(os.path.exists(p) for p in _GPU_MARKS)
+    return _gpu
+
+
+def stream_of(stream: str, line: str, gpu: bool | None = None) -> str:
     """"system" for a library's start-up notice written to stderr; otherwise the stream as is.
 
     The line is still shown (nothing is dropped), but as a runtime notice, not as the cell's error.
+    gpu: whether this machine has a GPU (detected when None); only then is a failed cuInit an error.
     """
-    if stream == "stderr" and _ABSL_NOTICE.match(line.rstrip("\n")):
+    if stream != "stderr":
+        return stream
+    text = line.rstrip("\n")
+    if _ABSL_NOTICE.match(text):
+        return "system"
+    if _CUINIT.match(text) and not (machine_has_gpu() if gpu is None else gpu):
         return "system"
     return stream
 

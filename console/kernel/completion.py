@@ -1,16 +1,283 @@
-"""Completion and hover for the editor, answered from the session's live catalog."""
+"""Completion and hover for the editor, answered from the session's live catalog.
+
+MLSQL: the statement around the cursor decides what fits (formats after `load`, options of the
+format after `where`, columns of the tables a select reads, `${variables}` …). Python: jedi,
+over the worker's live globals when a worker is up (python_runtime.complete), otherwise over the
+cell's text alone. Both run on the kernel's command thread and only read the session.
+"""
 from __future__ import annotations
 
-from typing import Any, Mapping
+import re
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
 
 from console.kernel.host import SessionHost
+from console.worker.complete import python_items
+
+Item = dict[str, str]
+MAX_ITEMS = 400
+
+STATEMENTS = ("load", "select", "save", "set", "connect", "run", "train", "predict", "register", "include",
+              "with")
+COMMANDS = ("!show", "!desc", "!if", "!elif", "!else", "!fi", "!assert", "!python", "!ray", "!fs", "!sh",
+            "!kill", "!profiler", "!pyInclude", "!cache", "!unCache", "!println", "!lastCommand",
+            "!delta", "!hdfs")
+SQL_KEYWORDS = ("select", "from", "where", "group by", "order by", "having", "limit", "join", "left join",
+                "right join", "inner join", "full outer join", "cross join", "on", "as", "and", "or", "not",
+                "in", "is null", "is not null", "like", "between", "case", "when", "then", "else", "end",
+                "distinct", "union all", "union", "with", "over", "partition by", "asc", "desc", "cast",
+                "lateral view", "explode")
+SAVE_MODES = ("overwrite", "append", "errorIfExists", "ignore")
+SET_OPTIONS = ("type", "mode")
+# Options each format reads (console/sources/*: the option(...) calls), and the ones every
+# `load`/`save` understands.
+FORMAT_OPTIONS: dict[str, tuple[str, ...]] = {
+    "csv": ("header", "inferSchema", "sep", "delimiter", "quote", "escape", "nullValue", "encoding", "multiLine"),
+    "json": ("multiLine",),
+    "text": ("wholetext", "encoding"),
+    "parquet": ("compression",),
+    "delta": ("versionAsOf", "timestampAsOf", "startingVersion", "endingVersion", "overwriteSchema",
+              "mergeSchema"),
+    "jdbc": ("url", "driver", "user", "password", "dbtable", "directQuery"),
+    "binaryFile": ("pathGlobFilter",),
+}
+COMMON_OPTIONS = ("fileNum", "partitionBy")
+# Spark SQL names users bring from Byzer/Databricks; the transpiler maps them to DuckDB's.
+SPARK_FUNCTIONS = ("abs", "array_contains", "avg", "cast", "ceil", "coalesce", "collect_list", "collect_set",
+                   "concat", "concat_ws", "count", "current_date", "current_timestamp", "date_add", "date_format",
+                   "date_sub", "datediff", "explode", "first", "floor", "from_unixtime", "get_json_object",
+                   "if", "ifnull", "instr", "isnull", "last", "length", "lower", "max", "mean", "min",
+                   "monotonically_increasing_id", "nvl", "percentile_approx", "posexplode", "rand", "regexp_extract",
+                   "regexp_replace", "round", "row_number", "size", "split", "sqrt", "stddev", "substr",
+                   "substring", "sum", "to_date", "to_timestamp", "trim", "unix_timestamp", "upper", "variance",
+                   "year", "month", "dayofmonth", "hour", "minute", "second", "rank", "dense_rank", "lag", "lead")
+
+_WORD = re.compile(r"[\w$]*$")
+_STATEMENT_START = re.compile(r"^\s*(?:--[^\n]*\n\s*)*(\S+)", re.S)
+_QUOTED = re.compile(r"'''.*?'''|\"\"\".*?\"\"\"|`[^`]*`|'[^'\n]*'|\"[^\"\n]*\"|--[^\n]*|/\*.*?\*/", re.S)
 
 
 def complete(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
     """args: source, cursor (offset), kind. Answer: {"from": offset, "to": offset, "items": [...]}."""
-    raise LookupError("completion is not built yet")
+    source = args.get("source")
+    if not isinstance(source, str):
+        raise ValueError("complete needs 'source' (the cell's text)")
+    cursor = args.get("cursor", len(source))
+    if not isinstance(cursor, int) or not 0 <= cursor <= len(source):
+        raise ValueError(f"'cursor' must be an offset between 0 and {len(source)}, got {cursor!r}")
+    kind = args.get("kind") or "mlsql"
+    if kind not in ("mlsql", "python", "sql"):
+        raise ValueError(f"'kind' must be mlsql, python or sql, got {kind!r}")
+    if kind == "python" or source.lstrip().startswith("--%python") or source.lstrip().startswith("#%python"):
+        return complete_python(session, source, cursor)
+    return complete_mlsql(session, source, cursor)
 
 
 def inspect(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
     """args: name (a table). Answer: {"name", "columns": [{"name", "type"}], "rows"}."""
-    raise LookupError("inspect is not built yet")
+    name = args.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("inspect needs 'name' (a table of the session)")
+    table = _lookup(session, name)
+    if table is None:
+        known = ", ".join(sorted(session.tables)) or "none yet"
+        raise LookupError(f"no table {name!r} in this session; tables: {known}")
+    return {"name": name, "rows": table.num_rows,
+            "columns": [{"name": f.name, "type": str(f.type)} for f in table.schema]}
+
+
+# ---------------------------------------------------------------- MLSQL
+def complete_mlsql(session: SessionHost, source: str, cursor: int) -> dict[str, Any]:
+    before = source[:cursor]
+    word = _WORD.search(before)
+    start = word.start() if word else cursor
+    if before[start - 1:start] == "!":  # a command's name is typed with its "!"
+        start -= 1
+    typed = before[start:]
+    statement = _current_statement(before[:start])
+    masked = _mask(statement)
+    tokens = masked.lower().split()
+    last = tokens[-1] if tokens else ""
+    head = tokens[0] if tokens else ""
+    items: list[Item] = []
+
+    # ${name}: typed "${na" or "$"
+    dollar = before[:start].endswith("${") or typed.startswith("$")
+    if dollar:
+        start = before.rfind("$", 0, cursor)
+        for name, value in sorted(session.variables_view().items()):
+            items.append({"label": "${" + name + "}", "type": "variable", "detail": _short(value)})
+        return _answer(start, cursor, items, source[start:cursor])
+
+    # t.col
+    dotted = re.search(r"([\w]+)\.$", before[:start])
+    if dotted:
+        table = _lookup(session, dotted.group(1))
+        if table is not None:
+            items += _columns(dotted.group(1), table)
+            return _answer(start, cursor, items, typed)
+        if head == "load" or head == "save":  # `load csv.` is a format and its path, nothing to offer
+            return _answer(start, cursor, [], typed)
+
+    if statement.strip() == "" or (not tokens and not typed):
+        items += [{"label": s, "type": "keyword", "detail": "statement"} for s in STATEMENTS]
+        items += [{"label": c, "type": "keyword", "detail": "command"} for c in COMMANDS]
+        return _answer(start, cursor, items, typed)
+    if not tokens:  # typing the first word
+        items += [{"label": s, "type": "keyword", "detail": "statement"} for s in STATEMENTS]
+        items += [{"label": c, "type": "keyword", "detail": "command"} for c in COMMANDS]
+        return _answer(start, cursor, items, typed)
+
+    fmt = _format_of(statement)
+    if head in ("load", "connect") and len(tokens) == 1 or head == "save" and last == "as" and "where" not in tokens:
+        items += [{"label": f, "type": "type", "detail": "format"} for f in _formats()]
+    elif head == "save" and len(tokens) == 1:
+        items += [{"label": m, "type": "keyword", "detail": "save mode"} for m in SAVE_MODES]
+        items += _tables(session)
+    elif head in ("load", "save", "connect") and ("where" in tokens or "options" in tokens) and last in (
+            "where", "and", "options"):
+        options = FORMAT_OPTIONS.get(fmt or "", ()) + COMMON_OPTIONS
+        items += [{"label": o, "type": "property", "detail": f"{fmt} option" if fmt else "option"}
+                  for o in options]
+    elif head == "set" and last in ("where", "and"):
+        items += [{"label": o, "type": "property", "detail": "set option"} for o in SET_OPTIONS]
+    elif head in ("select", "with"):
+        after = _mask(source[start:])
+        end = after.find(";")
+        items += _select_items(session, masked + " " + (after if end < 0 else after[:end]), last)
+    elif head in ("run", "train", "predict", "!show", "!desc") and len(tokens) == 1:
+        items += _tables(session)
+    else:
+        items += _tables(session)
+        items += [{"label": k, "type": "keyword"} for k in ("as", "where", "and", "options", "partitionBy")]
+    return _answer(start, cursor, items, typed)
+
+
+def _select_items(session: SessionHost, statement: str, last: str) -> list[Item]:
+    """In a select: after from/join the tables; elsewhere the columns of the tables it reads first."""
+    if last in ("from", "join"):
+        return _tables(session)
+    read = re.findall(r"\b(?:from|join)\s+([\w]+)", statement, re.I)
+    items: list[Item] = []
+    seen: set[str] = set()
+    for name in read:
+        table = _lookup(session, name)
+        if table is not None and name.lower() not in seen:
+            seen.add(name.lower())
+            items += _columns(name, table, boost=10)
+    for name, table in sorted(session.tables.items()):
+        if name.lower() not in seen:
+            items += _columns(name, table, boost=0)
+    items += _tables(session)
+    items += _functions(session)
+    items += [{"label": k, "type": "keyword"} for k in SQL_KEYWORDS]
+    return items
+
+
+def _current_statement(text: str) -> str:
+    """The text of the statement the cursor is in: after the last `;` outside quotes."""
+    masked = _mask(text)
+    end = masked.rfind(";")
+    return text[end + 1:] if end >= 0 else text
+
+
+def _mask(text: str) -> str:
+    """Quoted text and comments blanked out (same length), so their words and `;` do not count."""
+    return _QUOTED.sub(lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 2) + m.group(0)[-1]
+                       if len(m.group(0)) > 1 else " ", text)
+
+
+def _format_of(statement: str) -> str | None:
+    """The format a load/save/connect names: `load csv.`p`` -> csv; `save overwrite t as parquet.`p``."""
+    m = re.search(r"\b(?:load|connect|as)\s+(\w+)\s*(?:\.|\s|$)", statement, re.I)
+    if not m:
+        return None
+    lowered = m.group(1).lower()
+    return next((f for f in _formats() if f.lower() == lowered), m.group(1))
+
+
+def _formats() -> list[str]:
+    from console.sources import known_formats
+
+    return known_formats()
+
+
+def _tables(session: SessionHost) -> list[Item]:
+    return [{"label": name, "type": "class", "detail": f"table, {t.num_rows} rows"}
+            for name, t in sorted(session.tables.items())]
+
+
+def _columns(name: str, table: pa.Table, boost: int = 0) -> list[Item]:
+    items: list[Item] = []
+    for field in table.schema:
+        item = {"label": field.name, "type": "property", "detail": f"{name}: {field.type}"}
+        if boost:
+            item["boost"] = str(boost)
+        items.append(item)
+    return items
+
+
+def _functions(session: SessionHost) -> list[Item]:
+    names = dict.fromkeys(SPARK_FUNCTIONS)
+    for name in _duckdb_functions(session):
+        names.setdefault(name)
+    return [{"label": n, "type": "function"} for n in names]
+
+
+def _duckdb_functions(session: SessionHost) -> list[str]:
+    """DuckDB's scalar and aggregate functions, asked once per engine (the list never changes in a session)."""
+    engine = session.sql
+    cached: list[str] | None = getattr(engine, "_completion_functions", None)
+    if cached is None:
+        rows = engine.con.sql("select distinct function_name from duckdb_functions() "
+                              "where function_type in ('scalar', 'aggregate') and function_name not like '%\\_%' "
+                              "escape '\\' and regexp_matches(function_name, '^[a-z]') order by 1").fetchall()
+        cached = [r[0] for r in rows]
+        engine._completion_functions = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _lookup(session: SessionHost, name: str) -> pa.Table | None:
+    table = session.tables.get(name)
+    if table is None:
+        lowered = name.lower()
+        table = next((t for k, t in session.tables.items() if k.lower() == lowered), None)
+    return table
+
+
+def _short(value: str, width: int = 40) -> str:
+    return value if len(value) <= width else value[:width - 1] + "…"
+
+
+def _answer(start: int, cursor: int, items: Iterable[Item], typed: str) -> dict[str, Any]:
+    """Items that start with what was typed (case-insensitively), without duplicates, capped."""
+    lowered = typed.lower()
+    out: list[Item] = []
+    seen: set[tuple[str, str]] = set()
+    for item in items:
+        key = (item["label"], item.get("detail", ""))
+        if key in seen or not item["label"].lower().startswith(lowered):
+            continue
+        seen.add(key)
+        out.append(item)
+        if len(out) >= MAX_ITEMS:
+            break
+    return {"from": start, "to": cursor, "items": out}
+
+
+# ---------------------------------------------------------------- Python
+def complete_python(session: SessionHost, source: str, cursor: int) -> dict[str, Any]:
+    """jedi over the worker's globals when one is up, else over the cell text alone."""
+    before = source[:cursor]
+    line = before.count("\n") + 1
+    column = cursor - (before.rfind("\n") + 1)
+    word = re.search(r"\w*$", before)
+    start = word.start() if word else cursor
+    items: list[Item] | None = None
+    runtime = getattr(session, "_runtime", None)  # only a runtime that exists: completing never starts one
+    if runtime is not None:
+        items = runtime.complete(source, line, column)
+    if items is None:
+        items = python_items(source, line, column, None)
+    return _answer(start, cursor, items, before[start:])

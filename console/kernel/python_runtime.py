@@ -23,7 +23,7 @@ from console.kernel.ipcfiles import IpcFiles, scratch_dir
 from console.kernel.job import PythonCellError, PythonJob
 from console.kernel.worker_process import FdLine, Wake, WorkerProcess, death_message
 from console.messages import (CellDone, CellMetrics, CellOutput, ClusterInfo, ClusterUnavailable, MetricsEvent,
-                              NeedCluster, OutputEvent, RunJob)
+                              NeedCluster, OutputEvent, RunJob, WorkerComplete, WorkerCompletion)
 
 Emit = Callable[[Any], None]
 INTERRUPT_GRACE = 10.0  # seconds between SIGINT and SIGKILL
@@ -47,6 +47,7 @@ class PythonRuntime:
         self.cluster = cluster or RayCluster(cfg)
         self._worker: WorkerProcess | None = None
         self._lock = threading.Lock()
+        self._query = threading.Lock()  # a completion and the start of a run never overlap on the worker
         self._interrupted_at: float | None = None
         self._running = False
         self._used_cluster = False
@@ -65,7 +66,7 @@ class PythonRuntime:
         job_dir.mkdir()
         try:
             run_job = self._run_job(job, job_dir)
-            with self._lock:
+            with self._query, self._lock:
                 self._interrupted_at = None
                 self._running = True
             worker = self._worker_for(job)
@@ -84,6 +85,25 @@ class PythonRuntime:
             with self._lock:
                 self._running = False
             shutil.rmtree(job_dir, ignore_errors=True)
+
+    def complete(self, source: str, line: int, column: int, timeout: float = 2.0) -> list[dict[str, str]] | None:
+        """jedi's completions over the worker's globals; None when no idle worker can answer."""
+        with self._query:
+            with self._lock:
+                worker = None if self._running else self._worker
+            if worker is None or not worker.alive():
+                return None
+            request_id = uuid.uuid4().hex
+            try:
+                worker.send(WorkerComplete(request_id=request_id, source=source, line=line, column=column))
+            except OSError:
+                return None
+            deadline = time.monotonic() + timeout
+            while (left := deadline - time.monotonic()) > 0:
+                item = worker.take(left)  # between cells: other items are nobody's output
+                if isinstance(item, WorkerCompletion) and item.request_id == request_id:
+                    return item.items
+        return None
 
     def interrupt(self) -> None:
         """KeyboardInterrupt in the running cell; the worker is killed if it is still busy after the grace."""

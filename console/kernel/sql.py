@@ -37,6 +37,7 @@ def transpile(sql: str) -> tuple[str, tuple[str, ...]]:
     from sqlglot import exp
 
     tree = sqlglot.parse_one(sql, read="spark")
+    _spark_range(tree)
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     refs: list[str] = []
     for t in tree.find_all(exp.Table):
@@ -46,6 +47,27 @@ def transpile(sql: str) -> tuple[str, tuple[str, ...]]:
         if name.lower() not in ctes and name not in refs:
             refs.append(name)
     return tree.sql(dialect="duckdb"), tuple(refs)
+
+
+def _spark_range(tree: Any) -> None:
+    """`range(n)` names its column `id`, as in Spark (DuckDB's own name is `range`)."""
+    from sqlglot import exp
+
+    for table in tree.find_all(exp.Table):
+        fn = table.this
+        alias = table.args.get("alias")
+        if not (isinstance(fn, exp.Anonymous) and fn.name.lower() == "range") or (alias and alias.columns):
+            continue
+        name = alias.name if alias and alias.name else "range"
+        table.set("alias", exp.TableAlias(this=exp.to_identifier(name), columns=[exp.to_identifier("id")]))
+
+
+# DuckDB's "No function matches … 'sum(VARCHAR)'": the usual cause is a CSV read without
+# inferSchema, where every column is text (Spark would cast silently).
+_TEXT_ARGUMENT = re.compile(r"No function matches the given name and argument types '(\w+)\(([^)]*VARCHAR[^)]*)\)'")
+_NUMERIC_FUNCTIONS = {"sum", "avg", "mean", "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp",
+                      "var_pop", "median", "product", "sqrt", "abs", "round", "floor", "ceil", "log", "exp",
+                      "power", "pow", "sum_no_overflow", "fsum", "kahan_sum", "corr", "covar_pop", "covar_samp"}
 
 
 def locate(sql: str, offset: int, sql_line: int, sql_column: int) -> tuple[int, int]:
@@ -168,6 +190,14 @@ class SqlEngine:
             if word:
                 at = find_word(sql, word.group(0))
         message = message.strip().replace("\n", " ")
+        text_arg = _TEXT_ARGUMENT.search(first)
+        if text_arg and text_arg.group(1).lower() in _NUMERIC_FUNCTIONS:
+            fn = text_arg.group(1)
+            at = find_word(sql, fn)
+            return CellError("sql", f"{fn}() needs numbers but got a text column ({fn}({text_arg.group(2)})). "
+                             "A CSV loaded without inferSchema reads every column as text: load it with "
+                             f'`where header="true" and inferSchema="true"`, or cast the column, e.g. '
+                             f"{fn}(cast(col as double))", *locate(sql, max(at, 0), line, column))
         if isinstance(exc, self._duckdb.PermissionException):
             where = ", ".join(self.roots) or "no folder"
             message += f"; SQL reads and writes files only inside {where} (use load for other data)"

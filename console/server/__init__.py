@@ -87,8 +87,19 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=cfg.MAX_BODY_BYTES)
     init_sockets(app)
     _attach_kernels(app, cfg, store, socketio, kernel_module)
+    app.after_request(_no_store_for_api)
     app.wsgi_app = no_delay(app.wsgi_app)  # type: ignore[method-assign,assignment]  # Flask's own middleware idiom
     return app
+
+
+def _no_store_for_api(resp: Any) -> Any:
+    """API answers are never kept: Back in a browser showed a notebook's old content and edits then
+    conflicted with the user's own earlier ones. A handler's own Cache-Control stands."""
+    from flask import request
+
+    if request.path.startswith("/api/") and "Cache-Control" not in resp.headers:
+        resp.headers["Cache-Control"] = "no-store"
+    return resp
 
 
 def _attach_kernels(app: Flask, cfg: Config, store: Store, socketio: Any, kernel_module: str) -> None:

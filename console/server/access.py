@@ -67,6 +67,9 @@ POLICIES: dict[str, str] = {
     # (a reader has no kernel, so it is told to run the cell, which it may not)
     "api.results.page": "reader notebook:viewer",
     "api.results.download": "reader notebook:viewer",
+    # completion and hover ask the caller's own kernel, which only a runner has
+    "api.complete.complete": "member notebook:runner",
+    "api.complete.inspect": "member notebook:runner",
     "api.revisions.list": "reader notebook:viewer",
     "api.revisions.get": "reader notebook:viewer",
     "api.revisions.diff": "reader notebook:viewer",

@@ -21,7 +21,8 @@ from typing import Any
 import pyarrow as pa
 
 from console.actors.data import DataServer, clear_registry
-from console.messages import CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob, fd_mark
+from console.messages import (CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob, WorkerComplete,
+                              WorkerCompletion, fd_mark)
 from console.worker.actorlogs import for_current_job
 from console.worker.channel import Channel, ChannelStream
 from console.worker.context import PythonContext, model_servers, ray_connected
@@ -40,10 +41,20 @@ def compile_cell(code: str, code_line: int) -> Any:
     return compile(source, CELL_FILE, "exec")
 
 
-def execute(code: str, code_line: int, context: PythonContext) -> None:
-    """Run the cell's code in a fresh namespace holding `context`; SIGINT raises KeyboardInterrupt."""
-    ns: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins, "context": context,
-                          "data_manager": context}
+def new_globals() -> dict[str, Any]:
+    return {"__name__": "__main__", "__builtins__": builtins}
+
+
+def execute(code: str, code_line: int, context: PythonContext, ns: dict[str, Any] | None = None) -> None:
+    """Run the cell's code with `context`; SIGINT raises KeyboardInterrupt.
+
+    ns: the session's globals, kept between cells (the worker's CellRunner.globals); without
+    one the cell gets a fresh namespace that is cleared afterwards (actors, model functions).
+    """
+    keep = ns is not None
+    if ns is None:
+        ns = new_globals()
+    ns["context"] = ns["data_manager"] = context  # this cell's; the previous cell's goes
     compiled = compile_cell(code, code_line)
     on_main = _main_thread()
     if on_main:
@@ -53,7 +64,30 @@ def execute(code: str, code_line: int, context: PythonContext) -> None:
     finally:
         if on_main:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-        ns.clear()
+        if not keep:
+            ns.clear()
+
+
+def holds_actors(ns: dict[str, Any]) -> bool:
+    """True when a global (or a list/tuple/dict/set in one) is a Ray actor handle.
+
+    Such a session keeps its Ray connection after the cell, so the actors live on; ending the
+    connection would end the cell's Ray job and every actor with it.
+    """
+    actor_handle = getattr(sys.modules.get("ray.actor"), "ActorHandle", None)
+    if actor_handle is None:
+        return False
+    for name, value in ns.items():
+        if name.startswith("__") or name in ("context", "data_manager"):
+            continue
+        values = value.values() if isinstance(value, dict) else value if isinstance(
+            value, (list, tuple, set, frozenset)) else (value,)
+        try:
+            if any(isinstance(v, actor_handle) for v in values):
+                return True
+        except Exception:  # an odd container: it holds no handle we can see
+            continue
+    return False
 
 
 def _main_thread() -> bool:
@@ -188,6 +222,16 @@ class CellRunner:
 
     def __init__(self, channel: Channel, out: ChannelStream, err: ChannelStream) -> None:
         self.channel, self.out, self.err = channel, out, err
+        # The session's Python globals: every driver-side cell of this worker shares them, as in a
+        # Jupyter kernel; a kernel restart ends the worker and so clears them.
+        self.globals: dict[str, Any] = new_globals()
+
+    def complete(self, msg: WorkerComplete) -> None:
+        """Answer a completion request over the session's globals (between cells only)."""
+        from console.worker.complete import python_items
+
+        items = python_items(msg.source, msg.line, msg.column, self.globals)
+        self.channel.send(WorkerCompletion(request_id=msg.request_id, items=items))
 
     def ask_cluster(self) -> dict[str, Any]:
         self.channel.send(NeedCluster(job_id=self.channel.job_id))
@@ -214,7 +258,7 @@ class CellRunner:
             if conf.get("runIn", "driver") == "executor":
                 output = self._run_in_actor(host, job, context)
             else:
-                execute(job.code, job.code_line, context)
+                execute(job.code, job.code_line, context, self.globals)
                 output = context.output()
             if output is not None:
                 write_ipc(output, job.output_path)
@@ -280,7 +324,7 @@ class CellRunner:
         """After CellDone (off the cell's wall time, ~0.4 s with TensorFlow loaded): the worker
         handles nothing else until this returns, so the next cell still starts with no Ray job."""
         try:
-            if ray_connected():
+            if ray_connected() and not holds_actors(self.globals):
                 import ray
 
                 ray.shutdown()  # ends this cell's Ray job: its actors and tasks go with it
@@ -290,6 +334,7 @@ class CellRunner:
 
     def close(self) -> None:
         self._end_cell()
+        self.globals.clear()  # the session ends: its actor handles no longer keep Ray connected
         self.release()
 
 

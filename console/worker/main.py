@@ -3,8 +3,9 @@
 Started by the kernel as `bash -c "<PYTHON_ENV> && exec python -m console.worker.main FD"`,
 where FD is one end of a socket pair carrying the messages of console/messages.py's
 "kernel <-> worker pipe" section (console/kernel/worker_process.py is the other end).
-Each cell runs in a fresh namespace holding `context`; if it connected to Ray, the worker
-disconnects afterwards, which ends the cell's Ray job and with it every actor the cell made.
+Cells share one namespace, the session's globals (cell.CellRunner.globals), holding each cell's
+`context`; if a cell connected to Ray, the worker disconnects afterwards, which ends the cell's
+Ray job and with it every actor the cell made, unless a global holds an actor handle.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import threading
 import time
 
 from console.actors.capture import KerasMetrics
-from console.messages import RunJob, UdfCall, WorkerExit, WorkerReady
+from console.messages import RunJob, UdfCall, WorkerComplete, WorkerExit, WorkerReady
 from console.worker.channel import Channel, ChannelStream
 
 CELL_FILE = "<cell>"
@@ -67,6 +68,8 @@ def main(argv: list[str]) -> int:
             from console.worker.udf_calls import handle
 
             handle(runner, msg)
+        elif isinstance(msg, WorkerComplete):
+            runner.complete(msg)
         elif isinstance(msg, WorkerExit):
             runner.close()
             return 0

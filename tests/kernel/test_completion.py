@@ -1,0 +1,90 @@
+"""Completion and hover from the session's live catalog (console/kernel/completion.py)."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from console.kernel import queries
+from console.kernel.session import Session
+
+
+def labels(session: Session, source: str, cursor: int | None = None, kind: str = "mlsql") -> list[str]:
+    answer = queries.answer(session, "complete", {"source": source, "cursor": len(source) if cursor is None
+                                                  else cursor, "kind": kind})
+    return [item["label"] for item in answer["items"]]
+
+
+@pytest.fixture
+def loaded(session: Session) -> Session:
+    assert session.run_cell("select 1 as user_id, 'a' as city as people;\n"
+                            "select 2 as order_id, 3.5 as amount as orders;").ok
+    assert session.run_cell('set region = "eu";').ok
+    return session
+
+
+def test_statements_and_commands_at_the_start(session: Session) -> None:
+    found = labels(session, "lo")
+    assert found == ["load"]
+    assert "!show" in labels(session, "!sh")
+    assert {"select", "load", "save", "set"} <= set(labels(session, ""))
+
+
+def test_formats_after_load_and_save(loaded: Session) -> None:
+    assert labels(loaded, "load c")[0] == "csv"
+    assert {"parquet", "delta", "json"} <= set(labels(loaded, "load "))
+    assert "parquet" in labels(loaded, "save overwrite people as ")
+
+
+def test_options_of_the_format(loaded: Session) -> None:
+    found = labels(loaded, 'load csv.`/lake/x.csv` where header="true" and ')
+    assert "inferSchema" in found and "compression" not in found
+    assert labels(loaded, "load delta.`/lake/d` where ver") == ["versionAsOf"]
+
+
+def test_columns_of_a_table_from_an_earlier_cell(loaded: Session) -> None:
+    source = "select  from people as t;"
+    answer = queries.answer(loaded, "complete", {"source": source, "cursor": 7, "kind": "mlsql"})
+    items = answer["items"]
+    names = [i["label"] for i in items]
+    assert names.index("user_id") < names.index("order_id")  # the table the select reads comes first
+    assert next(i for i in items if i["label"] == "city")["detail"] == "people: string"
+    assert labels(loaded, "select people.") == ["user_id", "city"]
+    assert labels(loaded, "select a from ") == ["orders", "people"]
+    assert labels(loaded, "select am") == ["amount"]
+
+
+def test_functions_and_variables(loaded: Session) -> None:
+    found = labels(loaded, "select su")
+    assert found.count("sum") == 1 and "substr" in found  # Spark's and DuckDB's names, once each
+    assert "collect_list" in labels(loaded, "select collect")
+    assert "regexp_extract" in labels(loaded, "select regexp_e")
+    assert labels(loaded, "select ${reg") == ["${region}"]
+    answer = queries.answer(loaded, "complete", {"source": "select ${", "cursor": 9, "kind": "mlsql"})
+    assert answer["from"] == 7 and "${region}" in [i["label"] for i in answer["items"]]
+
+
+def test_words_inside_quotes_do_not_count(loaded: Session) -> None:
+    # the `;` and `from` in the string are text: the statement is still a select reading orders
+    assert "amount" in labels(loaded, "select ';from people' as s, am from orders as t; select a", 30)
+
+
+def test_python_without_a_worker_uses_the_cell_text(session: Session) -> None:
+    found = labels(session, "import json\nvalue_one = 1\nvalue_", kind="python")
+    assert found == ["value_one"]
+    assert "dumps" in labels(session, "import json\njson.du", kind="python")
+
+
+def test_bad_arguments_are_explained(session: Session) -> None:
+    with pytest.raises(ValueError, match="cursor"):
+        queries.answer(session, "complete", {"source": "abc", "cursor": 9})
+    with pytest.raises(ValueError, match="kind"):
+        queries.answer(session, "complete", {"source": "abc", "kind": "scala"})
+
+
+def test_inspect_gives_the_schema(loaded: Session) -> None:
+    answer: dict[str, Any] = queries.answer(loaded, "inspect", {"name": "People"})
+    assert answer == {"name": "People", "rows": 1,
+                      "columns": [{"name": "user_id", "type": "int32"}, {"name": "city", "type": "string"}]}
+    with pytest.raises(LookupError, match="tables: orders, people"):
+        queries.answer(loaded, "inspect", {"name": "nope"})
