@@ -10,11 +10,14 @@ listens on it.
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, Iterator
 
 import numpy as np
 import pyarrow as pa
+
+from console.actors.fragments import Fragments, Piece, read_pieces
 
 ROWS_PER_BATCH = 1000  # what MLSQL's data servers sent per Arrow batch
 FILE_COLUMNS = ["start", "offset", "value"]
@@ -32,7 +35,8 @@ class DataServer:
     def __init__(self, host: str, port: int, timezone: str = "", ref: Any = None,
                  table: pa.Table | None = None, num_rows: int | None = None, *,
                  path: str | None = None, offset: int = 0, node_id: str | None = None,
-                 local: pa.Table | None = None) -> None:
+                 local: pa.Table | None = None, pieces: list[Piece] | None = None,
+                 schema: pa.Schema | None = None, source: str = "") -> None:
         self.host = host
         self.port = int(port)
         self.timezone = timezone
@@ -43,6 +47,9 @@ class DataServer:
         self.offset = offset
         self.node_id = node_id
         self._local = local  # the partition in the process that made the handle; never pickled
+        self.pieces = pieces  # direct read: row ranges of the loaded table's parquet row groups
+        self.schema = schema
+        self.source = source
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -65,6 +72,9 @@ class DataServer:
             return self._local
         if self.table is not None:
             return self.table
+        if self.pieces is not None and self.schema is not None:
+            self._local = read_pieces(self.pieces, self.schema, self.source)  # read once per handle
+            return self._local
         if self.path is not None and self.node_id is not None and self.node_id == _node_id():
             mapped = _map(self.path)
             if mapped is not None:
@@ -72,7 +82,7 @@ class DataServer:
         if self.ref is not None:
             import ray
 
-            return ray.get(self.ref)
+            return from_store(ray.get(self.ref))
         known = _REGISTRY.get((self.host, self.port))
         if known is not None and known is not self:
             return known.arrow()
@@ -99,13 +109,39 @@ def _node_id() -> str | None:
 def _map(path: str) -> pa.Table | None:
     table = _MAPPED.get(path)
     if table is None:
-        try:
-            with pa.memory_map(path) as source:
-                table = pa.ipc.open_file(source).read_all()  # buffers stay mapped: no copy
-        except FileNotFoundError:
+        table = map_locked(path)
+        if table is None:
             return None
         _MAPPED[path] = table
     return table
+
+
+def map_locked(path: str) -> pa.Table | None:
+    """The kernel's IPC file as a zero-copy table, or None when that file is gone.
+
+    The mapping holds flock(LOCK_SH) for as long as any buffer of the table lives (Python's mmap
+    keeps a duplicate of the descriptor, and the lock belongs to the open file), so the kernel
+    never writes another table over pages someone still reads (console/kernel/ipcfiles.py).
+    """
+    import fcntl
+    import mmap
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # waits while the kernel is writing this file
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same or os.fstat(fd).st_size == 0:
+            return None  # the name became a spare (its table is gone) before we locked it
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)  # the mmap's own descriptor keeps the lock
+    return pa.ipc.open_file(pa.BufferReader(pa.py_buffer(mapped))).read_all()
 
 
 def resolve(host: str, port: int, timezone: str = "") -> DataServer:
@@ -138,11 +174,51 @@ def partition_handles(parts: list[pa.Table], first_port: int, timezone: str,
     put = node is None or _other_nodes(ray)
     out, offset = [], 0
     for i, part in enumerate(parts):
-        out.append(DataServer(host, first_port + i, timezone, ref=ray.put(part) if put else None,
+        out.append(DataServer(host, first_port + i, timezone, ref=ray.put(compact(part)) if put else None,
                               num_rows=part.num_rows, path=path if node else None, offset=offset,
                               node_id=node, local=part).register())
         offset += part.num_rows
     return out
+
+
+def fragment_handles(frags: Fragments, n: int, first_port: int, timezone: str) -> list[DataServer] | None:
+    """Handles that make each actor read its own row groups, or None where that cannot work.
+
+    The fragments are paths on the kernel's node. Every actor can open them only when the
+    cluster is this one node and this process is not a Ray Client (whose actors run elsewhere);
+    otherwise the caller reads the table and uses the object store.
+    """
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized() or _node_id() is None or _other_nodes(ray):
+        return None
+    host = "127.0.0.1"
+    try:
+        host = ray.util.get_node_ip_address()
+    except Exception:
+        pass
+    return [DataServer(host, first_port + i, timezone, num_rows=sum(p[3] for p in pieces), pieces=pieces,
+                       schema=frags.schema, source=frags.source).register()
+            for i, pieces in enumerate(frags.split(n))]
+
+
+def compact(part: pa.Table) -> np.ndarray:
+    """A partition as one Arrow IPC stream in one buffer, for ray.put.
+
+    Pickling a slice of a table stores its parent's whole buffers; the IPC writer writes only
+    the slice's bytes. As a numpy array the buffer goes into the object store with one copy,
+    and ray.get on the same node returns a read-only view of the store's memory.
+    """
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, part.schema) as writer:
+        writer.write_table(part)
+    return np.frombuffer(sink.getvalue(), dtype=np.uint8)
+
+
+def from_store(value: Any) -> pa.Table:
+    """What compact() put, back as a table whose buffers point into the store's memory."""
+    if isinstance(value, np.ndarray):
+        return pa.ipc.open_stream(pa.py_buffer(value)).read_all()
+    return value  # a table put by older code
 
 
 def _other_nodes(ray: Any) -> bool:

@@ -6,10 +6,11 @@ so this module and console/kernel/session.py import one way only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import pyarrow as pa
 
+from console.actors.fragments import FRAGMENTS_KEY
 from console.kernel.errors import CellError
 from console.kernel.job import PythonCellError, PythonJob
 from console.lang import Run
@@ -62,12 +63,18 @@ def build_job(session: JobSource, stmt: Run) -> PythonJob:
     if opts.get("confTable"):
         conf.update(_conf_rows(_table(session, opts["confTable"], stmt, "confTable"), opts["confTable"], stmt))
     model = opts.get("model")
+    input_table = _table(session, input_name, stmt, "input") if input_name else None
+    if input_table is not None and input_name is not None:
+        origin = lookup_ci(getattr(session, "origins", {}), input_name)
+        direct = origin.conf_value(input_table) if origin is not None else None
+        if direct is not None and conf.get("directRead", "true").lower() != "false":
+            conf[FRAGMENTS_KEY] = direct  # actors read the loaded files; the kernel writes nothing
     return PythonJob(
         code=opts["code"],
         conf=conf,
         env=dict(session.python_env),
         input_name=input_name,
-        input_table=_table(session, input_name, stmt, "input") if input_name else None,
+        input_table=input_table,
         model_table=_table(session, model, stmt, "model") if model else None,
         num_partitions=session.partitions.get(input_name) if input_name else None,
         output_name=opts.get("outputTable") or stmt.output,
@@ -100,7 +107,10 @@ def repartition(session: JobSource, stmt: Run) -> tuple[str, pa.Table, int]:
     return stmt.output or stmt.input, table, int(stmt.options["partitionNum"])
 
 
-def lookup_ci(tables: Mapping[str, pa.Table], name: str) -> pa.Table | None:
+T = TypeVar("T")
+
+
+def lookup_ci(tables: Mapping[str, T], name: str) -> T | None:
     """A catalog table by name: exact match first, then case-insensitively (as SQL sees them)."""
     if name in tables:
         return tables[name]

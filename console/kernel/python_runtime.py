@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, NoReturn
 
 from console.actors.capture import stream_of
+from console.actors.fragments import FRAGMENTS_KEY
 from console.cluster.head import RAY_ENV, RayCluster
 from console.kernel.ipcfiles import IpcFiles, scratch_dir
 from console.kernel.job import PythonCellError, PythonJob
@@ -143,7 +144,7 @@ class PythonRuntime:
         conf.setdefault("pythonMode", "ray")
         conf.setdefault("timezone", "UTC")
         input_path = model_path = None
-        if job.input_table is not None:
+        if job.input_table is not None and FRAGMENTS_KEY not in conf:  # else actors read the files
             input_path = self._tables.path_for(job.input_table, job_dir, "input.arrow")
         if job.model_table is not None:
             model_path = self._tables.path_for(job.model_table, job_dir, "model.arrow")

@@ -59,6 +59,7 @@ class Session:
         self.python_env: dict[str, str] = {}    # !python env
         self.connections: dict[str, dict[str, str]] = {}
         self.partitions: dict[str, int] = {}    # run … as TableRepartition
+        self.origins: dict[str, Any] = {}       # load → its files, for direct reads (origins.py)
         self._sql: SqlEngine | None = None
         self._runtime: PythonRuntime | None = None
         self._interrupted = False
@@ -205,10 +206,12 @@ class Session:
                              own_roots=[self.cache_dir])
 
     def _run_load(self, stmt: lang.Load, run: CellRun, cell: Any) -> None:
+        from console.kernel.origins import record_load
         from console.sources import get_source
 
         table = get_source(stmt.format).read(self.source_context(), stmt.path, dict(stmt.options))
         self.put(stmt.table, table, run)
+        self.origins[stmt.table] = record_load(self.source_context(), stmt.format, stmt.path, dict(stmt.options), table)
 
     def _run_select(self, stmt: lang.Select, run: CellRun, cell: Any) -> None:
         table = self.sql.query(stmt.sql, self.tables, stmt.sql_line, stmt.sql_column)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import pyarrow as pa
 
-from console.actors import data
+from console.actors import data, fragments
 from console.actors.capture import metrics_line
 from console.actors.data import DataServer
 from console.worker.schema import SchemaError, parse_schema, rows_to_table
@@ -66,14 +66,28 @@ class PythonContext:
         self.input_data = iterator
         self.schema = ""
         self.output_data: list = [[]]
-        self._table = table if table is not None else pa.table({})
-        self._model_table = model_table
         # The IPC file (on /dev/shm) `table` is mapped from: actors on this node map it too.
         self._table_path = table_path if table is not None else None
+        if self._table_path is not None:
+            # Mapped again under the file's shared lock, so the kernel never writes another table
+            # over it while this cell (or anything it keeps) can still read it.
+            table = data.map_locked(self._table_path) or table
+        # Direct reads: the kernel named the loaded table's files instead of writing it out;
+        # the table is read here only if the cell asks for it in the driver.
+        self._fragments = fragments.parse(conf.pop(fragments.FRAGMENTS_KEY, None))
+        self._table_value = table if table is not None or self._fragments else pa.table({})
+        self._model_table = model_table
         self._host: JobHost = host or _StandaloneHost()
         self._output: pa.Table | None = None
         self._fetched = False
         self.rayContext = RayContext(self)
+
+    @property
+    def _table(self) -> pa.Table:
+        if self._table_value is None:
+            assert self._fragments is not None
+            self._table_value = self._fragments.read_all()
+        return self._table_value
 
     # ---- input (pyjava lets the raw input be read once)
     def _take_input(self) -> pa.Table:
@@ -152,10 +166,15 @@ class RayContext:
     def data_servers(self) -> list[DataServer]:
         """One handle per partition of the input table (put into Ray's object store under Ray)."""
         if self._servers is None:
-            table = self.python_context._table
             partitions = self.conf().get("_numPartitions") or self.python_context._host.default_partitions()
-            parts = data.split(table, int(partitions))
             tz = self.conf().get("timezone", "UTC")
+            frags = self.python_context._fragments
+            if frags is not None and not data.is_file_table(frags.schema.empty_table()):
+                self._servers = data.fragment_handles(frags, int(partitions), 40000, tz)
+                if self._servers is not None:
+                    return self._servers
+            table = self.python_context._table
+            parts = data.split(table, int(partitions))
             path = None if data.is_file_table(table) else self.python_context._table_path  # sorted: a copy
             self._servers = data.partition_handles(parts, 40000, tz, path)
         return self._servers
