@@ -67,7 +67,11 @@ def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, t
     if app.extensions.get("console.single_user"):
         click.echo("single-user mode: no login, every visitor through 127.0.0.1 is the local admin")
     else:
-        click.echo(f"log in at http://{cfg.HOST}:{cfg.PORT}/login (add users: mlsql-console users add NAME)")
+        click.echo(f"login mode: log in at http://{cfg.HOST}:{cfg.PORT}/login "
+                   "(add users: mlsql-console users add NAME)")
+    demo_id = _demo_notebook_id(app.extensions["store"])
+    if demo_id is not None:
+        click.echo(f"demo notebook: http://{cfg.HOST}:{cfg.PORT}/notebooks/{demo_id}")
     if dev:
         socketio = app.extensions["socketio"]
         socketio.run(app, host=cfg.HOST, port=cfg.PORT, allow_unsafe_werkzeug=True, use_reloader=False)
@@ -150,6 +154,14 @@ def demo(data_dir: str | None) -> None:
     click.echo(write_mnist(str(DEMO_DATA), synthetic=True))
 
 
+def _demo_notebook_id(store: Any) -> str | None:
+    """The demo notebook's id when `mlsql-console demo` wrote it (make run does), else None."""
+    from console.demo import seed_notebook
+
+    found = store.find_notebooks(name=seed_notebook()["name"])
+    return str(found[0].id) if found else None
+
+
 def _demo_login(store: Any, notebook_id: str) -> str:
     """Make sure user `demo` exists and may edit the demo notebook; say how to log in."""
     import secrets
@@ -158,13 +170,14 @@ def _demo_login(store: Any, notebook_id: str) -> str:
 
     user = store.ensure_user("demo", display_name="Demo user")
     store.set_share(user.id, "editor", notebook_id=notebook_id)
-    single = "make run serves in single-user mode on 127.0.0.1: no login needed."
+    # `demo` does not know how the server will run (make run: single-user unless CONSOLE_SINGLE_USER=false):
+    # the server says its mode when it starts; this says what the demo user needs in login mode.
     if user.has_password:
-        return f"{single}\nelsewhere log in as demo with the password printed when it was made " \
+        return "in login mode, log in as demo with the password printed when it was made " \
                "(reset it: mlsql-console users passwd demo)"
     password = secrets.token_urlsafe(12)
     store.set_password(user.id, hash_password(password))
-    return f"{single}\nelsewhere log in as user: demo  password: {password}  (shown once; " \
+    return f"in login mode, log in as user: demo  password: {password}  (shown once; " \
            "change it: mlsql-console users passwd demo)"
 
 
