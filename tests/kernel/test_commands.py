@@ -219,7 +219,8 @@ def test_table_repartition_and_run_script(session: Session) -> None:
 
 
 def test_delta_history_info_compact_vacuum(session: Session) -> None:
-    ok(session, "select * from range(3) t(id) as t;\nsave overwrite t as delta.`db.t1`;\nsave append t as delta.`db.t1`;")
+    ok(session, "select * from range(3) t(id) as t;\n"
+                "save overwrite t as delta.`db.t1`;\nsave append t as delta.`db.t1`;")
     history = rows(ok(session, "!delta history db.t1;"))
     assert [(h[0], h[2]) for h in history] == [(1, "WRITE"), (0, "WRITE")]
     info = dict((r[0], r[1]) for r in rows(ok(session, "!delta info db.t1;")))

@@ -1,4 +1,7 @@
-"""`!fs`, `!sh`, `!pyInclude`, include of files, jsonStr/csvStr and Byzer notebook import: what they do and where they stop."""
+"""`!fs`, `!sh`, `!pyInclude`, include of files, jsonStr/csvStr and Byzer notebook import.
+
+What each does, and where it stops.
+"""
 from __future__ import annotations
 
 import os
