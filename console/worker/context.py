@@ -111,6 +111,10 @@ class PythonContext:
     def noops_fetch(self) -> None:
         self._take_input()
 
+    def read_params_once(self) -> dict[str, str]:
+        """Byzer's project-mode call that reads the conf from stdin; here the job brought it: the conf."""
+        return self.conf
+
     # ---- output
     def build_result(self, items: Any, block_size: int = 1024) -> None:
         """The cell's output table: rows (dicts), a pandas DataFrame or an Arrow table."""
@@ -203,6 +207,19 @@ class RayContext:
         for batch in data_server.arrow().to_batches(max_chunksize=data.ROWS_PER_BATCH):
             yield pa.Table.from_batches([batch])
 
+    def to_dataset(self, num_tables_per_block: int = 1) -> Any:
+        """The input as a Ray Dataset, one block per partition, each made where an actor would read it.
+
+        (Byzer groups tables into blocks; here a partition is already one table, so
+        num_tables_per_block has nothing to group and is accepted for compatibility.)
+        """
+        if not ray_connected():
+            raise Exception("to_dataset needs Ray: call RayContext.connect(globals(), \"127.0.0.1:10001\") first")
+        import ray
+
+        task = ray.remote(_partition)
+        return ray.data.from_arrow_refs([task.remote(s) for s in self.data_servers()])
+
     def to_pandas(self) -> Any:
         return self.to_arrow().to_pandas()
 
@@ -287,6 +304,10 @@ class RayContext:
         self.python_context._output = pa.concat_tables(tables) if tables else None
         return [DataServer(s.host, s.port, s.timezone, table=t, num_rows=t.num_rows)
                 for s, t in zip(servers, tables, strict=True)]
+
+
+def _partition(server: DataServer) -> pa.Table:
+    return server.arrow()
 
 
 def _transform(server: DataServer, func_for_row: Callable | None, func_for_rows: Callable | None,

@@ -110,6 +110,7 @@ def partition(i, server):
 
 tables = ray.get([partition.remote(i, s) for i, s in enumerate(servers)])
 print("direct", all(s.pieces is not None for s in servers), len(servers))
+{extra}
 ray_context.build_result(pa.concat_tables(tables))
 """
 
@@ -126,9 +127,9 @@ def session(ray_cfg: Any) -> Iterator[Any]:
     s.shutdown()
 
 
-def _run(session: Any, source: str, output: str) -> tuple[pa.Table, str]:
+def _run(session: Any, source: str, output: str, extra: str = "") -> tuple[pa.Table, str]:
     session.events.clear()
-    out = session.run_cell(CELL.format(input=source, output=output), kind="python", cell=3)
+    out = session.run_cell(CELL.format(input=source, output=output, extra=extra), kind="python", cell=3)
     assert out.ok, out.error
     text = "".join(e.text for e in session.events if e.type == "output")
     return session.tables[output], text
@@ -149,12 +150,23 @@ def test_actors_read_the_files_and_see_the_kernel_paths_rows(session: Any) -> No
     loads = [f"load parquet.`{name}` as t;",
              f"load delta.`{delta}` where versionAsOf=\"1\" as t;",
              f"load delta.`{delta}` as t;"]
-    for load in loads:
+    for i, load in enumerate(loads):
         assert session.run_cell(load).ok
-        direct, text = _run(session, "t", "direct_out")
+        # pyjava's to_dataset: a Ray Dataset of the same partitions (checked once: Ray Data is slow to start)
+        extra = 'print("dataset rows", ray_context.to_dataset().count())' if i == 0 else ""
+        direct, text = _run(session, "t", "direct_out", extra)
         assert "direct True" in text, (load, text)
+        if i == 0:
+            assert "dataset rows 500\n" in text, text
         assert session.run_cell("select * from t as copied;").ok  # a select: the kernel's own copy
         kernel, text = _run(session, "copied", "kernel_out")
         assert "direct False" in text, (load, text)
         assert direct.num_rows == session.tables["t"].num_rows
         assert direct.equals(kernel), load  # same rows, same partitions, same order
+
+
+def test_read_params_once_is_the_jobs_conf() -> None:
+    from console.worker.context import PythonContext
+
+    ctx = PythonContext("", [], {"tempDataLocalPath": "/lake/x", fragments.FRAGMENTS_KEY: ""})
+    assert ctx.read_params_once() == {"tempDataLocalPath": "/lake/x"}  # the internal key is not the cell's
