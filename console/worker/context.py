@@ -217,8 +217,9 @@ class RayContext:
             raise Exception("to_dataset needs Ray: call RayContext.connect(globals(), \"127.0.0.1:10001\") first")
         import ray
 
-        task = ray.remote(_partition)
-        return ray.data.from_arrow_refs([task.remote(s) for s in self.data_servers()])
+        task: Any = ray.remote(_partition)
+        refs: Any = [task.remote(s) for s in self.data_servers()]
+        return ray.data.from_arrow_refs(refs)
 
     def to_pandas(self) -> Any:
         return self.to_arrow().to_pandas()
