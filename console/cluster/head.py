@@ -168,16 +168,22 @@ def start_head(
     timeout: float = 60.0,
     env: Mapping[str, str] | None = None,
     wrap: Callable[[list[str]], tuple[list[str], tuple[int, ...]]] | None = None,
+    python: str | None = None,
 ) -> ClusterInfo:
     """Start a Ray node with `ray start --block`: a head, or with `address` a node joining one.
 
     Returns once the node is reachable. The process leads its own group; stop it with
     stop_process_group(info.pid). wrap: runs the command in the sandbox (it then gets only the
-    sandbox's allow-listed environment).
+    sandbox's allow-listed environment). python: the interpreter the node runs, and so every
+    worker it starts (Ray records the `ray start` process's own); default: this one's `ray`.
     """
     temp_dir.mkdir(parents=True, exist_ok=True)
     ray_bin = str(Path(sys.executable).with_name("ray"))
-    cmd = [ray_bin if os.path.exists(ray_bin) else "ray", "start", "--block", "--disable-usage-stats",
+    if python is not None:
+        launcher = [python, "-m", "ray.scripts.scripts"]
+    else:
+        launcher = [ray_bin if os.path.exists(ray_bin) else "ray"]
+    cmd = [*launcher, "start", "--block", "--disable-usage-stats",
            "--node-ip-address=127.0.0.1", f"--temp-dir={temp_dir}",
            "--min-worker-port=10002", "--max-worker-port=19999",
            # fixed defaults (52365, 8080…) would collide with other clusters on this machine

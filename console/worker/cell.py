@@ -177,14 +177,44 @@ class WorkerHost:
         runtime_env = dict(kwargs.pop("runtime_env", None) or {})
         env_vars = {**self.job.actor_env, **runtime_env.get("env_vars", {})}
         runtime_env["env_vars"] = env_vars
-        runtime_env.setdefault("worker_process_setup_hook", "console.actors.capture.actor_setup_hook")
+        hook = "console.actors.capture.actor_setup_hook"
+        if info["address"].startswith("ray://"):
+            # Ray Client ignores worker_process_setup_hook; a GCS driver turns a module hook into
+            # this variable, which is what workers read, so a client driver sets it itself.
+            from ray._private.ray_constants import WORKER_PROCESS_SETUP_HOOK_ENV_VAR
+
+            env_vars.setdefault(WORKER_PROCESS_SETUP_HOOK_ENV_VAR, hook)
+        else:
+            runtime_env.setdefault("worker_process_setup_hook", hook)
         if self.job.ship_modules:
             root = Path(__file__).resolve().parents[2]
             runtime_env.setdefault("py_modules", [str(root / "pyjava"), str(root / "console")])
             runtime_env.setdefault("excludes", ["**/static/**", "**/__pycache__/**", "**/*.pyc"])
         kwargs.setdefault("namespace", "default")
-        ray.init(address=info["address"], runtime_env=runtime_env, log_to_driver=True,
-                 logging_level=logging.WARNING, **kwargs)
+        # A GCS driver puts its working dir first on its actors' sys.path. Started in this
+        # checkout, that would shadow the shipped copies on any node that sees the same path
+        # (a node on this machine, a shared filesystem): actors would mix both versions.
+        here = os.getcwd()
+        shadowing = self.job.ship_modules and Path(here).resolve() == Path(__file__).resolve().parents[2]
+        if shadowing:
+            os.chdir("/")
+        try:
+            for attempt in range(3):
+                try:
+                    ray.init(address=info["address"], runtime_env=runtime_env, log_to_driver=True,
+                             logging_level=logging.WARNING, **kwargs)
+                    break
+                except ConnectionAbortedError as exc:
+                    # Ray Client's proxy sometimes loses the per-client server it forks (ray-project/ray
+                    # #63202, a gRPC fork race): a new connection gets a new one.
+                    if attempt == 2 or "Starting Ray client server failed" not in str(exc):
+                        raise
+                    ray.shutdown()
+                    print("[console] the Ray Client server did not start (ray-project/ray#63202); "
+                          "connecting again", file=sys.stderr)
+        finally:
+            if shadowing:
+                os.chdir(here)
 
     def default_partitions(self) -> int:
         if self.job.num_partitions:
