@@ -109,16 +109,17 @@ def test_register_errors_name_what_is_wrong(session: Session) -> None:
 
 
 @pytest.mark.slow
-def test_seed_model_as_sql_function_predicts_held_out_set(session: Session, mnist_dir: Path,
-                                                          ray_cfg: Any) -> None:
+def test_seed_model_as_sql_function_predicts_held_out_set(session: Session, ray_cfg: Any) -> None:
     from console.demo.datasets import write_mnist
 
-    ok(session, f"load parquet.`{mnist_dir}` as mnist;")
+    lake = Path(ray_cfg["DATA_DIR"]) / "lake"  # a sandboxed head's actors have a private /tmp
+    write_mnist(str(lake / "udf_mnist"), synthetic=True, rows=3000, partitions=2)
+    ok(session, f"load parquet.`{lake / 'udf_mnist'}` as mnist;")
     ok(session, ENV_CELL)
     ok(session, SEED_CELL, kind="python")
     ok(session, "save overwrite mnist_model as delta.`ai_model.mnist_model`;")
 
-    held_out = Path(ray_cfg["DATA_DIR"]) / "lake" / "udf_held_out"
+    held_out = lake / "udf_held_out"
     write_mnist(str(held_out), synthetic=True, rows=200, partitions=1, seed=5)
     ok(session, DEPLOY)
     ok(session, f"load parquet.`{held_out}` as mnist_data;\n"
