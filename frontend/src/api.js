@@ -89,5 +89,19 @@ export function createApi(base = "/api") {
     // The latest run of each cell as replay events (output head + hidden marker + tail).
     getRuns: (id) => request("GET", `${nb(id)}/runs`, undefined, prefetched("runs")),
     logUrl: (runId) => `${base}/runs/${encodeURIComponent(runId)}/log`,
+    // completion and hover, answered by the caller's kernel (console/server/api/complete.py)
+    complete: (id, body) => request("POST", `${nb(id)}/complete`, body),
+    inspect: (id, name) => request("GET", `${nb(id)}/inspect${q({ name })}`),
+    // A cell's whole result as the caller's kernel keeps it: a page, sorted ([[column, "asc"|"desc"]]).
+    resultPage: (id, cellId, offset, limit, sort) => request("GET", `${cell(id, cellId)}/result${q({
+      offset, limit, sort: sort && sort.length ? JSON.stringify(sort) : undefined })}`),
+    // The whole result as a file: {blob, name}. Errors come as JSON, like every other answer.
+    downloadResult: async (id, cellId, format, sort) => {
+      const url = `${base}${cell(id, cellId)}/result/download/${format}${q({ sort: sort && sort.length ? JSON.stringify(sort) : undefined })}`;
+      const res = await fetch(url, { credentials: "same-origin" });
+      if (!res.ok) throw new ApiError(res.status, await res.json().catch(() => null));
+      const m = (res.headers.get("Content-Disposition") || "").match(/filename="?([^";]+)"?/);
+      return { blob: await res.blob(), name: m ? m[1] : "" };
+    },
   };
 }

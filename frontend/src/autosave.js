@@ -43,6 +43,23 @@ export class Saver {
     });
   }
 
+  // A cell's result view (chart choices): the last choice per cell is sent once the clicking
+  // pauses, as a structural write (it carries the revision it was based on, like the others).
+  // patch(view, baseRevision) -> Promise<notebook>.
+  saveView(cellId, view, patch) {
+    this.views = this.views || new Map();
+    this.views.set(cellId, { view, patch });
+    this.setState("dirty");
+    if (!this.viewTimer) {
+      this.viewTimer = setTimeout(() => {
+        this.viewTimer = null;
+        const views = [...this.views.values()];
+        this.views.clear();
+        for (const v of views) this.op((base) => v.patch(v.view, base)).catch(() => {});
+      }, DELAY_MS);
+    }
+  }
+
   // Save everything now (before a run: the server runs the stored source).
   async flush() {
     this.scheduled.flush();

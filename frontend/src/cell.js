@@ -18,7 +18,8 @@ const STATUS_TEXT = {
 
 export class Cell {
   // role: the user's role on the notebook; controls it does not allow are not drawn at all.
-  constructor({ id, kind, source }, { downloadUrl, role = "owner" }) {
+  // results: {api, notebookId, saveView(cellId, view)} for result paging, downloads and charts.
+  constructor({ id, kind, source, view = null }, { downloadUrl, role = "owner", results = null }) {
     this.id = id;
     this.kind = kind;
     this.source = source;
@@ -36,7 +37,13 @@ export class Cell {
     this.timeEl = h("span.elapsed", { dataset: { role: "elapsed" } });
     this.editorBox = h("div.cell-editor");
     this.markdownView = h("div.markdown-view", { dataset: { role: "markdown" }, title: this.readOnly ? undefined : "Double-click to edit" });
-    this.output = new CellOutput({ downloadUrl });
+    this.view = view; // how the result is shown (a chart's choices), saved with the cell
+    this.output = new CellOutput({ downloadUrl, results: results && {
+      fetchPage: (offset, limit, sort) => results.api.resultPage(results.notebookId, id, offset, limit, sort),
+      download: (format, sort) => results.api.downloadResult(results.notebookId, id, format, sort),
+      view: () => this.view,
+      onView: allows(role, "edit") ? (v) => { this.view = v; results.saveView(id, v); } : (v) => { this.view = v; },
+    } });
 
     this.el = h("section.cell", { dataset: { cellId: id, kind }, tabIndex: -1 },
       h("div.cell-head", {},

@@ -121,7 +121,10 @@ export class NotebookPage {
   }
 
   makeCell(data) {
-    const cell = new Cell(data, { downloadUrl: (runId) => this.api.logUrl(runId), role: this.role });
+    const cell = new Cell(data, { downloadUrl: (runId) => this.api.logUrl(runId), role: this.role, results: {
+      api: this.api, notebookId: this.id,
+      saveView: (cellId, view) => this.saver.saveView(cellId, view, (v, base) => this.api.patchCell(this.id, cellId, { view: v, base_revision: base })),
+    } });
     this.cells.set(cell.id, cell);
     return cell;
   }

@@ -6,7 +6,7 @@ import { h, emit } from "./dom.js";
 import { LogModel } from "./logmodel.js";
 import { LogView } from "./logview.js";
 import { MetricsChart } from "./chart.js";
-import { renderResult } from "./table.js";
+import { ResultView } from "./results.js";
 
 const ERROR_TITLES = {
   parse: "Parse error",
@@ -19,16 +19,20 @@ const ERROR_TITLES = {
 };
 
 export class CellOutput {
-  constructor({ downloadUrl }) {
+  // results: what result views need of the page (results.js ctx, with view() the cell's saved view)
+  constructor({ downloadUrl, results = null }) {
     this.downloadUrl = downloadUrl; // (runId) -> URL of the run's full log
+    this.resultCtx = results;
+    this.views = [];
     this.runId = "";
     this.log = new LogView(new LogModel());
     this.results = h("div.results");
     this.chart = null; // created at the first metric: most cells never have one
     this.chartSlot = h("div.chart-slot");
     this.errorSlot = h("div.error-slot");
+    this.images = h("div.output-images", { dataset: { role: "images" } });
     this.el = h("div.output", { dataset: { role: "output" } },
-      this.chartSlot, this.log.el, this.results, this.errorSlot);
+      this.chartSlot, this.log.el, this.images, this.results, this.errorSlot);
   }
 
   // A new run of this cell replaces the previous run's output.
@@ -36,6 +40,9 @@ export class CellOutput {
     if (runId === this.runId) return false;
     this.runId = runId;
     this.log.reset();
+    this.images.replaceChildren();
+    for (const v of this.views) v.destroy();
+    this.views = [];
     this.results.replaceChildren();
     this.errorSlot.replaceChildren();
     this.chart?.reset();
@@ -48,6 +55,11 @@ export class CellOutput {
   }
 
   output(ev) {
+    // A figure (Utils.show_plt, display(fig)): one base64 PNG per chunk, drawn as an image.
+    if (ev.stream === "image") {
+      this.images.append(h("img.output-image", { src: `data:image/png;base64,${ev.text}`, alt: "figure", dataset: { role: "image" } }));
+      return;
+    }
     this.log.model.append(ev.text, ev.source || "driver", ev.stream || "stdout");
     this.log.schedule();
   }
@@ -62,9 +74,11 @@ export class CellOutput {
 
   result(ev) {
     const existing = ev.name && this.results.querySelector(`[data-table="${CSS.escape(ev.name)}"]`);
-    const table = renderResult(ev);
-    if (existing) existing.replaceWith(table);
-    else this.results.append(table);
+    const ctx = this.resultCtx;
+    const view = new ResultView(ev, ctx ? { ...ctx, view: ctx.view() } : {});
+    this.views.push(view);
+    if (existing) existing.replaceWith(view.el);
+    else this.results.append(view.el);
   }
 
   error(ev) {

@@ -1,53 +1,47 @@
-// A result table: column names with their types, rows paged in the browser, and the total row
-// count of the table (the server sends only its first rows).
+// A result table: column names with their types (a click on one sorts), and rows drawn readably
+// (console/kernel/results.py json_safe markers through paging.js). Paging and sorting decide
+// elsewhere (results.js); this only draws what it is given.
 
 import { h } from "./dom.js";
-import { pageOf, describeRows, cellText } from "./paging.js";
+import { cellText, cellClass } from "./paging.js";
 
-const PAGE_SIZE = 20;
+const ARROWS = { asc: " ▲", desc: " ▼" };
 
-export function renderResult(result) {
-  const columns = result.columns || [];
-  const rows = result.rows || [];
-  const total = result.total_rows ?? rows.length;
-  let page = 0;
+export class ResultGrid {
+  // onSort(column name) when a header is clicked.
+  constructor(columns, onSort) {
+    this.columns = columns;
+    this.heads = columns.map((c) => h("th", { title: `${c.name}: ${c.type} (click to sort)`, dataset: { column: c.name } },
+      h("span.col-name", { text: c.name }), h("span.col-sort"), h("span.col-type", { text: c.type })));
+    this.heads.forEach((th, i) => th.addEventListener("click", () => onSort(columns[i].name)));
+    this.body = h("tbody");
+    this.el = h("div.table-wrap", {}, h("table.grid", {}, h("thead", {}, h("tr", {}, this.heads)), this.body));
+  }
 
-  const head = h("tr", {}, columns.map((c) =>
-    h("th", { title: `${c.name}: ${c.type}` }, h("span.col-name", { text: c.name }), h("span.col-type", { text: c.type }))));
-  const body = h("tbody");
-  const info = h("span.table-info", { dataset: { role: "table-info" } });
-  const prev = h("button", { type: "button", text: "‹ prev", dataset: { action: "page-prev" } });
-  const next = h("button", { type: "button", text: "next ›", dataset: { action: "page-next" } });
-  const pager = h("div.pager", {}, prev, info, next);
+  showSort(sort) {
+    const [col, dir] = sort[0] || [];
+    this.heads.forEach((th, i) => {
+      const on = this.columns[i].name === col;
+      th.dataset.sort = on ? dir : "";
+      th.querySelector(".col-sort").textContent = on ? ARROWS[dir] : "";
+    });
+  }
 
-  function draw() {
-    const p = pageOf(rows, page, PAGE_SIZE);
-    page = p.page;
+  draw(rows, firstRow) {
     const frag = document.createDocumentFragment();
-    for (const row of p.rows) {
+    rows.forEach((row, r) => {
       const tr = document.createElement("tr");
-      for (let c = 0; c < columns.length; c++) {
+      tr.dataset.row = String(firstRow + r + 1);
+      for (let c = 0; c < this.columns.length; c++) {
         const td = document.createElement("td");
         const v = row[c];
         td.textContent = cellText(v);
-        if (v === null || v === undefined) td.className = "null";
-        else if (typeof v === "number") td.className = "num";
+        const cls = cellClass(v);
+        if (cls) td.className = cls;
         tr.append(td);
       }
       frag.append(tr);
-    }
-    body.replaceChildren(frag);
-    info.textContent = describeRows(p.start, p.end, rows.length, total);
-    prev.hidden = next.hidden = p.pages <= 1;
-    prev.disabled = p.page === 0;
-    next.disabled = p.page >= p.pages - 1;
+    });
+    this.body.replaceChildren(frag);
   }
-  prev.addEventListener("click", () => { page -= 1; draw(); });
-  next.addEventListener("click", () => { page += 1; draw(); });
-  draw();
-
-  return h("div.result", { dataset: { role: "result", table: result.name || "", totalRows: String(total) } },
-    h("div.result-title", {}, h("span", { text: result.name ? `table ${result.name}` : "result" })),
-    h("div.table-wrap", {}, h("table.grid", {}, h("thead", {}, head), body)),
-    pager);
 }
