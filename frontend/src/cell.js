@@ -4,6 +4,7 @@
 
 import { h, emit } from "./dom.js";
 import { createEditor } from "./editor.js";
+import { kindFromHeader } from "./assist.js";
 import { editorBindings } from "./shortcuts.js";
 import { renderMarkdown } from "./markdown.js";
 import { CellOutput } from "./output.js";
@@ -50,6 +51,9 @@ export class Cell {
         button("run", "▶", "Run (Shift+Enter)"),
         this.kindSelect, this.statusEl, this.timeEl,
         h("span.spacer"),
+        button("collapse-input", "⌃", "Collapse or expand the input"),
+        button("collapse-output", "⌄", "Collapse or expand the output"),
+        button("clear-output", "⌫", "Clear the output (on this page; a reload shows the stored run)"),
         button("run-from", "▶▶", "Run from here to the end"),
         button("move-up", "↑", "Move up"),
         button("move-down", "↓", "Move down"),
@@ -66,6 +70,9 @@ export class Cell {
         this.source = text;
         this.output.el.querySelector('[data-role="error"]')?.classList.add("outdated");
         emit(this.el, "cell-edit", { cellId: this.id, source: text });
+        // The header decides the kind: `--%python` typed as the first line makes it Python at once.
+        const headerKind = kindFromHeader(text);
+        if (headerKind && headerKind !== this.kind) this.act(`kind-${headerKind}`);
       },
     });
 

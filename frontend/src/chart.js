@@ -58,7 +58,12 @@ export class MetricsChart {
     const hasValue = lines.some((l) => scaleFor(l.metric) === "value");
     const ink = cssVar("--muted", "#777");
     const grid = { stroke: cssVar("--grid", "#ddd"), width: 1 };
-    const axes = [{ label: "step", stroke: ink, grid }];
+    // Steps are epochs: ticks only at whole numbers (uPlot would put 0.5 between 0 and 1).
+    const whole = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
+    const axes = [{
+      label: "epoch", stroke: ink, grid, incrs: whole,
+      values: (u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : "")),
+    }];
     if (hasValue) axes.push({ scale: "value", label: "loss / value", stroke: ink, grid });
     if (hasRatio) axes.push({ scale: "ratio", label: "accuracy", side: 1, stroke: ink, grid: { ...grid, show: !hasValue } });
     const opts = {
@@ -66,7 +71,7 @@ export class MetricsChart {
       scales: { x: { time: false }, ratio: { range: [0, 1] } },
       axes,
       series: [
-        { label: "step" },
+        { label: "epoch" },
         ...lines.map((l, i) => ({
           label: l.label,
           scale: scaleFor(l.metric),

@@ -4,8 +4,11 @@
 import { EditorState, StateEffect, StateField, Compartment, Prec, RangeSetBuilder } from "@codemirror/state";
 import {
   EditorView, keymap, lineNumbers, drawSelection, highlightActiveLine, Decoration, ViewPlugin,
-  highlightSpecialChars,
+  highlightSpecialChars, hoverTooltip, tooltips,
 } from "@codemirror/view";
+import {
+  autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap,
+} from "@codemirror/autocomplete";
 import {
   StreamLanguage, syntaxHighlighting, HighlightStyle, bracketMatching, indentOnInput, indentUnit,
 } from "@codemirror/language";
@@ -13,6 +16,7 @@ import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirro
 import { python } from "@codemirror/lang-python";
 import { tags as t } from "@lezer/highlight";
 import { mlsqlStream } from "./mlsql-lang.js";
+import { completionSource, schemaOf, schemaText } from "./assist.js";
 
 // Colours come from CSS variables so one style serves light and dark (see style.css).
 const highlight = HighlightStyle.define([
@@ -85,7 +89,37 @@ const theme = EditorView.theme({
   ".cm-content": { fontFamily: "var(--mono)", caretColor: "var(--fg)" },
   ".cm-gutters": { background: "transparent", border: "none", color: "var(--muted)" },
   "&.cm-focused": { outline: "none" },
+  // Every cell has an active line; only the focused cell shows it, so the page has one.
+  "&:not(.cm-focused) .cm-activeLine": { backgroundColor: "transparent" },
+  ".cm-schema": { fontFamily: "var(--mono)", whiteSpace: "pre", padding: "4px 8px" },
 });
+
+// Hover over a word of an MLSQL cell that names a table of the session: its schema.
+function tableHover(getKind) {
+  return hoverTooltip(async (view, pos) => {
+    if (getKind() !== "mlsql") return null;
+    const { from, to, text } = view.state.doc.lineAt(pos);
+    let start = pos - from;
+    let end = start;
+    while (start > 0 && /\w/.test(text[start - 1])) start -= 1;
+    while (end < text.length && /\w/.test(text[end])) end += 1;
+    if (start === end) return null;
+    const schema = await schemaOf(text.slice(start, end));
+    if (!schema) return null;
+    return {
+      pos: from + start,
+      end: Math.min(to, from + end),
+      above: true,
+      create: () => {
+        const dom = document.createElement("div");
+        dom.className = "cm-schema";
+        dom.dataset.role = "schema";
+        dom.textContent = schemaText(schema);
+        return { dom };
+      },
+    };
+  }, { hoverTime: 400 });
+}
 
 // Editors are mounted when their cell comes near the viewport: 50 CodeMirror views measuring
 // themselves made the first frame of a big notebook slow. Until then the cell shows its source
@@ -155,6 +189,8 @@ export function createEditor(parent, opts) {
 
 // keys: cell-level bindings (Shift-Enter, Escape...) that must win over the editor's own.
 function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false }) {
+  let currentKind = kind;
+  const getKind = () => currentKind;
   const language = new Compartment();
   const editable = new Compartment();
   const view = new EditorView({
@@ -169,10 +205,16 @@ function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false 
         drawSelection(),
         indentOnInput(),
         bracketMatching(),
+        closeBrackets(),
+        // Cells are `content-visibility: auto`, which clips what overflows them: menus and hover
+        // cards live in the body instead.
+        tooltips({ parent: document.body }),
+        autocompletion({ override: [completionSource(getKind)], activateOnTypingDelay: 150 }),
+        tableHover(getKind),
         highlightActiveLine(),
         indentUnit.of("    "),
         syntaxHighlighting(highlight),
-        keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
+        keymap.of([...closeBracketsKeymap, ...completionKeymap, ...defaultKeymap, ...historyKeymap, indentWithTab]),
         language.of(languageFor(kind)),
         // Both: `editable` keeps the content out of focus and typing, `readOnly` also refuses
         // edits that arrive another way (paste, drop, a command bound to a key).
@@ -196,7 +238,10 @@ function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false 
       if (text === view.state.doc.toString()) return;
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
     },
-    setKind: (k) => view.dispatch({ effects: language.reconfigure(languageFor(k)) }),
+    setKind: (k) => {
+      currentKind = k;
+      view.dispatch({ effects: language.reconfigure(languageFor(k)) });
+    },
     markError(line) {
       marked = !!line;
       view.dispatch({ effects: setErrorLine.of(line) });

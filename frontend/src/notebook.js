@@ -12,6 +12,8 @@ import { bindCommandKeys, helpOverlay } from "./shortcuts.js";
 import { Banners } from "./banner.js";
 import { allows, atLeast, needs, setRoles } from "./roles.js";
 import { allowRemoteImages } from "./markdown.js";
+import { setAssist } from "./assist.js";
+import { confirmDialog } from "./dialog.js";
 
 const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "kernel busy", dead: "kernel dead", none: "no kernel" };
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
@@ -66,6 +68,13 @@ export class NotebookPage {
     this.bindEvents();
     if (allows(this.role, "edit")) this.offerBackup(nb);
     this.clock = setInterval(() => this.tickRunning(), 250);
+    // Completion and hover ask this user's kernel; only a runner has one (a viewer's editor is read-only).
+    if (allows(this.role, "run")) {
+      setAssist({
+        complete: (source, cursor, kind) => this.api.complete(this.id, { source, cursor, kind }),
+        inspect: (name) => this.api.inspect(this.id, name),
+      });
+    }
     this.root.dataset.ready = "1";
     performance.mark("console-ready"); // bench/page_load.py reads these two
     requestAnimationFrame(() => setTimeout(() => performance.mark("console-painted")));
@@ -89,6 +98,7 @@ export class NotebookPage {
       btn("run-all", "▶▶ Run all", "Run every cell"),
       btn("interrupt", "■ Interrupt", "Interrupt the running cell (i i)"),
       btn("restart", "↻ Restart", "Restart the kernel (0 0)"),
+      btn("clear-all", "⌫", "Clear every cell's output on this page (a reload shows the stored runs)"),
       this.kernelBadge, this.connBadge,
       h("a.button", { href: `${this.api.exportUrl(this.id)}?outputs=1`, download: "", title: "Download as a notebook file", text: "Export" }),
       // The notebook menu (notebook-menu.js): Share, History, Fork, .ipynb.
@@ -117,6 +127,7 @@ export class NotebookPage {
 
   setTitle(name) {
     this.titleInput.value = name;
+    this.titleInput.title = name; // the field may cut a long name; the tooltip shows it whole
     document.title = `${name} · MLSQL Console`;
   }
 
@@ -238,9 +249,24 @@ export class NotebookPage {
     cell.setStatus(ev.status, ev.elapsed_ms);
   }
 
+  // Restart asks first (it clears the session), then says when the new kernel is ready.
+  async restart() {
+    const ok = await confirmDialog("Restart the kernel? This clears the session's tables, variables and "
+      + "Python state (globals, Ray actors kept by them). Saved notebooks and outputs are kept.", { okText: "Restart" });
+    if (!ok) return;
+    this.restarting = true;
+    this.banners.show("restart", "Restarting the kernel…", [], "info");
+    this.live.restart();
+  }
+
   onKernel(ev) {
     if (ev.user_id !== undefined && ev.user_id !== null && this.config.userId && String(ev.user_id) !== this.config.userId) return;
     const status = ev.status || "none";
+    if (this.restarting && status === "idle") {
+      this.restarting = false;
+      this.banners.show("restart", "Kernel restarted: a fresh session (no tables, variables or Python state).", [], "info");
+      setTimeout(() => this.banners.hide("restart"), 6000);
+    }
     this.kernelBadge.dataset.status = status;
     this.kernelBadge.textContent = KERNEL_TEXT[status] || status;
     this.root.dataset.kernel = status;
@@ -276,6 +302,12 @@ export class NotebookPage {
     });
     bindCommandKeys(document, (action) => this.act(action, this.selected), {
       inEditor: (target) => !!(target.closest && target.closest(".cm-editor")),
+    });
+    // Back/Forward may show this page from the browser's cache, as it was when left: what it shows
+    // (sources, revision, outputs) may be old, and typing there would conflict with the user's own
+    // later edits. Reload it from the server unless edits are still waiting to be saved.
+    window.addEventListener("pageshow", (e) => {
+      if (e.persisted && !this.saver.dirty) location.reload();
     });
     window.addEventListener("beforeunload", (e) => {
       if (this.saver.dirty || this.saver.conflict) {
@@ -318,7 +350,11 @@ export class NotebookPage {
         case "run-from": return await this.withSaved(() => cell && this.live.runFrom(cell.id));
         case "run-all": return await this.withSaved(() => this.live.runAll());
         case "interrupt": return this.live.interrupt();
-        case "restart": return this.live.restart();
+        case "restart": return await this.restart();
+        case "clear-all": for (const c of this.cells.values()) c.output.clear(); return;
+        case "clear-output": return cell?.output.clear();
+        case "collapse-input": case "collapse-output":
+          return cell?.el.classList.toggle(action === "collapse-input" ? "input-collapsed" : "output-collapsed");
         case "save": return await this.saver.flush();
         case "help": return this.help.toggle();
         case "command-mode":

@@ -27,6 +27,11 @@ export class WorkspacePage {
     window.addEventListener("popstate", () => {
       this.showFolder(new URLSearchParams(location.search).get("folder") || "/", false);
     });
+    // Back/Forward from a notebook may restore this page from the browser's cache as it was:
+    // a notebook made or renamed since would be missing. Ask the server again.
+    window.addEventListener("pageshow", (e) => {
+      if (e.persisted) this.refresh();
+    });
   }
 
   build() {
@@ -116,7 +121,7 @@ export class WorkspacePage {
     }
     for (const nb of notebooks) {
       rows.push(h("li.row.notebook", { dataset: { id: nb.id, name: nb.name } },
-        h("a.name", { href: `/notebooks/${encodeURIComponent(nb.id)}`, text: nb.name }),
+        h("a.name", { href: `/notebooks/${encodeURIComponent(nb.id)}`, text: nb.name, title: nb.name }),
         showFolder ? h("span.where", { text: nb.folder }) : null,
         h("span.when", { text: new Date(nb.updated_at).toLocaleString() }),
         h("span.spacer"),
