@@ -18,6 +18,7 @@ from console.protocols import Emit, NotebookLoader
 
 if TYPE_CHECKING:
     from console import lang
+    from console.kernel.commands.flow import Flow
     from console.kernel.python_runtime import PythonRuntime
     from console.kernel.results import ResultCache
     from console.kernel.sql import SqlEngine
@@ -51,6 +52,7 @@ class SessionHost(Protocol):
     partitions: dict[str, int]
     results: ResultCache
     last_command: str
+    flow: Flow
 
     @property
     def sql(self) -> SqlEngine: ...

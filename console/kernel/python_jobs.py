@@ -5,6 +5,7 @@ so this module and console/kernel/session.py import one way only.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Protocol, TypeVar
 
@@ -69,8 +70,16 @@ def build_job(session: JobSource, stmt: Run) -> PythonJob:
         direct = origin.conf_value(input_table) if origin is not None else None
         if direct is not None and conf.get("directRead", "true").lower() != "false":
             conf[FRAGMENTS_KEY] = direct  # actors read the loaded files; the kernel writes nothing
+    code = opts["code"]
+    included = re.fullmatch(r"\s*py\.(\w+)\s*", code)
+    if included:  # code="py.t": the code that !pyInclude read into table t (its `content` column)
+        source = _table(session, included.group(1), stmt, "code")
+        if "content" not in source.column_names or source.num_rows == 0:
+            raise CellError("python", f"table '{included.group(1)}' holds no code: !pyInclude makes one with a "
+                                      "'content' column", stmt.line, stmt.column)
+        code = str(source.column("content")[0].as_py())
     return PythonJob(
-        code=opts["code"],
+        code=code,
         conf=conf,
         env=dict(session.python_env),
         input_name=input_name,

@@ -103,6 +103,9 @@ class Session:
         error: ErrorEvent | None = None
         try:
             self._execute(_parse_cell(source, cell, kind), cell, source, run)
+            open_at = self.flow.unclosed()
+            if open_at is not None:
+                raise CellError("parse", f"!if on line {open_at} has no !fi", open_at, 1)
         except ParseError as exc:
             error = ErrorEvent(kind="parse", message=exc.message, line=exc.line, column=exc.column,
                                traceback=exc.snippet)
@@ -203,7 +206,7 @@ class Session:
         # Not the data dir itself (it holds the store and the secret key): only its lake, which
         # SourceContext always allows, and this session's own cache.
         return SourceContext(self.cfg.data_dir, self.connections, [Path(p) for p in self.cfg.DATA_ROOTS or []],
-                             own_roots=[self.cache_dir])
+                             own_roots=[self.cache_dir], variables=self.variables_view())
 
     def _run_load(self, stmt: lang.Load, run: CellRun, cell: Any) -> None:
         from console.kernel.origins import record_load
@@ -304,7 +307,7 @@ class Session:
 
     def _run_include(self, stmt: lang.Include, run: CellRun, cell: Any) -> None:
         """Run another notebook's cells in this session; an error inside is reported at this statement."""
-        name, cells = include.included_cells(stmt, self.notebook_loader, self._including)
+        name, cells = include.included_cells(stmt, self.notebook_loader, self._including, host=self)
         self._including.append(name)
         try:
             for c in cells:

@@ -59,7 +59,9 @@ def substitute_statement(stmt: S, variables: Mapping[str, str], cell: str | int 
     for name in ("sql", "path", "value", "table", "input", "output", "function", "alias"):
         value = getattr(stmt, name, None)
         if isinstance(value, str) and "${" in value:
-            changes[name] = substitute(value, variables, stmt, cell, cell_text)
+            # A `set` text may be a macro body whose ${k} is its own named argument: left as written.
+            lenient = name == "value" and isinstance(stmt, ast.Set) and stmt.type == "text"
+            changes[name] = substitute(value, variables, stmt, cell, cell_text, strict=not lenient)
     args = getattr(stmt, "args", None)
     if isinstance(args, tuple) and any("${" in a for a in args):
         # Lenient, like Python code: a command's text (a shell line) may hold ${…} of its own.

@@ -1,6 +1,8 @@
 """The sources contract: SourceContext, SourceError, the Source base class and the format registry."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
@@ -34,6 +36,8 @@ class SourceContext:
     connections: dict[str, dict[str, str]] = field(default_factory=dict)
     data_roots: list[Path] = field(default_factory=list)
     own_roots: list[Path] = field(default_factory=list)
+    # The session's ${…} variables as they are now: `load jsonStr.`var`` reads one's text.
+    variables: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def lake(self) -> Path:

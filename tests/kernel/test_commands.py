@@ -164,8 +164,9 @@ def test_flow_errors(session: Session) -> None:
     err = failed(session, "!if ''' 1 + 1 ''';\n!fi;")
     assert "must be true or false" in err.message
     assert "!elif after !else" in failed(session, "!if '''1=1''';\n!else;\n!elif '''1=1''';\n!fi;").message
-    # An !if left open by a cell (not an error yet: the session has no end-of-cell check) ends with it.
-    ok(session, "!if ''' 1 = 2 ''';\nselect 1 as a as open_if;")
+    # An !if left open at the end of a cell is an error at its line, and does not reach the next cell.
+    err = failed(session, "select 0 as z as before;\n!if ''' 1 = 2 ''';\nselect 1 as a as open_if;")
+    assert err.line == 2 and "has no !fi" in err.message
     ok(session, "select 1 as a as after_open;")
     assert "after_open" in session.tables and "open_if" not in session.tables
 
