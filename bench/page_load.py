@@ -1,5 +1,8 @@
 """Cold load of the notebook page: 50 cells and 10,000 lines of stored output, in Chromium.
 
+One cell holds a 10,000-row result (its first RESULT_ROWS rows stored, as a kernel stores them)
+shown as a bar chart (the cell's saved view), another a 10,000-row result as a table.
+
 The notebook and its runs are written straight through the store API (no kernel needed), then
 `mlsql-console serve` serves it and a fresh Chromium context opens it several times (no cache).
 Time to interactive = navigation start -> the page's `console-ready` mark, set once the cells,
@@ -43,6 +46,9 @@ def seed(data_dir: Path, cells: int, lines: int) -> str:
         else:
             source = f"load parquet.`/data/part{i}` as p{i};\nselect a, b, c from p{i} where a > {i} as t{i};"
             sources.append({"kind": "mlsql", "source": source})
+    # A saved chart: drawn from the stored rows while the page loads (no kernel keeps the result here).
+    sources[1]["view"] = {"mode": "chart", "chart": {"type": "bar", "x": "b", "y": ["a", "c"], "agg": "sum",
+                                                     "group": None}}
     nb = store.create_notebook("page load bench", "/", cells=sources)
     per_cell = lines // cells
     for c in nb.cells:
@@ -56,9 +62,13 @@ def seed(data_dir: Path, cells: int, lines: int) -> str:
                            "stream": "stdout"})
         store.append_output(run.id, chunks)
         columns = [{"name": "a", "type": "int64"}, {"name": "b", "type": "string"}]
+        rows: list[list[object]] = [[r, f"row {r}"] for r in range(20)]
+        total = 1000
+        if c.position in (1, 2):  # 10,000 rows: the first 100 are stored with the run
+            columns = columns + [{"name": "c", "type": "double"}]
+            rows, total = [[r, f"group {r % 12}", r * 0.5] for r in range(100)], 10_000
         result = {"type": "result", "name": f"t_{c.id}", "columns": columns,
-                  "rows": [[r, f"row {r}"] for r in range(20)], "total_rows": 1000, "notebook_id": nb.id,
-                  "cell_id": c.id, "run_id": run.id}
+                  "rows": rows, "total_rows": total, "notebook_id": nb.id, "cell_id": c.id, "run_id": run.id}
         store.finish_run(run.id, "done", result=result)
     store.close()
     return nb.id
@@ -120,6 +130,9 @@ def main() -> None:
                     mark = page.evaluate("performance.getEntriesByName('console-painted')[0].startTime")
                     marks_ready = page.evaluate("performance.getEntriesByName('console-ready')[0].startTime")
                     lines = page.evaluate("document.querySelectorAll('.log-lines .line').length")
+                    # The saved chart is drawn (after ready: its rows are asked of a kernel first).
+                    page.wait_for_function("(document.querySelector('[data-role=result-chart]') || {dataset: {}})"
+                                           ".dataset.points === '12'", timeout=20000)
                     api_ms = page.evaluate("""Math.max(...performance.getEntriesByType('resource')
                         .filter(e => e.name.includes('/api/notebooks/')).map(e => e.responseEnd))""")
                     marks = page.evaluate("""Object.fromEntries(['console-fetched', 'console-cells', 'console-drawn']
