@@ -113,10 +113,11 @@ export class ResultChart {
     const type = this.chart.type;
     const n = data.series.length;
     const xAxis = { stroke: ink, grid, label: this.chart.x };
-    if (text) {
+    if (text || (type === "bar" && data.xKind === "number")) {
+      // Ticks at the bars (or categories) themselves, labelled with their x values.
       const every = Math.max(1, Math.ceil(data.xs.length / 30));
       xAxis.splits = () => data.xs.filter((x, i) => i % every === 0);
-      xAxis.values = (u, splits) => splits.map((i) => data.labels[i] ?? "");
+      xAxis.values = (u, splits) => splits.map((x) => data.labels[data.xs.indexOf(x)] ?? "");
     }
     const opts = {
       ...this.size(),

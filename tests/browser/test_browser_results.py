@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+from pathlib import Path
 from typing import Any
 
 from browser_support import Server
+
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 
 GROUPED = "select id % 5 as k, count(*) as n, sum(id) as total from range(1000) t(id) group by k order by k as counts;"
 BIG = "select id, 10000 - id as rev from range(10000) t(id) as big;"
@@ -62,6 +66,8 @@ def test_bar_chart_of_a_group_by_is_saved_and_drawn_again_after_reload(page: Any
     assert chart.locator("[data-role=chart-type]").input_value() == "bar"
     assert chart.locator("canvas").count() >= 1
     assert not page.js_errors
+    if os.environ.get("UPDATE_SCREENSHOTS") == "1":  # the README's picture of the chart view
+        page.locator("section.cell").first.screenshot(path=str(DOCS_IMG / "result-chart.png"))
 
 
 def test_sort_page_to_row_5000_and_download_the_whole_result(page: Any, server: Server, open_notebook: Any) -> None:
