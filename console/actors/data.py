@@ -4,7 +4,11 @@ A DataServer handle names one partition. Under Ray it names rows [offset, offset
 the Arrow IPC file the kernel wrote on /dev/shm, plus the node that file is on: an actor on that
 node memory-maps the file and gets the partition with no copy at all. When the cluster has other
 nodes (or the worker is a Ray Client) the worker also puts the partition into the object store,
-and actors elsewhere read that ObjectRef. Without Ray the handle holds the table itself.
+and actors elsewhere read that ObjectRef: one copy of the slice's own bytes (Ray's Arrow
+serializer cuts a slice's buffers to the slice; pyarrow's pickle alone would store the parent's
+whole buffers), read back zero-copy. A handle may instead name row ranges of the parquet row
+groups a `load` read (fragments.py): the actor reads them itself. Without Ray the handle holds
+the table itself.
 `.host/.port/.timezone` are kept for pyjava compatibility: the port is an identifier, nothing
 listens on it.
 """
@@ -82,7 +86,7 @@ class DataServer:
         if self.ref is not None:
             import ray
 
-            return from_store(ray.get(self.ref))
+            return ray.get(self.ref)  # zero-copy: a view of the store's memory on this node
         known = _REGISTRY.get((self.host, self.port))
         if known is not None and known is not self:
             return known.arrow()
@@ -174,7 +178,7 @@ def partition_handles(parts: list[pa.Table], first_port: int, timezone: str,
     put = node is None or _other_nodes(ray)
     out, offset = [], 0
     for i, part in enumerate(parts):
-        out.append(DataServer(host, first_port + i, timezone, ref=ray.put(compact(part)) if put else None,
+        out.append(DataServer(host, first_port + i, timezone, ref=ray.put(part) if put else None,
                               num_rows=part.num_rows, path=path if node else None, offset=offset,
                               node_id=node, local=part).register())
         offset += part.num_rows
@@ -199,26 +203,6 @@ def fragment_handles(frags: Fragments, n: int, first_port: int, timezone: str) -
     return [DataServer(host, first_port + i, timezone, num_rows=sum(p[3] for p in pieces), pieces=pieces,
                        schema=frags.schema, source=frags.source).register()
             for i, pieces in enumerate(frags.split(n))]
-
-
-def compact(part: pa.Table) -> np.ndarray:
-    """A partition as one Arrow IPC stream in one buffer, for ray.put.
-
-    Pickling a slice of a table stores its parent's whole buffers; the IPC writer writes only
-    the slice's bytes. As a numpy array the buffer goes into the object store with one copy,
-    and ray.get on the same node returns a read-only view of the store's memory.
-    """
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, part.schema) as writer:
-        writer.write_table(part)
-    return np.frombuffer(sink.getvalue(), dtype=np.uint8)
-
-
-def from_store(value: Any) -> pa.Table:
-    """What compact() put, back as a table whose buffers point into the store's memory."""
-    if isinstance(value, np.ndarray):
-        return pa.ipc.open_stream(pa.py_buffer(value)).read_all()
-    return value  # a table put by older code
 
 
 def _other_nodes(ray: Any) -> bool:
