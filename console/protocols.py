@@ -13,7 +13,7 @@ comes with a seam.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -81,7 +81,17 @@ class RunStore(Protocol):
 
     def fail_unfinished_runs(self) -> int: ...
 
-    def append_output(self, run_id: RunId, chunks: Iterable[Any], hidden_bytes: int = 0) -> int: ...
+    def append_output(self, run_id: RunId, chunks: Iterable[Any], hidden_bytes: int = 0, *,
+                      skipped_bytes: int = 0, drop: tuple[int, int] | None = None) -> int: ...
+
+    # A run's log file (console/outputs/logfile.py), named relative to the data folder.
+    def set_log_file(self, run_id: RunId, path: str) -> None: ...
+
+    def log_file_of(self, run_id: RunId) -> str | None: ...
+
+    def unfinished_logs(self) -> list[tuple[RunId, str, int]]: ...
+
+    def iter_outputs(self, run_id: RunId, page: int = 500) -> Iterator[OutputRecord]: ...
 
     def append_metrics(self, run_id: RunId, points: Iterable[Any]) -> None: ...
 

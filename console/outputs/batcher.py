@@ -1,8 +1,13 @@
-"""Batch a run's output every ~50 ms: merge, collapse redraws, number, store, THEN broadcast.
+"""Batch a run's output every ~50 ms: merge, collapse redraws, number, write the log file, store, THEN broadcast.
 
 Storing before broadcasting is what makes replay exact: anything a viewer saw live is in the
-store under its seq, and the per-notebook lock (held around store+broadcast here, and around
-replay+room-join in the socket layer) means a joining viewer gets every chunk exactly once.
+store under its seq (or in the hidden middle of a big output, which the replay marks), and the
+per-notebook lock (held around store+broadcast here, and around replay+room-join in the socket
+layer) means a joining viewer gets every chunk exactly once.
+
+With a data folder, each run's whole log goes to its gzip file (logfile.py) before the batch is
+stored, and the database keeps only the head and tail the inline plan shows (keeper.py). Image
+chunks (stream "image", one base64 PNG each) are never merged, split or collapsed.
 """
 from __future__ import annotations
 
@@ -12,23 +17,29 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from console.ids import CellId, NotebookId, RunId
 from console.messages import Message, MetricsEvent, OutputEvent
 from console.outputs.collapse import StreamCollapser
+from console.outputs.keeper import RunKeeper
+from console.outputs.logfile import LogWriter, relative_path
 
 log = logging.getLogger(__name__)
 
 # A stored chunk stays under this size, so head/tail truncation of big logs is fine-grained
 # (a burst of 1 MB/s is still only ~250 events a second).
 CHUNK_MAX_CHARS = 4096
+IMAGE = "image"  # OutputEvent stream whose text is one base64 PNG
 
 
 class RunSink(Protocol):
     """The store functions the batcher needs (console.store.Store has them)."""
 
-    def append_output(self, run_id: RunId, chunks: Iterable[Any], hidden_bytes: int = 0) -> int: ...
+    def append_output(self, run_id: RunId, chunks: Iterable[Any], hidden_bytes: int = 0, *,
+                      skipped_bytes: int = 0, drop: tuple[int, int] | None = None) -> int: ...
+    def set_log_file(self, run_id: RunId, path: str) -> None: ...
     def append_metrics(self, run_id: RunId, points: Iterable[Any]) -> None: ...
     def last_output_seq(self, run_id: RunId) -> int: ...
     def metrics_for(self, run_id: RunId, since: int = 0) -> list[Any]: ...
@@ -62,17 +73,22 @@ class _RunBuffer:
     metrics: list[MetricsEvent] = field(default_factory=list)
     collapser: StreamCollapser = field(default_factory=StreamCollapser)
     flush_lock: threading.Lock = field(default_factory=threading.Lock)
+    keeper: RunKeeper | None = None  # None: every chunk is a row (no log file, or a reopened run)
+    log: LogWriter | None = None
+    log_failed: bool = False
 
 
 def split_text(text: str, limit: int = CHUNK_MAX_CHARS) -> list[str]:
     """Cut text into pieces of at most `limit` chars, at line ends where possible."""
     pieces: list[str] = []
-    while len(text) > limit:
-        cut = text.rfind("\n", 0, limit) + 1 or limit
-        pieces.append(text[:cut])
-        text = text[cut:]
-    if text:
-        pieces.append(text)
+    start, end = 0, len(text)
+    # Offsets, not `text = text[cut:]`: that copied the rest of a big batch for every piece.
+    while end - start > limit:
+        cut = text.rfind("\n", start, start + limit) + 1 or start + limit
+        pieces.append(text[start:cut])
+        start = cut
+    if start < end:
+        pieces.append(text[start:] if start else text)
     return pieces
 
 
@@ -83,20 +99,26 @@ def merge(items: list[OutputEvent]) -> list[tuple[str, str, str]]:
     producing one event per line; order within each source and stream is kept, and order across
     sources inside one 50 ms window means little (Ray forwards each actor's lines on its own).
     """
-    groups: dict[tuple[str, str], list[str]] = {}
-    for item in items:
-        groups.setdefault((item.source, item.stream), []).append(item.text)
-    return [(src, stream, "".join(texts)) for (src, stream), texts in groups.items()]
+    groups: dict[tuple[str, str, int], list[str]] = {}
+    for n, item in enumerate(items):
+        # An image is one picture: each stays a chunk of its own, in its place among the groups.
+        groups.setdefault((item.source, item.stream, n if item.stream == IMAGE else -1), []).append(item.text)
+    return [(src, stream, "".join(texts)) for (src, stream, _), texts in groups.items()]
 
 
 class OutputBatcher:
     """Per-run buffers of OutputEvent/MetricsEvent, flushed by one background thread."""
 
-    def __init__(self, sink: RunSink, publish: Publish, locks: NotebookLocks, interval: float = 0.05) -> None:
+    def __init__(self, sink: RunSink, publish: Publish, locks: NotebookLocks, interval: float = 0.05, *,
+                 data_dir: Path | None = None, inline_bytes: int | None = None) -> None:
+        """data_dir: where runs' log files go (none without it, and every chunk is then a row);
+        inline_bytes: the inline plan's budget, what the database keeps of a run with a log file."""
         self.sink = sink
         self.publish = publish
         self.locks = locks
         self.interval = interval
+        self.data_dir = data_dir
+        self.inline_bytes = inline_bytes
         self._runs: dict[RunId, _RunBuffer] = {}
         self._dirty: set[RunId] = set()
         self._cond = threading.Condition()
@@ -118,7 +140,9 @@ class OutputBatcher:
     def open_run(self, run_id: RunId, notebook_id: NotebookId, cell_id: CellId) -> None:
         with self._cond:
             if run_id not in self._runs:
-                self._runs[run_id] = _RunBuffer(notebook_id, cell_id)
+                buf = self._runs[run_id] = _RunBuffer(notebook_id, cell_id)
+                if self.data_dir is not None and self.inline_bytes is not None:
+                    buf.keeper = RunKeeper(self.inline_bytes)
 
     def close_run(self, run_id: RunId) -> None:
         """Flush and forget a finished run; late output reopens it from the store's last seq."""
@@ -127,6 +151,11 @@ class OutputBatcher:
             buf = self._runs.get(run_id)
             if buf is not None and not buf.items and not buf.metrics:
                 del self._runs[run_id]
+            else:
+                buf = None
+        if buf is not None and buf.log is not None:
+            with buf.flush_lock:
+                buf.log.close()
 
     def add(self, msg: OutputEvent | MetricsEvent) -> None:
         """Queue one event that already names its notebook, cell and run."""
@@ -190,6 +219,11 @@ class OutputBatcher:
             if not items and not metrics:
                 return
             events = self._number(run_id, buf, items)
+            if events:
+                # Before the store: the file always holds at least what the database has
+                # (logfile.repair trims the rest after a crash). Outside the notebook's lock, so
+                # compressing a big batch never holds up a viewer's join.
+                self._write_log(run_id, buf, events)
             points = []
             for m in metrics:
                 points.append(dataclasses.replace(
@@ -197,24 +231,42 @@ class OutputBatcher:
                     seq=buf.next_metric_seq, ts=m.ts or time.time()))
                 buf.next_metric_seq += 1
             with self.locks(buf.notebook_id):
-                self._store(run_id, events, points)
+                self._store(run_id, buf, events, points)
                 self.publish(buf.notebook_id, [*events, *points])
 
     def _number(self, run_id: RunId, buf: _RunBuffer, items: list[OutputEvent]) -> list[OutputEvent]:
         events: list[OutputEvent] = []
         for source, stream, raw in merge(items):
-            wire = buf.collapser.feed(source, stream, raw)
-            for piece in split_text(wire):
+            wire = raw if stream == IMAGE else buf.collapser.feed(source, stream, raw)
+            for piece in [wire] if stream == IMAGE else split_text(wire):
                 events.append(OutputEvent(
                     text=piece, source=source, stream=stream, notebook_id=buf.notebook_id,
                     cell_id=buf.cell_id, run_id=run_id, seq=buf.next_seq))
                 buf.next_seq += 1
         return events
 
-    def _store(self, run_id: RunId, events: list[OutputEvent], points: list[MetricsEvent]) -> None:
+    def _write_log(self, run_id: RunId, buf: _RunBuffer, events: list[OutputEvent]) -> None:
+        if self.data_dir is None or buf.log_failed:
+            return
+        try:
+            if buf.log is None:
+                rel = relative_path(buf.notebook_id, run_id)
+                buf.log = LogWriter(self.data_dir / rel)
+                self.sink.set_log_file(run_id, rel)
+            buf.log.write(events, events[-1].seq)
+        except Exception:
+            # Without its file the run keeps every chunk as a row, as before log files.
+            log.exception("writing the log file of run %s failed; its output stays in the database", run_id)
+            buf.log_failed, buf.keeper = True, None
+
+    def _store(self, run_id: RunId, buf: _RunBuffer, events: list[OutputEvent], points: list[MetricsEvent]) -> None:
         # A store failure is logged, and the viewers still get the output live.
         try:
-            if events:
+            if events and buf.keeper is not None and buf.log is not None:
+                keep = buf.keeper.batch(events)
+                self.sink.append_output(run_id, keep.store, keep.hidden_bytes,
+                                        skipped_bytes=keep.skipped_bytes, drop=keep.drop)
+            elif events:
                 self.sink.append_output(run_id, events)
             if points:
                 self.sink.append_metrics(run_id, points)

@@ -19,6 +19,8 @@ import re
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # An escape sequence cut off at the end of a piece: held back until the rest arrives.
 _ANSI_PARTIAL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*)?\Z")
+# Anything that makes text more than an append: a redraw, a backspace, an escape code.
+_REDRAW = re.compile(r"[\r\b\x1b]")
 
 
 class LineCollapser:
@@ -31,6 +33,12 @@ class LineCollapser:
     def feed(self, raw: str) -> str:
         text = self._carry + raw
         self._carry = ""
+        if not _REDRAW.search(text):
+            # Plain text (nearly all output) is its own wire text: no walk over each character,
+            # which made a 50 MB log cost tens of seconds here.
+            last = text.rfind("\n")
+            self.pending = self.pending + text if last < 0 else text[last + 1:]
+            return text
         partial = _ANSI_PARTIAL.search(text)
         if partial:
             self._carry, text = text[partial.start():], text[: partial.start()]

@@ -7,13 +7,18 @@ the download link, so nobody is silently cut off.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 
 from console.messages import Message
-from console.ids import NotebookId
+from console.ids import NotebookId, RunId
+from console.outputs.logfile import LogRenderer, read_log, repair
 from console.outputs.view import latest_views
 from console.protocols import RunStore
 from console.store.records import OutputRecord
+
+log = logging.getLogger(__name__)
 
 
 def notebook_events(store: RunStore, notebook_id: NotebookId, since: Mapping[str, int],
@@ -25,23 +30,38 @@ def notebook_events(store: RunStore, notebook_id: NotebookId, since: Mapping[str
 
 
 def log_lines(chunks: Iterable[OutputRecord]) -> Iterator[str]:
-    """The full log as text: each line of an actor or the kernel tagged `(source) `, like Ray does."""
-    at_line_start = True
-    last_key: tuple[str, str] | None = None
+    """The full log as text from stored chunks (a run from before log files, whose rows are all
+    its output): what its log file would hold (logfile.LogRenderer)."""
+    renderer = LogRenderer()
     for c in chunks:
-        key = (c.source, c.stream)
-        text = c.text
-        if key != last_key and not at_line_start:
-            yield "\n"
-            at_line_start = True
-        last_key = key
-        tag = "" if c.source == "driver" else f"({c.source}) "
-        if text.startswith("\r"):
-            # A redraw of the unfinished line: kept as a carriage return, as a terminal shows it.
-            text = text[1:]
-            if not at_line_start:
-                yield "\r"
-                at_line_start = True
-        for line in text.splitlines(keepends=True):
-            yield (tag if at_line_start else "") + line
-            at_line_start = line.endswith("\n")
+        yield renderer.feed(c)
+
+
+def full_log(store: RunStore, data_dir: Path, run_id: RunId) -> Iterator[bytes]:
+    """The run's whole log as UTF-8 blocks: from its log file, or from its rows (older runs).
+
+    A file being written (a run in flight) reads up to its last whole batch so far.
+    """
+    rel = store.log_file_of(run_id)
+    path = data_dir / rel if rel else None
+    if path is not None and path.is_file():
+        yield from read_log(path)
+        return
+    if rel:
+        log.warning("run %s names the log file %s, which is missing; giving its stored rows", run_id, path)
+    for text in log_lines(store.iter_outputs(run_id)):
+        yield text.encode("utf-8")
+
+
+def repair_unfinished(store: RunStore, data_dir: Path) -> int:
+    """Before a starting server closes what the last one left running: cut each such run's log
+    file to the batches the database has (logfile.repair). Returns the runs whose file was cut."""
+    cut = 0
+    for run_id, rel, last_seq in store.unfinished_logs():
+        path = data_dir / rel
+        try:
+            if path.is_file() and repair(path, last_seq):
+                cut += 1
+        except (OSError, ValueError):
+            log.exception("repairing the log file %s of run %s failed", path, run_id)
+    return cut

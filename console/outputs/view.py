@@ -74,10 +74,26 @@ def _stored(cls: type[_Stored], stored: Mapping[str, Any] | None, run: RunRecord
     return cls(**data)
 
 
+def gaps(sizes: list[tuple[int, int]], since: int, hidden_bytes: int) -> list[tuple[int, int, int]]:
+    """The seqs after `since` without a row: the hidden middle of a run with a log file (keeper.py).
+
+    Its size is the run's hidden_bytes: for a viewer that resumes inside the middle that is the
+    whole middle's size, not only the part after its seq (sizes of dropped chunks are not kept).
+    """
+    out: list[tuple[int, int, int]] = []
+    expected = since + 1
+    for seq, _ in sizes:
+        if seq > expected:
+            out.append((expected, seq - 1, hidden_bytes))
+        expected = seq + 1
+    return out
+
+
 def view_run(store: RunStore, run: RunRecord, *, inline_bytes: int, result_rows: int,
              since: int = 0, metrics_since: int = 0) -> RunView:
     """The view of `run` after the output seq `since` and metric seq `metrics_since` a viewer has."""
-    shown = plan(store.output_sizes(run.id, since), inline_bytes)
+    sizes = store.output_sizes(run.id, since)
+    shown = plan(sizes, inline_bytes, gaps(sizes, since, run.hidden_bytes))
 
     def chunks(seqs: list[int]) -> list[OutputRecord]:
         return store.outputs_between(run.id, seqs[0], seqs[-1]) if seqs else []

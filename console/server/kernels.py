@@ -84,7 +84,8 @@ class SessionManager:
         self.store = store
         self.broadcast = broadcast
         self.locks = NotebookLocks()
-        self.batcher = OutputBatcher(store, self._publish, self.locks, flush_interval)
+        self.batcher = OutputBatcher(store, self._publish, self.locks, flush_interval, data_dir=cfg.data_dir,
+                                     inline_bytes=cfg.OUTPUT_INLINE_BYTES)
         self._sessions: dict[tuple[UserId | None, NotebookId], KernelSession] = {}
         self._guard = threading.Lock()
         self._stop = threading.Event()
@@ -94,6 +95,7 @@ class SessionManager:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SessionManager":
+        replay.repair_unfinished(self.store, self.cfg.data_dir)  # their log files end where the rows do
         closed = self.store.fail_unfinished_runs()
         if closed:
             log.info("closed %d runs a previous server left unfinished", closed)

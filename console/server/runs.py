@@ -89,9 +89,11 @@ def run_outputs(run_id: str) -> ResponseReturnValue:
 
 
 def run_log(run_id: str) -> ResponseReturnValue:
+    """The whole output, streamed from the run's log file as it is printed (the file's text
+    unpacked here, so any client reads it, a run in flight up to its last batch)."""
     store = get_store()
     run = store.get_run(run_id)
-    body = stream_with_context(replay.log_lines(store.iter_outputs(run.id)))
+    body = stream_with_context(replay.full_log(store, get_config().data_dir, run.id))
     return Response(body, mimetype="text/plain", headers={
         "Content-Disposition": f'attachment; filename="run-{run.id}.log"'})
 

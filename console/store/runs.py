@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from sqlalchemy import Integer, func, select, update
+from sqlalchemy import Integer, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
@@ -157,24 +157,57 @@ class RunsMixin(StoreBase):
             return _run(r)
 
     def fail_unfinished_runs(self, status: str = "interrupted") -> int:
-        """Close runs a previous server left queued or running (a crash, a kill); returns how many."""
+        """Close runs a previous server left queued or running (a crash, a kill); returns how many.
+
+        Each gets an error saying why, so the page shows more than a status: its output up to the
+        stop is kept (rows and log file; see console/outputs/logfile.repair, run before this).
+        """
         with self._write() as s:
             res = s.execute(
                 update(Run).where(Run.status.in_(("queued", "running")))
                 .values(status=status, finished_at=utcnow(),
-                        error={"kind": "kernel", "message": "the server stopped while this cell ran"})
+                        error={"kind": "kernel",
+                               "message": "the server stopped while this cell ran; its output up to then is kept"})
             )
             return int(res.rowcount or 0)  # type: ignore[attr-defined]
 
-    def append_output(self, run_id: str, chunks: Iterable[Any], hidden_bytes: int = 0) -> int:
+    def unfinished_logs(self) -> list[tuple[RunId, str, int]]:
+        """(run id, log file, last stored seq) of each queued or running run that has a log file."""
+        last = (select(func.max(OutputChunk.seq)).where(OutputChunk.run_id == Run.id)
+                .correlate(Run).scalar_subquery())
+        q = select(Run.id, Run.log_file, last).where(Run.status.in_(("queued", "running")),
+                                                     Run.log_file.is_not(None))
+        with self._read() as s:
+            return [(RunId(rid), str(path), int(seq or 0)) for rid, path, seq in s.execute(q)]
+
+    def set_log_file(self, run_id: str, path: str) -> None:
+        """Name the run's log file (relative to the data folder); its rows are then head and tail only."""
+        with self._write() as s:
+            r = s.get(Run, run_id)
+            if r is None:
+                raise NotFound(f"no run {run_id!r}")
+            r.log_file = path
+
+    def log_file_of(self, run_id: str) -> str | None:
+        """The run's log file relative to the data folder, or None when all its output is in rows."""
+        with self._read() as s:
+            r = s.get(Run, run_id)
+            if r is None:
+                raise NotFound(f"no run {run_id!r}")
+            return r.log_file
+
+    def append_output(self, run_id: str, chunks: Iterable[Any], hidden_bytes: int = 0, *,
+                      skipped_bytes: int = 0, drop: tuple[int, int] | None = None) -> int:
         """Store numbered output chunks ({seq, text, source, stream, ts} mappings or events).
 
-        hidden_bytes: output the session dropped from the inline copy (the middle of a huge log).
-        Returns the run's output_bytes after this batch. A seq stored already raises Exists and
-        the whole batch is left out.
+        hidden_bytes: output newly left out of the rows (the middle of a huge log, kept in the
+        run's log file). skipped_bytes: bytes of this batch's chunks that are not given (already
+        in the middle), counted in output_bytes. drop: (first, last) seq of stored rows to delete
+        (they left the tail). All in one transaction. Returns the run's output_bytes after this
+        batch. A seq stored already raises Exists and the whole batch is left out.
         """
         rows = []
-        added = 0
+        added = int(skipped_bytes)
         for c in chunks:
             text = _get(c, "text", "")
             if not isinstance(text, str):
@@ -189,6 +222,9 @@ class RunsMixin(StoreBase):
                 r = s.get(Run, run_id)
                 if r is None:
                     raise NotFound(f"no run {run_id!r}")
+                if drop is not None:
+                    s.execute(delete(OutputChunk).where(OutputChunk.run_id == run_id, OutputChunk.seq >= drop[0],
+                                                        OutputChunk.seq <= drop[1]))
                 s.add_all(rows)
                 r.output_bytes += added
                 r.hidden_bytes += int(hidden_bytes)
