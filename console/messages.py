@@ -299,7 +299,8 @@ class KernelQuery(Message):
     """The server asks the kernel about its session (server -> kernel), answered by kernel_answer.
 
     what: a row of console/kernel/queries.py HANDLERS: "result_page" (args: cell, offset, limit,
-    sort), "complete" (args: source, cursor, kind), "inspect" (args: name). Answered on the
+    sort), "result_file" (args: cell, format, name, sort), "complete" (args: source, cursor,
+    kind), "inspect" (args: name). Answered on the
     kernel's command thread, so a query does not wait for a running cell.
     """
 
@@ -317,6 +318,7 @@ class KernelAnswer(Message):
     request_id: str
     data: dict[str, Any] = field(default_factory=dict)
     error: str = ""
+    bad_request: bool = False  # the error is about the question (a ValueError), not a missing answer
 
 
 # ---------------------------------------------------------------- kernel <-> worker pipe

@@ -18,7 +18,6 @@ from console.protocols import Emit, NotebookLoader
 
 if TYPE_CHECKING:
     from console import lang
-    from console.kernel.commands.flow import Flow
     from console.kernel.python_runtime import PythonRuntime
     from console.kernel.results import ResultCache
     from console.kernel.sql import SqlEngine
@@ -34,6 +33,14 @@ class CellRun:
     def show(self, name: str, table: pa.Table) -> None:
         """Make `table` the cell's result without putting it in the catalog (!show, !desc, …)."""
         self.last = (name, table)
+
+
+class FlowState(Protocol):
+    """The open !if blocks of the running cell (console.kernel.commands.Flow)."""
+
+    def skips(self, stmt: lang.Statement) -> bool: ...
+
+    def unclosed(self) -> int | None: ...
 
 
 class SessionHost(Protocol):
@@ -52,7 +59,9 @@ class SessionHost(Protocol):
     partitions: dict[str, int]
     results: ResultCache
     last_command: str
-    flow: Flow
+
+    @property
+    def flow(self) -> FlowState: ...
 
     @property
     def sql(self) -> SqlEngine: ...

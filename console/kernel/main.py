@@ -139,7 +139,8 @@ class Kernel:
         try:
             return KernelAnswer(query.request_id, data=self.engine.query(query.what, query.args))
         except (LookupError, ValueError) as exc:
-            return KernelAnswer(query.request_id, error=str(exc.args[0]) if exc.args else str(exc))
+            return KernelAnswer(query.request_id, error=str(exc.args[0]) if exc.args else str(exc),
+                                bad_request=isinstance(exc, ValueError))
         except Exception as exc:  # a fault of ours: logged under an id, which is all the asker sees
             return KernelAnswer(query.request_id, error=internal_error(exc, f"query {query.what}").message)
 

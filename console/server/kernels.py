@@ -202,7 +202,7 @@ class SessionManager:
                 raise TimeoutError(f"the kernel did not answer {what} within {timeout:.0f} s")
             answer = self._answers.pop(request_id)
         if answer.error:
-            raise LookupError(answer.error)
+            raise (ValueError if answer.bad_request else LookupError)(answer.error)
         return answer.data
 
     def replay(self, notebook_id: NotebookId, since: dict[str, int], metrics_since: dict[str, int]) -> list[Message]:

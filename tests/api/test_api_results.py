@@ -94,7 +94,7 @@ def test_page_refusals_say_what_is_wrong(live: LiveServer, ran: Any) -> None:
     assert status == 400 and "asc" in body["error"]
     assert http(live, "GET", f"{base}?sort=not-json")[0] == 400
     status, body = http(live, "GET", f"{base}?sort={_sort(('nope', 'asc'))}")
-    assert status == 409 and "no column 'nope'" in body["error"] and "id, k, s" in body["error"]
+    assert status == 400 and "no column 'nope'" in body["error"] and "id, k, s" in body["error"]
     # The second cell never ran: nothing kept, and the answer says what to do.
     status, body = http(live, "GET", f"/api/notebooks/{ran.id}/cells/{ran.cells[1].id}/result")
     assert status == 409 and "run the cell" in body["error"]
