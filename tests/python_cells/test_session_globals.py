@@ -1,4 +1,4 @@
-"""Python cells share a session: globals persist between cells, completion sees them, actors kept by a global live on."""
+"""Python cells share a session: globals persist between cells, completion sees them, kept actors live on."""
 from __future__ import annotations
 
 from typing import Any, Iterator
