@@ -169,6 +169,7 @@ def start_head(
     env: Mapping[str, str] | None = None,
     wrap: Callable[[list[str]], tuple[list[str], tuple[int, ...]]] | None = None,
     python: str | None = None,
+    node_ip: str | None = "127.0.0.1",
 ) -> ClusterInfo:
     """Start a Ray node with `ray start --block`: a head, or with `address` a node joining one.
 
@@ -176,6 +177,7 @@ def start_head(
     stop_process_group(info.pid). wrap: runs the command in the sandbox (it then gets only the
     sandbox's allow-listed environment). python: the interpreter the node runs, and so every
     worker it starts (Ray records the `ray start` process's own); default: this one's `ray`.
+    node_ip: the address the node announces; None lets Ray pick the one that reaches the head.
     """
     temp_dir.mkdir(parents=True, exist_ok=True)
     ray_bin = str(Path(sys.executable).with_name("ray"))
@@ -183,12 +185,13 @@ def start_head(
         launcher = [python, "-m", "ray.scripts.scripts"]
     else:
         launcher = [ray_bin if os.path.exists(ray_bin) else "ray"]
-    cmd = [*launcher, "start", "--block", "--disable-usage-stats",
-           "--node-ip-address=127.0.0.1", f"--temp-dir={temp_dir}",
+    cmd = [*launcher, "start", "--block", "--disable-usage-stats", f"--temp-dir={temp_dir}",
            "--min-worker-port=10002", "--max-worker-port=19999",
            # fixed defaults (52365, 8080…) would collide with other clusters on this machine
            f"--dashboard-agent-listen-port={free_port()}", f"--metrics-export-port={free_port()}",
            f"--runtime-env-agent-port={free_port()}"]
+    if node_ip:
+        cmd.append(f"--node-ip-address={node_ip}")
     gcs_port = None
     if address is None:
         gcs_port = free_port()
@@ -219,6 +222,7 @@ def start_head(
     gcs_address = f"127.0.0.1:{gcs_port}" if gcs_port else address
     assert gcs_address is not None
     deadline = time.monotonic() + timeout
+    started = time.time() - 1.0  # a reused temp dir holds earlier sessions' sockets
     ready = False
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -226,7 +230,7 @@ def start_head(
         if gcs_port is not None:  # a head: its GCS port answers
             ready = port_open("127.0.0.1", gcs_port) and (not client_port or port_open("127.0.0.1", client_port))
         else:
-            ready = _node_registered(temp_dir)
+            ready = _node_registered(temp_dir, started)
         if ready:
             break
         time.sleep(0.2)
@@ -239,9 +243,15 @@ def start_head(
                        num_cpus=num_cpus or os.cpu_count(), embedded=True)
 
 
-def _node_registered(temp_dir: Path) -> bool:
-    # A joining node is up once its raylet has written its socket.
-    return any(temp_dir.glob("session_*/sockets/raylet"))
+def _node_registered(temp_dir: Path, since: float) -> bool:
+    # A joining node is up once its raylet has written its socket (this session's, not an earlier one's).
+    for sock in temp_dir.glob("session_*/sockets/raylet"):
+        try:
+            if sock.stat().st_mtime >= since:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _tail(path: Path, n: int = 4000) -> str:
@@ -266,16 +276,29 @@ class RayCluster:
     def external_address(self) -> str | None:
         return self.cfg.get("RAY_ADDRESS") or None
 
-    def ensure(self) -> ClusterInfo:
+    @property
+    def external_gcs(self) -> str | None:
+        """The external cluster's GCS address (not a ray:// one): drivers need a node of it here."""
+        addr = self.external_address
+        return addr if addr and not addr.startswith("ray://") else None
+
+    def ensure(self, sandboxed: bool = False) -> ClusterInfo:
         """Return a running cluster, starting the embedded head (once per data dir) if needed.
 
         This process is recorded as a user of the embedded head until release().
+
+        sandboxed: asked for a sandboxed kernel (the server's side of the head channel). With an
+        external GCS address such a kernel needs a node in its sandbox: a GCS driver attaches
+        to a raylet it finds among its own machine's processes, and the sandbox's PID namespace
+        and private /tmp hide every node the user runs here. The server then joins a node with
+        no CPUs to the cluster inside the sandbox, started, recorded and stopped like the
+        embedded head; ray:// drivers need nothing local.
         """
-        if self.external_address:
+        if self.external_address and not (self.external_gcs and (sandboxed or _SERVER.sock is not None)):
             addr = self.external_address
             client = addr[len("ray://"):] if addr.startswith("ray://") else None
             return ClusterInfo(address=addr, client_address=client, embedded=False)
-        if _SERVER.sock is not None:  # a sandboxed kernel: its server starts and owns the head
+        if _SERVER.sock is not None:  # a server's kernel: the server starts and owns the head
             self._info = _SERVER.ask()
             return self._info
         if self._info and self._healthy(self._info):
@@ -283,10 +306,13 @@ class RayCluster:
         with self._lock():
             state = self._read_state()
             info = _info_of(state)
-            if info is None or not self._healthy(info):
+            gcs = self.external_gcs
+            # One recorded for the other setting (embedded head vs driver node, or another cluster) is stopped.
+            wrong = info is not None and (info.address != gcs if gcs else not info.embedded)
+            if info is None or wrong or not self._healthy(info):
                 if info is not None and info.pid:
-                    stop_process_group(info.pid, grace=2.0)  # a half-dead head of ours
-                info = self._start()
+                    stop_process_group(info.pid, grace=2.0)  # a half-dead head of ours, or one of another setting
+                info = self._start_driver_node() if self.external_gcs else self._start()
                 state = {"info": info.to_json(), "users": [], "owner": state.get("owner")}
             users = {p for p in state.get("users", []) if pid_alive(p)} | {os.getpid()}
             state["users"] = sorted(users)
@@ -305,6 +331,21 @@ class RayCluster:
         return start_head(temp_dir, num_cpus=self.cfg.get("RAY_NUM_CPUS"),
                           client_port=self.cfg.get("RAY_CLIENT_PORT") or None,
                           log_path=self.state_dir / "ray-start.log", wrap=wrap)
+
+    def _start_driver_node(self) -> ClusterInfo:
+        from console.cluster import sandbox
+
+        gcs = self.external_gcs
+        assert gcs is not None
+        temp_dir = short_temp_dir(self.data_dir)
+
+        def wrap(cmd: list[str]) -> tuple[list[str], tuple[int, ...]]:
+            return sandbox.wrap(self.cfg, cmd, ray_temp_dir=temp_dir, cwd=str(self.state_dir))
+        # On a remote cluster the node must name an address its other nodes reach: Ray finds it.
+        loopback = gcs.rsplit(":", 1)[0] in ("127.0.0.1", "localhost")
+        info = start_head(temp_dir, num_cpus=0, address=gcs, log_path=self.state_dir / "ray-start.log", wrap=wrap,
+                          node_ip="127.0.0.1" if loopback else None)
+        return ClusterInfo(address=gcs, pid=info.pid, temp_dir=info.temp_dir, num_cpus=0, embedded=False)
 
     def own(self) -> None:
         """Make this process (the server) the head's owner: it outlives kernels and stops it itself."""
@@ -339,8 +380,8 @@ class RayCluster:
         return info if info is not None and self._healthy(info) else None
 
     def stop(self, grace: float = 10.0) -> bool:
-        """Stop the embedded head recorded for this data dir (by its process group). True if one ran."""
-        if self.external_address or _SERVER.sock is not None:
+        """Stop the embedded head (or driver node) recorded for this data dir, by its process group. True if one ran."""
+        if _SERVER.sock is not None:
             return False
         with self._lock():
             return self._stop_locked(_info_of(self._read_state()), grace)
@@ -440,12 +481,14 @@ def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any]) -> None:
 
     Runs on a thread of its own until the kernel closes its end.
     """
+    from console.cluster import sandbox
+
     with sock, sock.makefile("rb") as requests:
         for line in requests:
             if line.strip() != b"ensure":
                 continue
             try:
-                reply: dict[str, Any] = {"info": RayCluster(cfg).ensure().to_json()}
+                reply: dict[str, Any] = {"info": RayCluster(cfg).ensure(sandboxed=sandbox.enabled(cfg)).to_json()}
             except Exception as exc:  # the cell sees it as its own error
                 log.exception("the embedded Ray head did not start")
                 reply = {"error": f"the Ray head did not start: {exc}"}

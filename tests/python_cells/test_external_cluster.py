@@ -13,9 +13,14 @@ only `.pth` lists the main venv's site-packages as a plain path. A plain path li
 folder to sys.path without processing the `.pth` files inside it, so ray, pyarrow and
 TensorFlow import and the editable finder never installs. The nodes also start with
 PYTHONPATH cleared and a working dir outside the checkout; the first test checks the result.
+
+The last test serves the seed notebook from a real server whose kernels run in the sandbox,
+over the GCS address: there the server joins a zero-CPU node to the cluster inside the
+sandbox (cluster/head.py says why), and stops it when it closes.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -152,3 +157,43 @@ def test_seed_cell_unchanged_on_an_external_cluster(external: External, runtime_
     assert len(sources) == 2 and all(s.startswith("Network pid=") for s in sources), (sources, text[-3000:])
     for s in sources:  # 1 + 6 fits per actor, each reported with loss and accuracy
         assert [m.step for m in metrics if m.source == s] == list(range(1, 8))
+
+
+@pytest.mark.slow
+def test_seed_notebook_from_sandboxed_kernels_over_a_gcs_address(external: External, tmp_path: Path) -> None:
+    from console.cluster import sandbox
+    from console.cluster.head import pid_alive
+    from console.demo import seed_notebook
+    from console.demo.datasets import write_mnist
+    from tests.support.clients import Viewer, join
+    from tests.support.live_server import REAL_KERNEL, LiveServer
+
+    data_dir = tmp_path / "served"
+    mnist = data_dir / "lake" / "mnist-data" / "mnist"  # kernels have a private /tmp: data in the lake
+    write_mnist(str(mnist), synthetic=True, rows=2000, partitions=2)
+    server = LiveServer(str(data_dir), kernel_module=REAL_KERNEL, RAY_ADDRESS=external.head.address)
+    viewer = None
+    try:
+        assert sandbox.enabled(server.manager.cfg), "this test is about sandboxed kernels"
+        cells = seed_notebook()["cells"]
+        cells[0] = {**cells[0], "source": cells[0]["source"].replace("/tmp/mnist", str(mnist))}
+        user = server.store.ensure_user("admin")
+        nb = server.store.create_notebook("seed-external", owner_id=user.id, cells=cells)
+        viewer = Viewer(server.url, None)
+        join(viewer, nb)
+        ids = viewer.command("run_all", notebook_id=nb.id)["run_ids"]
+        for run_id in ids:
+            status = viewer.wait_status(run_id, "done", "error", "interrupted", "cancelled", timeout=600)
+            assert status["status"] == "done", [e for e in viewer.events if e["type"] in ("error", "output")][-8:]
+        train = ids[2]
+        assert "total workers 2" in "".join(c["text"] for c in viewer.outputs(train) if c["source"] == "driver")
+        assert len({c["source"] for c in viewer.outputs(train) if c["source"].startswith("Network")}) == 2
+        record = json.loads((data_dir / "server" / "head.json").read_text())["info"]
+        assert record["address"] == external.head.address and record["num_cpus"] == 0 and not record["embedded"]
+        node_pid = record["pid"]
+        assert pid_alive(node_pid)
+    finally:
+        if viewer is not None:
+            viewer.close()
+        server.close()
+    assert not pid_alive(node_pid), "the server stops the node it joined to the cluster"
