@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -137,8 +138,14 @@ class Session:
             self._sql.interrupt()
         if self._runtime is not None:
             self._runtime.interrupt()
+        deploy = sys.modules.get("console.kernel.raydeploy")  # loaded only once a model was registered
+        if deploy is not None:
+            deploy.interrupt(self)
 
     def shutdown(self) -> None:
+        deploy = sys.modules.get("console.kernel.raydeploy")
+        if deploy is not None:  # its worker and actors go first: they share the runtime's Ray head
+            deploy.shutdown(self)
         if self._runtime is not None:
             self._runtime.shutdown()
             self._runtime = None
