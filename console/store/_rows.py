@@ -136,8 +136,16 @@ def save_revision(
     nb.updated_at = utcnow()
     if snapshot:
         add_snapshot(session, nb, author_id, cells)
+    else:
+        note_author(nb, author_id)
     session.flush()
     return record(session, nb)
+
+
+def note_author(nb: Notebook, author_id: int | None) -> None:
+    """Remember who saved without a history row, so the snapshot that settles it names them."""
+    if author_id is not None and author_id not in (nb.pending_authors or []):
+        nb.pending_authors = [*(nb.pending_authors or []), author_id]  # a new list: JSON columns see assignments only
 
 
 def write_cells(session: Session, notebook_id: str, cells: list[dict[str, Any]]) -> None:
@@ -155,8 +163,17 @@ def write_cells(session: Session, notebook_id: str, cells: list[dict[str, Any]])
         ])
 
 
-def add_snapshot(session: Session, nb: Notebook, author_id: int | None, cells: list[dict[str, Any]]) -> None:
-    session.add(Revision(
-        notebook_id=nb.id, number=nb.revision, author_id=author_id,
-        snapshot={"name": nb.name, "cells": [dict(c) for c in cells]},
-    ))
+def add_snapshot(session: Session, nb: Notebook, author_id: int | None, cells: list[dict[str, Any]],
+                 label: str | None = None) -> Revision:
+    """The history row of the notebook's current revision. Its authors are everyone who saved
+    since the last row (pending_authors) and `author_id`; the pending list starts again."""
+    authors = list(nb.pending_authors or [])
+    if author_id is not None and author_id not in authors:
+        authors.append(author_id)
+    row = Revision(
+        notebook_id=nb.id, number=nb.revision, author_id=author_id if author_id is not None else (authors or [None])[-1],
+        snapshot={"name": nb.name, "cells": [dict(c) for c in cells], "authors": authors, "label": label},
+    )
+    session.add(row)
+    nb.pending_authors = None
+    return row

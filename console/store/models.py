@@ -107,6 +107,9 @@ class Notebook(Base):
     revision: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Ids of the users whose saves since the last history row left none (co-editing, autosave):
+    # the next snapshot names them all as its authors. NULL: no such save.
+    pending_authors: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)
 
 
 class Cell(Base):
@@ -134,7 +137,8 @@ class Revision(Base):
     number: Mapped[int] = mapped_column(Integer)
     author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    # {"name": str, "cells": [{"id", "kind", "source"}]}
+    # {"name": str, "cells": [{"id", "kind", "source", "view"}], "authors": [user id, ...],
+    #  "label": str | None}; authors and label are absent from snapshots made before 0005.
     snapshot: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 

@@ -55,13 +55,15 @@ class RevisionInfo:
     id: int
     notebook_id: str
     number: int
-    author_id: int | None
+    author_id: int | None  # who made the history row (the last author when edits settled)
     created_at: datetime
+    authors: tuple[int, ...] = ()  # everyone whose saves this revision gathers, first editor first
+    label: str | None = None  # a version's name ("Save version…"); None for a settled burst of edits
 
 
 @dataclass(frozen=True)
 class RevisionRecord(RevisionInfo):
-    # {"name": str, "cells": [{"id", "kind", "source"}]}
+    # {"name": str, "cells": [{"id", "kind", "source", "view"}], "authors": [...], "label": ...}
     snapshot: dict[str, Any] = field(default_factory=dict)
 
 

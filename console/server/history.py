@@ -1,0 +1,78 @@
+"""The settler: turns each notebook's burst of edits into one revision once it has been idle.
+
+Co-editing and autosave save without a history row (console/store/revisions.py); this thread
+asks the store every few seconds for notebooks idle for HISTORY_SETTLE_SECONDS and snapshots
+them. It starts at the first request of the serving process (gunicorn forks after create_app, and
+a thread does not survive a fork) and stops when its app is gone or `stop_settler` is called.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import weakref
+from typing import Any
+
+from flask import Flask
+
+log = logging.getLogger(__name__)
+
+SETTLER_KEY = "console.history_settler"
+
+
+class Settler:
+    def __init__(self, app: Flask, idle_seconds: float) -> None:
+        self.idle_seconds = max(float(idle_seconds), 0.0)
+        # Often enough that a revision follows the idle time closely, seldom enough to cost nothing.
+        self.every = min(max(self.idle_seconds / 4, 0.2), 5.0)
+        self._app = weakref.ref(app)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._pid = 0
+        self._thread: threading.Thread | None = None
+
+    def ensure_running(self) -> None:
+        with self._lock:
+            if self._pid == os.getpid() and self._thread is not None and self._thread.is_alive():
+                return
+            self._pid = os.getpid()
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._loop, name="history-settler", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def settle_once(self) -> int:
+        app = self._app()
+        if app is None:
+            self._stop.set()
+            return 0
+        store: Any = app.extensions["store"]
+        return len(store.settle_notebooks(self.idle_seconds))
+
+    def _loop(self) -> None:
+        failing = False
+        while not self._stop.wait(self.every):
+            try:
+                self.settle_once()
+                failing = False
+            except Exception:  # a busy or closed database: try again next round, saying so once
+                if not failing:
+                    log.exception("settling notebook history failed (retrying every %.1f s)", self.every)
+                failing = True
+
+
+def init_settler(app: Flask) -> None:
+    """Give the app a settler that starts with its first request."""
+    if SETTLER_KEY in app.extensions:
+        return
+    settler = Settler(app, app.extensions["config"].HISTORY_SETTLE_SECONDS)
+    app.extensions[SETTLER_KEY] = settler
+    app.before_request(settler.ensure_running)
+
+
+def stop_settler(app: Flask) -> None:
+    settler = app.extensions.get(SETTLER_KEY)
+    if settler is not None:
+        settler.stop()
