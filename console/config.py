@@ -79,6 +79,9 @@ class Config(Mapping[str, Any]):
     OUTPUT_INLINE_BYTES: int = _setting(
         256 * 1024, "Output kept inline per cell run (head and tail); the rest is behind a download link.", int)
     RESULT_ROWS: int = _setting(100, "Rows of a result table sent to the browser and stored with the run.", int)
+    HISTORY_SETTLE_SECONDS: float = _setting(
+        30.0, "A burst of edits becomes one revision in the history once the notebook has been idle this many "
+              "seconds (runs and named versions make one at once).", float)
     RESULT_KEEP_BYTES: int = _setting(
         256 * 1024 * 1024, "Memory a kernel keeps for its cells' whole results (sort, paging, download); "
                            "older results beyond it move to the session's cache folder.", int)

@@ -49,6 +49,9 @@ POLICIES: dict[str, str] = {
     # notebooks: a new notebook (created, imported, duplicated, forked) is the caller's own, so
     # one a reader could run; only members make them
     "api.notebooks.list": "reader login",
+    # the workspace page's listings (owner, the caller's role, shared with me): the handler filters
+    "api.workspace.listing": "reader login",
+    "api.workspace.shared": "reader login",
     "api.notebooks.create": "member login",
     "api.notebooks.get": "reader notebook:viewer",
     "api.notebooks.replace": "member notebook:editor",
@@ -74,6 +77,7 @@ POLICIES: dict[str, str] = {
     "api.revisions.get": "reader notebook:viewer",
     "api.revisions.diff": "reader notebook:viewer",
     "api.revisions.restore": "member notebook:editor",
+    "api.revisions.save": "member notebook:editor",  # name the current content as a version
     # folders: the handlers check the folder role (the path is in the body or the query)
     "api.folders.list": "reader login",
     "api.folders.create": "member login",

@@ -358,14 +358,23 @@ def me() -> ResponseReturnValue:
 
 
 def change_password() -> ResponseReturnValue:
-    """POST /api/me/password {old_password, new_password}: other logins of the user are revoked."""
+    """POST /api/me/password {old_password, new_password}: other logins of the user are revoked.
+
+    Only one's own password: a `username` naming anyone else is refused before any check (an
+    admin resets another account's password with `mlsql-console users passwd NAME`).
+    """
     from console.server.errors import ApiError
     from console.server.validate import field, json_body
 
     body = json_body()
     ident = identity()
     if ident.user is None or ident.via != "session":
-        raise ApiError(401, "log in first")
+        raise ApiError(401, "log in first (in single-user mode set a password with: mlsql-console users passwd "
+                            f"{ident.user.username if ident.user else ADMIN_NAME})")
+    named = field(body, "username", str, None)
+    if named is not None and named != ident.user.username:
+        raise ApiError(403, f"you may change only your own password (you are {ident.user.username}); "
+                            f"an admin resets others' with: mlsql-console users passwd {named}")
     store, ip = _store(), _client_ip()
     old_password = field(body, "old_password", str)
     # A wrong old password is a failed login: a borrowed session must not let anyone guess it freely.
