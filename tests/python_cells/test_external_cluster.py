@@ -36,6 +36,8 @@ from console.config import load_config
 from console.kernel.job import PythonJob
 from tests.python_cells.test_seed import PYTHON_ENV, SEED_CODE, SEED_CONF
 
+pytestmark = pytest.mark.slow  # two Ray nodes, TensorFlow in their actors: about 2 minutes in all
+
 # Where a remote task finds the shipped packages; also that it runs on both nodes.
 WHERE = '''
 import ray
@@ -45,12 +47,12 @@ ray_context = RayContext.connect(globals(), "127.0.0.1:10001")
 
 @ray.remote(num_cpus=1)
 def where(_):
-    import os, time, console, pyjava
+    import os, sys, time, console, pyjava
     time.sleep(0.5)  # keep this node's CPU busy, so the next task goes to the other node
-    return ray.get_runtime_context().get_node_id(), pyjava.__file__, console.__file__, os.getcwd()
+    return ray.get_runtime_context().get_node_id(), pyjava.__file__, console.__file__, type(sys.stdout).__name__
 
 found = ray.get([where.remote(i) for i in range(6)])
-ray_context.build_result([{"node": n, "pyjava": p, "console": c, "cwd": w} for n, p, c, w in found])
+ray_context.build_result([{"node": n, "pyjava": p, "console": c, "stdout": o} for n, p, c, o in found])
 '''
 
 
@@ -75,9 +77,9 @@ def bare_python(folder: Path) -> str:
 def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[External]:
     base = tmp_path_factory.mktemp("extray")
     python = bare_python(base / "py")
-    # Ray's multi-node addressing (a joining node is refused in loopback-only mode).
+    # Ray's multi-node addressing (a joining node is refused in loopback-only mode), and an
+    # empty PYTHONPATH over whatever this process has (start_head starts from os.environ).
     env = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1", "PYTHONPATH": ""}
-    saved = os.environ.pop("PYTHONPATH", None)  # start_head starts from os.environ
     head = node = None
     try:
         head = start_head(short_temp_dir(base / "head"), num_cpus=1, client_port=free_port(), env=env,
@@ -86,8 +88,6 @@ def external(tmp_path_factory: pytest.TempPathFactory) -> Iterator[External]:
                           python=python)
         yield External(head, python, env)
     finally:
-        if saved is not None:
-            os.environ["PYTHONPATH"] = saved
         for started in (node, head):
             if started is not None and started.pid:
                 stop_process_group(started.pid, grace=3.0)
@@ -126,7 +126,6 @@ def client_address(external: External) -> str:
     return "ray://" + external.head.client_address
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("form", ["ray_client", "gcs"])
 def test_modules_are_shipped_to_both_nodes(external: External, runtime_on: Any, form: str) -> None:
     address = client_address(external) if form == "ray_client" else external.head.address
@@ -137,9 +136,9 @@ def test_modules_are_shipped_to_both_nodes(external: External, runtime_on: Any, 
     for row in out:  # shipped copies in Ray's runtime_resources, never this checkout
         assert "runtime_resources" in row["pyjava"] and not row["pyjava"].startswith(checkout), row
         assert "runtime_resources" in row["console"] and not row["console"].startswith(checkout), row
+        assert row["stdout"] == "ActorStream", row  # the setup hook ran (Ray Client ignores the runtime_env key)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("form", ["ray_client", "gcs"])
 def test_seed_cell_unchanged_on_an_external_cluster(external: External, runtime_on: Any, mnist_dir: Path,
                                                     form: str) -> None:
@@ -159,7 +158,6 @@ def test_seed_cell_unchanged_on_an_external_cluster(external: External, runtime_
         assert [m.step for m in metrics if m.source == s] == list(range(1, 8))
 
 
-@pytest.mark.slow
 def test_seed_notebook_from_sandboxed_kernels_over_a_gcs_address(external: External, tmp_path: Path) -> None:
     from console.cluster import sandbox
     from console.cluster.head import pid_alive
