@@ -42,8 +42,9 @@ const NEEDS = {
   "add-mlsql": "editor", "add-python": "editor", "add-markdown": "editor",
   delete: "editor", "move-up": "editor", "move-down": "editor",
   "kind-mlsql": "editor", "kind-python": "editor", "kind-markdown": "editor",
-  edit: "editor", save: "editor", rename: "editor", restore: "editor",
-  share: "owner",
+  edit: "editor", save: "editor", rename: "editor", restore: "editor", "save-version": "editor",
+  // the notebook as a whole (workspace rows, the notebook's menu)
+  move: "owner", "delete-notebook": "owner", share: "owner",
 };
 
 function index(role) {

@@ -1,17 +1,33 @@
 // The workspace page: a folder tree on the left, the chosen folder's notebooks on the right,
-// with create / rename / move / duplicate / delete, import / export and search by name.
+// with create / rename / move / duplicate / delete, import / export and search by name; each
+// notebook shows its owner, and only the actions the caller's role on it allows (GET /api/workspace
+// serves the role). "Shared with me" lists other people's notebooks shared with the caller; an
+// admin's folder view holds their own notebooks, and "Everyone's notebooks" (scope=all) the rest.
 
 import { h } from "./dom.js";
 import { ask, confirmDialog } from "./dialog.js";
 import { Banners } from "./banner.js";
 import { matchName, joinPath } from "./names.js";
-import { setSite, siteAtLeast } from "./roles.js";
+import { allows, setRoles, siteAtLeast } from "./roles.js";
+import { accountMenu } from "./account.js";
+import { openShareDialog } from "./share.js";
+
+function pageUrl(folder, scope) {
+  const q = new URLSearchParams();
+  if (folder !== "/") q.set("folder", folder);
+  if (scope === "all") q.set("scope", "all");
+  const s = q.toString();
+  return s ? `/?${s}` : "/";
+}
 
 export class WorkspacePage {
   constructor(root, { api }) {
     this.root = root;
     this.api = api;
-    this.folder = new URLSearchParams(location.search).get("folder") || "/";
+    const params = new URLSearchParams(location.search);
+    this.folder = params.get("folder") || "/";
+    this.scope = params.get("scope") === "all" ? "all" : "mine";
+    this.shared = params.has("shared"); // the "Shared with me" section instead of a folder
     this.expanded = new Set(["/"]);
     this.index = null; // every notebook, fetched on the first search
   }
@@ -19,13 +35,19 @@ export class WorkspacePage {
   async start() {
     // The account's site role: a reader gets no controls that make or change notebooks (the
     // server refuses them anyway; console/server/access.py).
-    setSite(await this.api.me().catch(() => null));
+    this.me = await this.api.me().catch(() => null);
+    setRoles(this.me && this.me.roles, this.me); // notebook roles (per row) and the account's site role
     this.writer = siteAtLeast("member");
+    this.admin = siteAtLeast("admin");
+    if (!this.admin) this.scope = "mine"; // the same listing for everyone else
     this.build();
-    await Promise.all([this.showFolder(this.folder, false), this.drawTree()]);
+    await Promise.all([this.shared ? this.showShared(false) : this.showFolder(this.folder, false), this.drawTree()]);
     this.root.dataset.ready = "1";
     window.addEventListener("popstate", () => {
-      this.showFolder(new URLSearchParams(location.search).get("folder") || "/", false);
+      const params = new URLSearchParams(location.search);
+      this.shared = params.has("shared");
+      if (this.shared) this.showShared(false);
+      else this.showFolder(params.get("folder") || "/", false);
     });
     // Back/Forward from a notebook may restore this page from the browser's cache as it was:
     // a notebook made or renamed since would be missing. Ask the server again.
@@ -42,15 +64,24 @@ export class WorkspacePage {
     this.crumbs = h("div.crumbs", { dataset: { role: "crumbs" } });
     this.list = h("div.listing", { dataset: { role: "listing" } });
     this.banners = new Banners();
+    // An admin may see every notebook; their own are the default view, everyone's a toggle away.
+    this.scopeButton = this.admin ? h("button", { type: "button", dataset: { action: "toggle-scope", role: "scope" },
+      text: this.scope === "all" ? "My notebooks" : "Everyone's notebooks",
+      title: this.scope === "all" ? "Show only your own notebooks and those shared with you" : "Show every notebook on this server (admin)" }) : null;
+    this.sections = h("nav.sections", { dataset: { role: "sections" } },
+      h("a", { href: "/", dataset: { action: "open-folder", path: "/", role: "section-mine" },
+        text: this.scope === "all" ? "Everyone's notebooks" : "My workspace" }),
+      h("a", { href: "/?shared=1", dataset: { action: "show-shared", role: "section-shared" }, text: "Shared with me" }));
     this.root.replaceChildren(
       h("header.toolbar", {},
         h("a.home", { href: "/", text: "◧ MLSQL Console" }),
         this.search, h("span.spacer"),
         btn("new-notebook", "+ Notebook", "Create a notebook in this folder"),
         btn("new-folder", "+ Folder", "Create a folder here"),
-        btn("import", "Import…", "Import a notebook file into this folder"), this.fileInput),
+        btn("import", "Import…", "Import a notebook file into this folder"), this.fileInput,
+        this.scopeButton, accountMenu(this.api, this.me)),
       this.banners.el,
-      h("div.workspace", {}, this.tree, h("section.folder-view", {}, this.crumbs, this.list)));
+      h("div.workspace", {}, h("div.side", {}, this.sections, this.tree), h("section.folder-view", {}, this.crumbs, this.list)));
     this.root.dataset.page = "workspace";
 
     this.root.addEventListener("click", (e) => this.onClick(e));
@@ -70,6 +101,13 @@ export class WorkspacePage {
         case "open-folder":
           e.preventDefault();
           return this.showFolder(path);
+        case "show-shared":
+          e.preventDefault();
+          return this.showShared();
+        case "toggle-scope":
+          location.href = pageUrl(this.folder, this.scope === "all" ? "mine" : "all");
+          return undefined;
+        case "share": return openShareDialog(this.api, id);
         case "toggle-folder": return this.toggle(path);
         case "rename": return this.rename(id);
         case "move": return this.move(id);
@@ -87,15 +125,33 @@ export class WorkspacePage {
     }
   }
 
+  // A folder's listing with each notebook's owner and the caller's role (GET /api/workspace).
+  listFolder(folder) {
+    return this.api.request("GET", `/workspace?folder=${encodeURIComponent(folder)}&scope=${this.scope}`);
+  }
+
   async showFolder(folder, push = true) {
-    const listing = await this.api.listFolder(folder);
+    const listing = await this.listFolder(folder);
+    this.shared = false;
     this.folder = listing.folder;
     this.listing = listing;
-    if (push) history.pushState(null, "", folder === "/" ? "/" : `/?folder=${encodeURIComponent(folder)}`);
+    if (push) history.pushState(null, "", pageUrl(folder, this.scope));
+    this.root.dataset.section = "folder";
     this.drawCrumbs();
     if (!this.search.value) this.drawListing(listing.folders, listing.notebooks);
     this.tree.querySelectorAll(".current").forEach((n) => n.classList.remove("current"));
     this.tree.querySelector(`[data-path="${CSS.escape(this.folder)}"]`)?.classList.add("current");
+  }
+
+  async showShared(push = true) {
+    const { notebooks } = await this.api.request("GET", "/workspace/shared");
+    this.shared = true;
+    this.listing = { folder: this.folder, folders: [], notebooks };
+    if (push) history.pushState(null, "", "/?shared=1");
+    this.root.dataset.section = "shared";
+    this.crumbs.replaceChildren(h("span", { text: "Shared with me" }));
+    if (!this.search.value) this.drawListing([], notebooks, { showFolder: true, empty: "Nobody has shared a notebook with you yet." });
+    this.tree.querySelectorAll(".current").forEach((n) => n.classList.remove("current"));
   }
 
   drawCrumbs() {
@@ -109,9 +165,11 @@ export class WorkspacePage {
     this.crumbs.replaceChildren(...crumbs);
   }
 
-  drawListing(folders, notebooks, { showFolder = false } = {}) {
+  drawListing(folders, notebooks, { showFolder = false, empty = "" } = {}) {
     const rows = [];
     const write = (tag, action, data, text) => (this.writer ? h(tag, { type: "button", dataset: { action, ...data }, text }) : null);
+    // Per notebook, what its role allows (the server refuses the rest anyway).
+    const may = (nb, action, tag, text, needed = action) => (allows(nb.role, needed) ? h(tag, { type: "button", dataset: { action, id: nb.id }, text }) : null);
     for (const f of folders) {
       rows.push(h("li.row.folder", { dataset: { path: f.path } },
         h("a.name", { href: `/?folder=${encodeURIComponent(f.path)}`, dataset: { action: "open-folder", path: f.path }, text: `${f.name}/` }),
@@ -123,16 +181,19 @@ export class WorkspacePage {
       rows.push(h("li.row.notebook", { dataset: { id: nb.id, name: nb.name } },
         h("a.name", { href: `/notebooks/${encodeURIComponent(nb.id)}`, text: nb.name, title: nb.name }),
         showFolder ? h("span.where", { text: nb.folder }) : null,
+        h("span.owner", { dataset: { role: "owner" }, title: "Owner", text: nb.mine ? "me" : (nb.owner || "—") }),
+        nb.role && !nb.mine ? h("span.nb-role", { dataset: { role: "nb-role" }, text: nb.role }) : null,
         h("span.when", { text: new Date(nb.updated_at).toLocaleString() }),
         h("span.spacer"),
-        write("button", "rename", { id: nb.id }, "Rename"),
-        write("button", "move", { id: nb.id }, "Move"),
+        may(nb, "rename", "button", "Rename"),
+        may(nb, "move", "button", "Move"),
         write("button", "duplicate", { id: nb.id }, "Duplicate"),
+        may(nb, "share", "button", "Share"),
         h("a.button", { href: this.api.exportUrl(nb.id), download: "", text: "Export" }),
         h("a.button", { href: `${this.api.exportUrl(nb.id)}?format=ipynb`, download: "", text: ".ipynb" }),
-        write("button.danger", "delete", { id: nb.id }, "Delete")));
+        may(nb, "delete", "button.danger", "Delete", "delete-notebook")));
     }
-    if (!rows.length) rows.push(h("li.empty", { text: this.search.value ? "No notebook matches." : "This folder is empty." }));
+    if (!rows.length) rows.push(h("li.empty", { text: this.search.value ? "No notebook matches." : empty || "This folder is empty." }));
     this.list.replaceChildren(h("ul", {}, rows));
   }
 
@@ -150,7 +211,7 @@ export class WorkspacePage {
         h("button.twisty", { type: "button", dataset: { action: "toggle-folder", path: folder.path }, text: open ? "▾" : "▸" }),
         h("a", { href: `/?folder=${encodeURIComponent(folder.path)}`, dataset: { action: "open-folder", path: folder.path }, text: folder.name })));
     if (open) {
-      const { folders } = await this.api.listFolder(folder.path);
+      const { folders } = await this.listFolder(folder.path);
       const kids = await Promise.all(folders.map((f) => this.treeNode(f)));
       node.append(h("div.tree-kids", {}, kids));
     }
@@ -165,7 +226,7 @@ export class WorkspacePage {
 
   async refresh() {
     this.index = null;
-    await Promise.all([this.showFolder(this.folder, false), this.drawTree()]);
+    await Promise.all([this.shared ? this.showShared(false) : this.showFolder(this.folder, false), this.drawTree()]);
     if (this.search.value) await this.onSearch();
   }
 
@@ -176,7 +237,7 @@ export class WorkspacePage {
     if (this.index) return this.index;
     const out = [];
     const walk = async (folder) => {
-      const listing = await this.api.listFolder(folder);
+      const listing = await this.listFolder(folder);
       out.push(...listing.notebooks);
       await Promise.all(listing.folders.map((f) => walk(f.path)));
     };
