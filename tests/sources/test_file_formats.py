@@ -21,7 +21,7 @@ def test_unknown_format_lists_the_known_ones() -> None:
     with pytest.raises(SourceError) as err:
         get_source("xyz")
     assert err.value.message == f"unknown format 'xyz'; known formats: {', '.join(known_formats())}"
-    assert "csv, delta" in err.value.message
+    assert "csv, csvStr, delta" in err.value.message
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "json"])
