@@ -1,12 +1,15 @@
-"""Read-only links: /p/<token> renders a notebook's cells and stored outputs as plain HTML (no editor,
-no scripts), and GET /api/links/<token> gives the same as JSON. Nothing here runs anything.
+"""Read-only links: /p/<token> shows a notebook's cells and stored outputs as the app's read-only
+view does, and GET /api/links/<token> gives the same as JSON. Nothing here runs anything.
 
 Runs are shown through the one stored-run view (console/outputs/view.py): the same output head,
-hidden marker and tail as the notebook page, the first RESULT_ROWS rows of a result. The page is
-the Jinja template templates/publish.html, which escapes every value (autoescape), and it is
-served with a CSP that forbids all scripts, so a payload in a name, a cell, a log or a table
-cannot execute. Metrics are drawn as inline SVG polylines computed here. A revoked or unknown
-token is a 404.
+hidden marker and tail as the notebook page, the first RESULT_ROWS rows of a result. The page
+(templates/publish.html) carries that JSON in a data island, which our own bundle
+(frontend/src/publish.js, static/dist/publish.js) draws with the app's own components: the same
+output model (so Keras's \r redraws collapse), typed tables, the cell's saved chart, the metrics
+chart with axes, long logs folded. It is served under the app's CSP (scripts from this site only,
+never inline), and everything is put in as text. Without scripts the page shows a plain rendering
+of the same data (escaped by Jinja's autoescape), with metrics as small SVG lines computed here.
+A revoked or unknown token is a 404.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, render_template
+from flask import Blueprint, Response, current_app, jsonify, render_template
 from flask.typing import ResponseReturnValue
 
 from console.ids import NotebookId
@@ -22,10 +25,8 @@ from console.outputs.view import RunView, latest_views
 from console.store import CellRecord, MetricRecord, NotebookRecord, NotFound
 
 from console.server.deps import get_config, get_store
+from console.server.pages import page_csp
 from console.server.tracebacks import published_error
-
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'; "
-       "frame-ancestors 'none'")
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ def _published_run(view: RunView | None) -> dict[str, Any] | None:
         "result": view.result.to_wire() if view.result else None,
         "outputs": [{"seq": o.seq, "text": o.text, "stream": o.stream, "source": o.source}
                     for o in view.head + view.tail],
+        "head_count": len(view.head),  # outputs[:head_count] come before the hidden middle
+        "elapsed_ms": view.elapsed_ms,
         # Output between the head and the tail that is not shown (None when all of it is).
         "hidden": None if view.hidden is None else {
             "first_seq": view.hidden.first_seq, "last_seq": view.hidden.last_seq,
@@ -79,11 +82,14 @@ def _published_run(view: RunView | None) -> dict[str, Any] | None:
 
 
 def link_view(token: str) -> dict[str, Any]:
-    nb, views = _linked_notebook(token)
+    return _view_data(*_linked_notebook(token))
+
+
+def _view_data(nb: NotebookRecord, views: dict[str, RunView]) -> dict[str, Any]:
     return {
         "name": nb.name, "revision": nb.revision, "updated_at": nb.updated_at.isoformat(),
-        "cells": [{"id": c.id, "kind": c.kind, "source": c.source, "last_run": _published_run(views.get(c.id))}
-                  for c in nb.cells],
+        "cells": [{"id": c.id, "kind": c.kind, "source": c.source, "view": c.view,
+                   "last_run": _published_run(views.get(c.id))} for c in nb.cells],
     }
 
 
@@ -116,8 +122,11 @@ def page(token: str) -> ResponseReturnValue:
     for c in nb.cells:
         view = views.get(c.id)
         cells.append(ShownCell(c, view, charts(view.metrics) if view else []))
-    resp = Response(render_template("publish.html", nb=nb, cells=cells), mimetype="text/html")
-    resp.headers["Content-Security-Policy"] = CSP
+    remote_images = bool(current_app.extensions["config"].MARKDOWN_REMOTE_IMAGES)
+    # The data island: what GET /api/links/<token> answers, for the page's bundle to draw.
+    data = {**_view_data(nb, views), "markdown_remote_images": remote_images}
+    resp = Response(render_template("publish.html", nb=nb, cells=cells, data=data), mimetype="text/html")
+    resp.headers["Content-Security-Policy"] = page_csp(remote_images)
     resp.headers["Cache-Control"] = "no-store"
     resp.headers["Referrer-Policy"] = "no-referrer"  # the token is in the URL: keep it off other sites
     resp.headers["X-Content-Type-Options"] = "nosniff"

@@ -129,8 +129,9 @@ def test_links_show_stored_outputs_and_can_be_revoked(mu_app: Flask, as_user: An
     assert view["name"] == "linked" and view["cells"][0]["last_run"]["outputs"][0]["text"] == "epoch 1 loss 0.5\n"
     assert "owner_id" not in view
     page = anon.get(link["url"])
-    assert page.status_code == 200 and "script-src" not in page.headers["Content-Security-Policy"]
-    assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+    # The app's CSP: the page's own bundle (publish.js) and nothing inline or from elsewhere.
+    assert page.status_code == 200 and "script-src 'self';" in page.headers["Content-Security-Policy"]
+    assert "connect-src 'self'" in page.headers["Content-Security-Policy"]
     html = page.get_data(as_text=True)
     assert "epoch 1 loss 0.5" in html and "<polyline" in html and "<td>1</td>" in html
     # A link grants nothing else, and runs nothing.

@@ -90,7 +90,8 @@ def test_link_page_renders_payloads_as_text(browser: Any, server: Server) -> Non
     assert resp.status == 200
     body = page.locator("body").inner_text()
     assert "log line" in body and XSS.split(">")[0] in body and "boom" in body
-    assert page.locator("svg polyline").count() == 1
+    page.wait_for_selector("#published-app[data-ready='1']", state="attached")
+    assert page.locator("#published-app [data-role=chart] canvas").count() >= 1  # the metrics chart, drawn by publish.js
     assert_inert(page)
     assert page.locator("a#xss-link").count() == 0
     ctx.close()

@@ -1,0 +1,74 @@
+// The published page (/p/<token>): the notebook as the app's read-only view shows it, drawn from
+// the page's data island (console/server/publish.py) with the app's own components: the output
+// model that collapses \r redraws (logmodel.js), the folded log window (logview.js), typed result
+// tables and the cell's saved chart (results.js), the metrics chart with axes (chart.js), error
+// cards, figures. It asks the server for nothing and runs nothing: no kernel, no socket, no
+// paging beyond the rows the page holds. Every value goes in as text; Markdown is sanitized.
+
+import "uplot/dist/uPlot.min.css";
+import "./style.css";
+import { h } from "./dom.js";
+import { CellOutput } from "./output.js";
+import { allowRemoteImages, renderMarkdown } from "./markdown.js";
+import { formatElapsed } from "./paging.js";
+
+const KIND_NAMES = { mlsql: "MLSQL", python: "Python", markdown: "Markdown" };
+
+// A stored run into a CellOutput, in the order the live page would have received it.
+export function fillOutput(output, cellId, run) {
+  const runId = `published-${cellId}`;
+  output.startRun(runId);
+  const outputs = run.outputs || [];
+  const head = run.hidden ? Math.min(run.head_count ?? outputs.length, outputs.length) : outputs.length;
+  for (const ev of outputs.slice(0, head)) output.output(ev);
+  if (run.hidden) {
+    output.hiddenOutput({ hidden_bytes: run.hidden.hidden_bytes, log_url: "" }); // the download needs a login
+    for (const ev of outputs.slice(head)) output.output(ev);
+  }
+  for (const m of run.metrics || []) output.metrics(m);
+  if (run.result) output.result(run.result);
+  if (run.error) output.error(run.error);
+}
+
+function cellView(cell) {
+  const head = h("div.cell-head", {}, h("span.kind-name", { text: KIND_NAMES[cell.kind] || cell.kind }));
+  const el = h("section.cell.published-cell", { dataset: { cellId: cell.id, kind: cell.kind } }, head);
+  if (cell.kind === "markdown") {
+    const view = h("div.markdown-view", { dataset: { role: "markdown" } });
+    renderMarkdown(cell.source, view);
+    el.append(view);
+    return el;
+  }
+  el.append(h("pre.published-source", { dataset: { role: "source" }, text: cell.source }));
+  const run = cell.last_run;
+  if (run) {
+    head.append(h("span.status", { dataset: { role: "status", status: run.status }, text: run.status }));
+    if (run.elapsed_ms != null) head.append(h("span.elapsed", { text: formatElapsed(run.elapsed_ms) }));
+    // No kernel behind this page: the result view works on the rows it holds, the chart as saved.
+    const output = new CellOutput({ downloadUrl: () => "", results: { view: () => cell.view || null } });
+    el.append(output.el);
+    fillOutput(output, cell.id, run);
+  }
+  return el;
+}
+
+export function renderPublished(root, data) {
+  allowRemoteImages(Boolean(data.markdown_remote_images));
+  const updated = data.updated_at ? new Date(data.updated_at).toLocaleString() : "";
+  root.replaceChildren(
+    h("header.published-head", {},
+      h("h1", { dataset: { role: "published-name" }, text: data.name }),
+      h("p.muted", { text: `Read-only view · revision ${data.revision}${updated ? ` · ${updated}` : ""}` })),
+    h("div.cells.published-cells", { dataset: { role: "cells" } }, (data.cells || []).map(cellView)));
+}
+
+function start() {
+  const island = document.getElementById("published-data");
+  const root = document.getElementById("published-app");
+  if (!island || !root) return;
+  renderPublished(root, JSON.parse(island.textContent));
+  // Charts and logs draw in the next animation frame; tests and screenshots wait for this.
+  requestAnimationFrame(() => requestAnimationFrame(() => { root.dataset.ready = "1"; }));
+}
+
+start();
