@@ -13,7 +13,7 @@ import threading
 import weakref
 from typing import Any
 
-from flask import Flask
+from flask.sansio.app import App  # what a blueprint's record_once hands over (a Flask app is one)
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,7 @@ SETTLER_KEY = "console.history_settler"
 
 
 class Settler:
-    def __init__(self, app: Flask, idle_seconds: float) -> None:
+    def __init__(self, app: App, idle_seconds: float) -> None:
         self.idle_seconds = max(float(idle_seconds), 0.0)
         # Often enough that a revision follows the idle time closely, seldom enough to cost nothing.
         self.every = min(max(self.idle_seconds / 4, 0.2), 5.0)
@@ -63,7 +63,7 @@ class Settler:
                 failing = True
 
 
-def init_settler(app: Flask) -> None:
+def init_settler(app: App) -> None:
     """Give the app a settler that starts with its first request."""
     if SETTLER_KEY in app.extensions:
         return
@@ -72,7 +72,7 @@ def init_settler(app: Flask) -> None:
     app.before_request(settler.ensure_running)
 
 
-def stop_settler(app: Flask) -> None:
+def stop_settler(app: App) -> None:
     settler = app.extensions.get(SETTLER_KEY)
     if settler is not None:
         settler.stop()

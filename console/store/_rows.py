@@ -170,8 +170,9 @@ def add_snapshot(session: Session, nb: Notebook, author_id: int | None, cells: l
     authors = list(nb.pending_authors or [])
     if author_id is not None and author_id not in authors:
         authors.append(author_id)
+    last = author_id if author_id is not None else (authors[-1] if authors else None)
     row = Revision(
-        notebook_id=nb.id, number=nb.revision, author_id=author_id if author_id is not None else (authors or [None])[-1],
+        notebook_id=nb.id, number=nb.revision, author_id=last,
         snapshot={"name": nb.name, "cells": [dict(c) for c in cells], "authors": authors, "label": label},
     )
     session.add(row)
