@@ -29,6 +29,14 @@ export function revisionText(rev) {
   return [`#${rev.number}`, rev.label, who, when(rev.created_at)].filter(Boolean).join(" · ");
 }
 
+// The diff without its "--- r1/<id>" / "+++ r2/<id>" lines: the heading names the cell.
+export function hunks(diff) {
+  const lines = diff.split("\n");
+  let i = 0;
+  while (i < lines.length && (lines[i].startsWith("--- ") || lines[i].startsWith("+++ "))) i += 1;
+  return lines.slice(i).join("\n");
+}
+
 const STATUS = { changed: "changed", added: "added", removed: "removed", same: "unchanged" };
 
 // The diff answer (GET .../diff) as headings and diffs; unchanged cells are left out.
@@ -40,7 +48,7 @@ export function diffBody(diff) {
   for (const c of changed) {
     const moved = c.moved_from ? ` (was cell ${c.moved_from})` : "";
     out.push(h("h4", { dataset: { role: "diff-cell", status: c.status }, title: `cell id ${c.id}`,
-      text: `${c.title || `cell ${c.position}`} — ${STATUS[c.status] || c.status}${moved}` }), diffView(c.diff));
+      text: `${c.title || `cell ${c.position}`} — ${STATUS[c.status] || c.status}${moved}` }), diffView(hunks(c.diff)));
   }
   return out;
 }
