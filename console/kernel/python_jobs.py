@@ -32,7 +32,7 @@ class Runtime(Protocol):
     def run(self, job: PythonJob) -> pa.Table | None: ...
 
 # Options of the Ray statement that are not conf: they name tables or carry the code.
-_NOT_CONF = ("inputTable", "outputTable", "code", "model", "confTable")
+_NOT_CONF = ("inputTable", "outputTable", "code", "model", "confTable", "autoOutput")
 
 
 def _table(session: JobSource, name: str, stmt: Run, role: str) -> pa.Table:
@@ -99,6 +99,8 @@ def run_ray(session: JobSource, stmt: Run, runtime: Callable[[], Runtime]) -> li
     except PythonCellError as exc:
         kind = exc.kind  # python, worker, env, schema or interrupted: each tells the user something different
         raise CellError(kind, exc.message, exc.line, None, exc.traceback) from None
+    if table is None and stmt.options.get("autoOutput") == "true":
+        return []  # a Python cell without --%output that built no result: its output is what it printed
     if table is None:
         # MLSQL's answer when the code never calls build_result: an empty one-column table.
         table = pa.table({"value": pa.array([], pa.string())})

@@ -191,6 +191,8 @@ class Session:
                 handler(stmt, run, cell)
             except SourceError as exc:
                 raise CellError("data", exc.message, *_data_error_position(stmt, exc.message)) from None
+            except _PrintedOnly:  # the rest of this cell would only show the result it did not build
+                return
 
     def put(self, name: str, table: pa.Table, run: CellRun) -> None:
         self.tables[name] = table
@@ -298,8 +300,12 @@ class Session:
             self.put(name, table, run)
             self.partitions[name] = num
             return
-        for name, table in python_jobs.run_ray(self, stmt, self.python_runtime):
+        pairs = python_jobs.run_ray(self, stmt, self.python_runtime)
+        for name, table in pairs:
             self.put(name, table, run)
+        if not pairs:  # a Python cell without --%output that built no result: no table to show
+            run.last = None
+            raise _PrintedOnly
 
     def python_runtime(self) -> PythonRuntime:
         if self._runtime is None:
@@ -340,6 +346,10 @@ class Session:
             from console.kernel import ml
 
             ml.register_model(self, stmt, run)
+
+
+class _PrintedOnly(Exception):
+    """Ends a compiled Python cell whose code built no result (see console/lang/annotations.py)."""
 
 
 def _data_error_position(stmt: lang.Statement, message: str) -> tuple[int, int]:
