@@ -1,11 +1,12 @@
 """Other tools' notebook files: Jupyter `.ipynb` both ways, Byzer Notebook `.bznb`/`.mlnb` in.
 
 Every reader returns what console.notebook_file.parse_notebook returns ({"name", "cells":
-[{"kind", "source", "id"?}], "metadata"}) or raises NotebookFileError with what is wrong, before
+[{"kind", "source", "id"?, "view"?}], "metadata"}) or raises NotebookFileError with what is wrong, before
 anything is created. Stdlib only, like notebook_file.
 
 Mapping to Jupyter: Python cells are code cells; Markdown cells are markdown cells; MLSQL cells are
-code cells whose first line is `%%mlsql`. Outputs become `stream` outputs (stdout/stderr), a result
+code cells whose first line is `%%mlsql`. A cell's chart view travels in its metadata
+(`metadata.mlsql_console.view`) both ways. Outputs become `stream` outputs (stdout/stderr), a result
 table an `execute_result` with escaped text/html, text/plain and application/json, and a cell
 error an `error` output. Byzer Notebook files are `{"name", "cell_list": [{"id", "content"}]}`;
 a cell with a `--%markdown` header (or, in older files, starting with `-- Markdown`) is Markdown,
@@ -82,7 +83,10 @@ def to_ipynb(name: str, cells: Iterable[Mapping[str, Any]],
     """An nbformat 4.5 notebook; each cell is {id, kind, source, outputs?} (outputs: a stored run)."""
     out = []
     for c in cells:
-        meta = {"mlsql_console": {"kind": c["kind"]}}
+        ours: dict[str, Any] = {"kind": c["kind"]}
+        if c.get("view") is not None:  # the cell's chart choice, so an imported copy draws the same chart
+            ours["view"] = c["view"]
+        meta = {"mlsql_console": ours}
         if c["kind"] == "markdown":
             out.append({"cell_type": "markdown", "id": c.get("id") or "", "metadata": meta,
                         "source": _lines(c["source"])})
@@ -135,9 +139,17 @@ def from_ipynb(data: Any, fallback_name: str = "Imported notebook") -> dict[str,
                 kind = "python"
         else:
             raise NotebookFileError(f'cell {i}: "cell_type" must be code, markdown or raw')
-        out = {"kind": kind, "source": source}
+        out: dict[str, Any] = {"kind": kind, "source": source}
         if isinstance(cell.get("id"), str):
             out["id"] = cell["id"]
+        cell_meta = cell.get("metadata")
+        cell_ours = cell_meta.get("mlsql_console") if isinstance(cell_meta, Mapping) else None
+        view = cell_ours.get("view") if isinstance(cell_ours, Mapping) else None
+        if view is not None:
+            # Checked in full where it is stored (console/store/views.py); here only its shape.
+            if not isinstance(view, Mapping):
+                raise NotebookFileError(f'cell {i}: "metadata.mlsql_console.view" must be an object')
+            out["view"] = dict(view)
         cells.append(out)
     name = ours.get("name")
     name = name if isinstance(name, str) and name.strip() else fallback_name
