@@ -82,6 +82,9 @@ class Config(Mapping[str, Any]):
     HISTORY_SETTLE_SECONDS: float = _setting(
         30.0, "A burst of edits becomes one revision in the history once the notebook has been idle this many "
               "seconds (runs and named versions make one at once).", float)
+    COEDIT_SAVE_SECONDS: float = _setting(
+        1.0, "A notebook being edited live is stored this long after its last keystroke (and at least "
+             "every 5 seconds while typing goes on).", float)
     RESULT_KEEP_BYTES: int = _setting(
         256 * 1024 * 1024, "Memory a kernel keeps for its cells' whole results (sort, paging, download); "
                            "older results beyond it move to the session's cache folder.", int)

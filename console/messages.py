@@ -245,6 +245,72 @@ class RestartCommand(Message):
     notebook_id: NotebookId
 
 
+# Live co-editing (console/server/coedit.py): the notebook as a shared Yjs document (root Array
+# "cells" of Map {id, kind, source: Text}); updates, state vectors and awareness are base64 strings.
+
+
+@dataclass(frozen=True)
+class DocSyncCommand(Message):
+    """Ask for the shared document: the ack holds what the page lacks after `state_vector` ("" =
+    everything), the server's state vector and the doc's epoch; an `epoch` other than the server's
+    means the page holds a document from before a reload of the server's and must rebuild."""
+
+    type: ClassVar[str] = "doc_sync"
+    notebook_id: NotebookId
+    state_vector: str = ""
+    epoch: str = ""
+
+
+@dataclass(frozen=True)
+class DocUpdateCommand(Message):
+    """A Yjs update made on the page, for the doc of `epoch`; relayed to the room as doc_changed."""
+
+    type: ClassVar[str] = "doc_update"
+    notebook_id: NotebookId
+    update: str = ""
+    epoch: str = ""
+
+
+@dataclass(frozen=True)
+class AwarenessCommand(Message):
+    """Presence (y-protocols awareness update: name, colour, cell, cursor) of the page's `client_id`."""
+
+    type: ClassVar[str] = "awareness"
+    notebook_id: NotebookId
+    update: str = ""
+    client_id: int = 0
+
+
+@dataclass(frozen=True)
+class DocChangedEvent(Message):
+    """Someone else's update to the shared document."""
+
+    type: ClassVar[str] = "doc_changed"
+    notebook_id: NotebookId
+    update: str
+    epoch: str
+
+
+@dataclass(frozen=True)
+class DocSavedEvent(Message):
+    """The shared document (or a REST edit) was stored as `revision`; `state_vector`: what it held."""
+
+    type: ClassVar[str] = "doc_saved"
+    notebook_id: NotebookId
+    revision: int
+    state_vector: str = ""
+
+
+@dataclass(frozen=True)
+class PresenceEvent(Message):
+    """Someone's awareness update, or `left`: the awareness client ids of pages that went away."""
+
+    type: ClassVar[str] = "presence"
+    notebook_id: NotebookId
+    update: str = ""
+    left: list[int] = field(default_factory=list)
+
+
 # ---------------------------------------------------------------- between the server and a kernel process only
 
 

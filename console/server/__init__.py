@@ -86,6 +86,9 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     # notebook namespace. Threading mode: gunicorn's gthread worker or the dev server.
     socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=cfg.MAX_BODY_BYTES)
     init_sockets(app)
+    from console.server.coedit import init_coedit
+
+    atexit.register(init_coedit(app).stop)  # live documents with unstored edits are stored on exit
     _attach_kernels(app, cfg, store, socketio, kernel_module)
     app.after_request(_no_store_for_api)
     app.wsgi_app = no_delay(app.wsgi_app)  # type: ignore[method-assign,assignment]  # Flask's own middleware idiom

@@ -110,6 +110,10 @@ POLICIES: dict[str, str] = {
     "socket:run_from": "member notebook:runner",
     "socket:interrupt": "member notebook:runner",
     "socket:restart": "member notebook:runner",
+    # live co-editing (console/server/coedit.py): watching and presence need a view, typing an edit
+    "socket:doc_sync": "reader notebook:viewer",
+    "socket:awareness": "reader notebook:viewer",
+    "socket:doc_update": "member notebook:editor",
 }
 
 

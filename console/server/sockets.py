@@ -7,6 +7,9 @@ Wire: the browser emits `command` with a to_wire() dict of a *Command (console/m
 gets an ack `{ok: true, ...}` or `{ok: false, status, error}`; the server emits `event` with a
 to_wire() dict of an *Event to the room `notebook:<id>`. docs/protocol.md has the details.
 
+Live co-editing (doc_sync, doc_update, awareness) is console/server/coedit.py's; the handlers
+here only check the fields' types and pass the socket's id along (its own updates are not echoed).
+
 Sockets from nobody never get this far (console/server/wsgi.py `socket_gate` refuses them before
 Engine.IO holds anything). Each socket and the rooms it joins are registered in
 console/server/membership.py, so logout and share changes take it out of rooms at once.
@@ -21,6 +24,9 @@ from flask import Flask, current_app, request
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
 from console.messages import (
+    AwarenessCommand,
+    DocSyncCommand,
+    DocUpdateCommand,
     InterruptCommand,
     JoinCommand,
     LeaveCommand,
@@ -33,6 +39,7 @@ from console.messages import (
 )
 
 from console.server import auth
+from console.server.coedit import COEDIT_KEY, CoEdit, CoEditError
 from console.server.access import authorize_command, can, command_types
 from console.server.deps import get_manager
 from console.server.errors import ApiError
@@ -98,6 +105,12 @@ def _may_view(user_id: int, notebook_id: str) -> bool:
 
 def _disconnect(*_reason: Any) -> None:
     registry().disconnected(request.sid)  # type: ignore[attr-defined]
+    _coedit().left(request.sid)  # type: ignore[attr-defined]
+
+
+def _coedit() -> CoEdit:
+    coedit: CoEdit = current_app.extensions[COEDIT_KEY]
+    return coedit
 
 
 def _command(data: Any = None, *_extra: Any) -> dict[str, Any]:
@@ -113,7 +126,7 @@ def _command(data: Any = None, *_extra: Any) -> dict[str, Any]:
         # execute) is refused there, so only commands with a policy reach a handler.
         user = authorize_command(msg.type, getattr(msg, "notebook_id", None))
         return {"ok": True, **_HANDLERS[type(msg)](msg, user)}
-    except ApiError as exc:
+    except (ApiError, CoEditError) as exc:
         return {"ok": False, "status": exc.status, "error": exc.message}
     except Exception as exc:  # store errors carry their status; others are 500s
         status = getattr(exc, "status", None)
@@ -161,11 +174,42 @@ def _leave(msg: Message, user: Any) -> dict[str, Any]:
 def _leave_room(notebook_id: str) -> None:
     registry().left(request.sid, notebook_id)  # type: ignore[attr-defined]
     leave_room(room(notebook_id))
+    _coedit().left(request.sid, notebook_id)  # type: ignore[attr-defined]
+
+
+def _doc_sync(msg: Message, user: Any) -> dict[str, Any]:
+    assert isinstance(msg, DocSyncCommand)
+    if not isinstance(msg.state_vector, str) or not isinstance(msg.epoch, str):
+        raise ApiError(400, "state_vector and epoch are strings")
+    return _coedit().sync(msg.notebook_id, msg.state_vector, msg.epoch, request.sid)  # type: ignore[attr-defined]
+
+
+def _doc_update(msg: Message, user: Any) -> dict[str, Any]:
+    assert isinstance(msg, DocUpdateCommand)
+    if not isinstance(msg.epoch, str):
+        raise ApiError(400, "epoch is a string")
+    _coedit().update(msg.notebook_id, msg.update, msg.epoch, user.id, request.sid)  # type: ignore[attr-defined]
+    return {}
+
+
+def _awareness(msg: Message, user: Any) -> dict[str, Any]:
+    assert isinstance(msg, AwarenessCommand)
+    if not isinstance(msg.client_id, int) or isinstance(msg.client_id, bool):
+        raise ApiError(400, "client_id is an integer")
+    if msg.update and len(msg.update) > _AWARENESS_LIMIT:
+        raise ApiError(413, f"an awareness update is at most {_AWARENESS_LIMIT} characters")
+    _coedit().awareness(msg.notebook_id, request.sid, msg.client_id, msg.update)  # type: ignore[attr-defined]
+    return {}
+
+
+_AWARENESS_LIMIT = 64 * 1024  # a name, a colour, a cell and a cursor: far less
 
 
 def _run(msg: Message, user: Any) -> dict[str, Any]:
     assert isinstance(msg, (RunCellCommand, RunAllCommand, RunFromCommand))
     mode = {RunCellCommand: "cell", RunAllCommand: "all", RunFromCommand: "from"}[type(msg)]
+    # The kernel runs the stored source: what was typed live is stored first.
+    _coedit().flush(msg.notebook_id)
     ids = get_manager().run(user.id, msg.notebook_id, mode, getattr(msg, "cell_id", None))
     return {"run_ids": ids}
 
@@ -185,4 +229,5 @@ def _restart(msg: Message, user: Any) -> dict[str, Any]:
 _HANDLERS: dict[type[Message], Callable[[Message, Any], dict[str, Any]]] = {
     JoinCommand: _join, LeaveCommand: _leave, RunCellCommand: _run, RunAllCommand: _run,
     RunFromCommand: _run, InterruptCommand: _interrupt, RestartCommand: _restart,
+    DocSyncCommand: _doc_sync, DocUpdateCommand: _doc_update, AwarenessCommand: _awareness,
 }

@@ -1,0 +1,428 @@
+"""Live co-editing: each open notebook is a shared Yjs document, kept here with pycrdt.
+
+The document: a root Array "cells" of Map {id, kind, source: Text}. It is loaded from the store
+when the first page asks for it (doc_sync), changed by the pages' updates (doc_update, relayed to
+the notebook's room as doc_changed), stored `COEDIT_SAVE_SECONDS` after the last change through
+`store.update_notebook(..., snapshot=False)` (a revision number without a history row: history
+settles its own revisions), and dropped once nobody has been in the room for `UNLOAD_SECONDS`.
+
+Each loaded document has an epoch (a random id). A page that synced a document of another epoch
+(the server restarted, or the doc was unloaded and loaded again) rebuilds its Y.Doc from ours
+rather than merging two unrelated histories, which would double every cell.
+
+Writes that do not come through the document (a REST edit, a restore) are folded into it: the
+store and the document are compared with what they last agreed on (`saved`), and only what the
+store changed since is applied, so keystrokes not yet stored survive a REST edit of another cell.
+After every store write the room gets doc_saved with the new revision, so pages keep a current
+base_revision for what still goes over REST (renames, result views).
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pycrdt import Array, Doc, Map, Text, TransactionEvent
+
+from console.messages import DocChangedEvent, DocSavedEvent, PresenceEvent
+from console.store import Conflict, Invalid, NotFound, Store, valid_cell_id
+
+log = logging.getLogger(__name__)
+
+COEDIT_KEY = "console.coedit"
+UNLOAD_SECONDS = 60.0  # a document nobody has in view is kept this long (a reload finds it warm)
+MAX_WAIT_SECONDS = 5.0  # continuous typing is still stored at least this often
+TICK_SECONDS = 0.2
+KINDS = ("mlsql", "python", "markdown")
+ORIGIN_STORE = "store"  # transaction origin of changes folded in from the store
+
+CellTuple = tuple[str, str, str]  # (id, kind, source)
+# emit(event dict, notebook id, sid to skip or None)
+Emit = Callable[[dict[str, Any], str, "str | None"], None]
+
+
+class CoEditError(Exception):
+    """A refused document command; `status` goes into the socket's ack."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def b64decode(value: str, what: str) -> bytes:
+    if not isinstance(value, str):
+        raise CoEditError(400, f"{what} must be a base64 string")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise CoEditError(400, f"{what} is not valid base64: {exc}") from exc
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+@dataclass
+class _Live:
+    notebook_id: str
+    doc: Doc
+    cells: Array
+    epoch: str
+    saved: list[CellTuple]  # what the store and the document last agreed on
+    revision: int  # the store's revision the room was last told
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    first_change: float | None = None  # monotonic time of the oldest change not yet stored
+    last_change: float = 0.0
+    author_id: int | None = None  # who made the latest change not yet stored
+    empty_since: float | None = None
+    presence: dict[str, tuple[set[int], str]] = field(default_factory=dict)  # sid -> (client ids, last update)
+
+
+def _utf8_index(text: str, index: int) -> int:
+    # pycrdt's Text counts UTF-8 bytes; Python strings count code points.
+    return len(text[:index].encode("utf-8"))
+
+
+def replace_text(ytext: Text, old: str, new: str) -> None:
+    """Turn `ytext` (holding `old`) into `new` by replacing only the part that differs, so a cursor
+    or a concurrent edit elsewhere in the text keeps its place."""
+    if old == new:
+        return
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end_old, end_new = len(old), len(new)
+    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
+        end_old -= 1
+        end_new -= 1
+    a, b = _utf8_index(old, start), _utf8_index(old, end_old)
+    if b > a:
+        del ytext[a:b]
+    if end_new > start:
+        ytext.insert(a, new[start:end_new])
+
+
+def _cell_map(cell_id: str, kind: str, source: str) -> Map:
+    return Map({"id": cell_id, "kind": kind, "source": Text(source)})
+
+
+def read_cells(cells: Array) -> list[CellTuple]:
+    """The document's cells as (id, kind, source); entries a page made malformed are skipped
+    (a bad id, an id seen twice, a non-map), a kind other than the three becomes mlsql."""
+    out: list[CellTuple] = []
+    seen: set[str] = set()
+    for item in cells:
+        if not isinstance(item, Map):
+            continue
+        cid, kind, source = item.get("id"), item.get("kind"), item.get("source")
+        if not isinstance(cid, str) or not valid_cell_id(cid) or cid in seen:
+            continue
+        seen.add(cid)
+        out.append((cid, kind if kind in KINDS else "mlsql", str(source) if isinstance(source, Text) else ""))
+    return out
+
+
+def _index_of(cells: Array, cell_id: str) -> int:
+    for i, item in enumerate(cells):
+        if isinstance(item, Map) and item.get("id") == cell_id:
+            return i
+    return -1
+
+
+def apply_store_changes(cells: Array, saved: list[CellTuple], stored: list[CellTuple]) -> None:
+    """Fold what the store changed since `saved` into the document (call inside a transaction).
+
+    Cells the store deleted go, cells it added come in after their stored predecessor, changed
+    kinds and sources are set (the store wins for a cell both sides changed), and cells the store
+    reordered are moved; cells added on the document side and not yet stored stay where they are.
+    """
+    before = {c[0]: c for c in saved}
+    after = {c[0]: c for c in stored}
+    for cid in [c for c in before if c not in after]:
+        i = _index_of(cells, cid)
+        if i >= 0:
+            del cells[i]
+    for pos, (cid, kind, source) in enumerate(stored):
+        i = _index_of(cells, cid)
+        if i < 0:
+            prev = _index_of(cells, stored[pos - 1][0]) if pos else -1
+            cells.insert(prev + 1, _cell_map(cid, kind, source))
+            continue
+        item = cells[i]
+        old = before.get(cid)
+        if old is None or old[1] != kind:
+            item["kind"] = kind
+        text = item.get("source")
+        if not isinstance(text, Text):
+            item["source"] = Text(source)
+        elif old is None or old[2] != source:
+            replace_text(text, str(text), source)
+    # Order: the stored order for stored cells; a document-only cell keeps its predecessor.
+    doc_ids = [_id_of(item) for item in cells]
+    stored_ids = [c[0] for c in stored]
+    if [i for i in doc_ids if i in after] == stored_ids:
+        return
+    target: list[str | None] = list(stored_ids)
+    for k, extra in enumerate(doc_ids):
+        if extra in after:
+            continue
+        lead = next((doc_ids[j] for j in range(k - 1, -1, -1) if doc_ids[j] in target), None)
+        target.insert(target.index(lead) + 1 if lead is not None else 0, extra)
+    for pos, want in enumerate(target):
+        i = next(j for j in range(pos, len(cells)) if _id_of(cells[j]) == want)
+        if i != pos:
+            moved = cells[i]
+            mkind = moved.get("kind") if isinstance(moved, Map) else "mlsql"
+            mtext = moved.get("source") if isinstance(moved, Map) else None
+            msource = str(mtext) if mtext is not None else ""  # read before the delete empties it
+            del cells[i]
+            cells.insert(pos, _cell_map(str(want), mkind if mkind in KINDS else "mlsql", msource))
+
+
+def _id_of(item: Any) -> str | None:
+    cid = item.get("id") if isinstance(item, Map) else None
+    return cid if isinstance(cid, str) else None
+
+
+class CoEdit:
+    """The live documents of one server; `tick` (on its own thread) stores and unloads them."""
+
+    def __init__(self, store: Store, emit: Emit, members: Callable[[str], int], save_seconds: float) -> None:
+        self.store = store
+        self.emit = emit
+        self.members = members  # notebook id -> sockets in its room now
+        self.save_seconds = save_seconds
+        self._docs: dict[str, _Live] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    # ------------------------------------------------------------------ commands
+
+    def sync(self, notebook_id: str, state_vector: str, epoch: str, sid: str | None) -> dict[str, Any]:
+        live = self._get(notebook_id, load=True)
+        assert live is not None
+        sv = b64decode(state_vector, "state_vector") if state_vector and epoch == live.epoch else b""
+        with live.lock:
+            try:
+                update = live.doc.get_update(sv) if sv else live.doc.get_update()
+            except Exception as exc:  # a malformed state vector
+                raise CoEditError(400, f"state_vector could not be read: {exc}") from exc
+            others = [upd for s, (_ids, upd) in live.presence.items() if s != sid and upd]
+            return {"epoch": live.epoch, "update": b64(update), "state_vector": b64(live.doc.get_state()),
+                    "revision": live.revision, "awareness": others}
+
+    def update(self, notebook_id: str, update: str, epoch: str, author_id: int | None, sid: str | None) -> None:
+        data = b64decode(update, "update")
+        if not data:
+            return
+        live = self._get(notebook_id, load=False)
+        if live is None or epoch != live.epoch:
+            raise CoEditError(409, "the shared document was reloaded on the server: sync again (doc_sync)")
+        with live.lock:
+            try:
+                live.doc.apply_update(data)
+            except Exception as exc:
+                raise CoEditError(400, f"update could not be applied: {exc}") from exc
+            now = time.monotonic()
+            live.first_change = live.first_change or now
+            live.last_change = now
+            live.author_id = author_id
+        self.emit(DocChangedEvent(notebook_id, update, live.epoch).to_wire(), notebook_id, sid)  # type: ignore[arg-type]
+
+    def awareness(self, notebook_id: str, sid: str, client_id: int, update: str) -> None:
+        if not update:
+            return
+        b64decode(update, "update")
+        live = self._get(notebook_id, load=True)
+        assert live is not None
+        with live.lock:
+            ids, _ = live.presence.get(sid, (set(), ""))
+            if isinstance(client_id, int) and not isinstance(client_id, bool) and 0 <= client_id < 2**53:
+                ids.add(client_id)
+            live.presence[sid] = (ids, update)
+        self.emit(PresenceEvent(notebook_id, update=update).to_wire(), notebook_id, sid)  # type: ignore[arg-type]
+
+    def left(self, sid: str, notebook_id: str | None = None) -> None:
+        """A socket left a room (or every room): its presence goes from the others' pages."""
+        with self._lock:
+            docs = [d for d in self._docs.values() if notebook_id is None or d.notebook_id == notebook_id]
+        for live in docs:
+            with live.lock:
+                gone = live.presence.pop(sid, None)
+            if gone and gone[0]:
+                self.emit(PresenceEvent(live.notebook_id, left=sorted(gone[0])).to_wire(), live.notebook_id, None)  # type: ignore[arg-type]
+
+    def flush(self, notebook_id: str) -> None:
+        """Store the document now if it holds unstored changes (a run reads the stored source)."""
+        live = self._get(notebook_id, load=False)
+        if live is not None:
+            self._sync_store(live, write=True)
+
+    def store_changed(self, notebook_id: str) -> None:
+        """The store was written outside the document (REST): fold that into the live document."""
+        live = self._get(notebook_id, load=False)
+        if live is not None:
+            self._sync_store(live, write=False)
+
+    def loaded(self, notebook_id: str) -> bool:
+        with self._lock:
+            return notebook_id in self._docs
+
+    def text(self, notebook_id: str) -> list[CellTuple] | None:
+        """The live document's cells (None when not loaded)."""
+        live = self._get(notebook_id, load=False)
+        if live is None:
+            return None
+        with live.lock:
+            return read_cells(live.cells)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def _get(self, notebook_id: str, load: bool) -> _Live | None:
+        with self._lock:
+            live = self._docs.get(notebook_id)
+            if live is not None or not load:
+                return live
+            rec = self.store.get_notebook(notebook_id)  # NotFound -> the socket's 404
+            doc: Doc = Doc()
+            cells: Array = doc.get("cells", type=Array)
+            stored = [(c.id, c.kind, c.source) for c in rec.cells]
+            with doc.transaction(origin=ORIGIN_STORE):
+                for cid, kind, source in stored:
+                    cells.append(_cell_map(cid, kind, source))
+            live = _Live(notebook_id, doc, cells, secrets.token_hex(8), stored, rec.revision)
+            self._docs[notebook_id] = live
+            self._start()
+            return live
+
+    def _start(self) -> None:
+        # Started at first use, not at app creation: gunicorn forks after the app is built.
+        if self._thread is None or not self._thread.is_alive():
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="coedit-saver", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Store every document with unstored changes and stop the saver thread."""
+        self._stop.set()
+        with self._lock:
+            docs = list(self._docs.values())
+        for live in docs:
+            self._sync_store(live, write=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(TICK_SECONDS):
+            try:
+                self.tick(time.monotonic())
+            except Exception:  # the thread must live on: the next tick tries again
+                log.exception("co-editing saver failed")
+
+    def tick(self, now: float) -> None:
+        with self._lock:
+            docs = list(self._docs.values())
+        for live in docs:
+            due = live.first_change is not None and (
+                now - live.last_change >= self.save_seconds or now - live.first_change >= MAX_WAIT_SECONDS)
+            if due:
+                self._sync_store(live, write=True)
+            if self.members(live.notebook_id):
+                live.empty_since = None
+            elif live.empty_since is None:
+                live.empty_since = now
+            elif now - live.empty_since >= UNLOAD_SECONDS and live.first_change is None:
+                with self._lock:
+                    self._docs.pop(live.notebook_id, None)
+
+    # ------------------------------------------------------------------ store <-> document
+
+    def _sync_store(self, live: _Live, write: bool) -> None:
+        with live.lock:
+            try:
+                rec = self.store.get_notebook(live.notebook_id)
+            except NotFound:  # deleted: nothing to store into, the document goes
+                with self._lock:
+                    self._docs.pop(live.notebook_id, None)
+                return
+            stored = [(c.id, c.kind, c.source) for c in rec.cells]
+            revision = rec.revision
+            if stored != live.saved:
+                before = live.doc.get_state()
+                with live.doc.transaction(origin=ORIGIN_STORE):
+                    apply_store_changes(live.cells, live.saved, stored)
+                live.saved = stored
+                change = live.doc.get_update(before)
+                self.emit(DocChangedEvent(live.notebook_id, b64(change), live.epoch).to_wire(),  # type: ignore[arg-type]
+                          live.notebook_id, None)
+            current = read_cells(live.cells)
+            if write and current != live.saved:
+                try:
+                    rec = self.store.update_notebook(
+                        live.notebook_id, revision, cells=[{"id": c, "kind": k, "source": s} for c, k, s in current],
+                        author_id=live.author_id, snapshot=False)
+                except Conflict:
+                    return  # a REST write came in between: the next tick folds it in first
+                except Invalid as exc:
+                    # Kept in the document (the pages hold it); told once, tried again at the next change.
+                    log.warning("notebook %s: the live document could not be stored: %s", live.notebook_id, exc)
+                    live.first_change = None
+                    return
+                live.saved = current
+                revision = rec.revision
+            if write:
+                live.first_change = None
+            if revision != live.revision:
+                live.revision = revision
+                self.emit(DocSavedEvent(live.notebook_id, revision, b64(live.doc.get_state())).to_wire(),  # type: ignore[arg-type]
+                          live.notebook_id, None)
+
+
+def observe_updates(doc: Doc, sink: Callable[[bytes], None]) -> Any:
+    """Call `sink` with each transaction's update (tests use it to follow a document)."""
+
+    def on_change(event: TransactionEvent) -> None:
+        sink(event.update)
+
+    return doc.observe(on_change)
+
+
+def init_coedit(app: Any) -> CoEdit:
+    """The app's live documents (app.extensions[COEDIT_KEY]), their events sent to the notebook's
+    room, and a hook folding every successful REST write to a notebook into its live document."""
+    from flask import request
+
+    from console.server.membership import NAMESPACE, registry, room
+
+    socketio = app.extensions["socketio"]
+    cfg = app.extensions["config"]
+
+    def emit(event: dict[str, Any], notebook_id: str, skip_sid: str | None) -> None:
+        socketio.emit("event", event, to=room(notebook_id), namespace=NAMESPACE, skip_sid=skip_sid)
+
+    def members(notebook_id: str) -> int:
+        with app.app_context():
+            return len(registry().memberships(None, notebook_id))
+
+    coedit = CoEdit(app.extensions["store"], emit, members, float(cfg.COEDIT_SAVE_SECONDS))
+    app.extensions[COEDIT_KEY] = coedit
+
+    def after_write(resp: Any) -> Any:
+        notebook_id = (request.view_args or {}).get("notebook_id")
+        if (notebook_id and request.method in ("POST", "PUT", "PATCH", "DELETE") and resp.status_code < 400
+                and coedit.loaded(notebook_id)):
+            try:
+                coedit.store_changed(notebook_id)
+            except Exception:  # the write itself succeeded; the next save folds it in
+                log.exception("notebook %s: a REST write could not be folded into the live document", notebook_id)
+        return resp
+
+    app.after_request(after_write)
+    return coedit

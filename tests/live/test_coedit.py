@@ -1,0 +1,205 @@
+"""Live co-editing against a real server: pycrdt documents on both ends of real Socket.IO clients.
+
+Each client here is what a page is: it syncs the notebook's shared document (doc_sync), sends
+its own changes (doc_update) and applies everyone else's (doc_changed). The server stores the
+merged document, folds REST edits into it, and refuses what the policy table refuses.
+"""
+from __future__ import annotations
+
+import base64
+import time
+from typing import Any
+
+from pycrdt import Array, Doc, Map, Text
+
+from console.server.coedit import COEDIT_KEY, read_cells
+from tests.support.clients import Viewer, http, join
+from tests.support.live_server import LiveServer as Server
+
+
+class Peer:
+    """A socket client holding its own copy of the notebook's document, as a page does."""
+
+    def __init__(self, v: Viewer, notebook_id: str) -> None:
+        self.v, self.nb = v, notebook_id
+        join(v, _Nb(notebook_id))
+        ack = v.command("doc_sync", notebook_id=notebook_id)
+        assert ack["ok"], ack
+        self.epoch = ack["epoch"]
+        self.doc: Doc = Doc()
+        self.cells: Array = self.doc.get("cells", type=Array)  # type: ignore[type-arg]
+        self.doc.apply_update(base64.b64decode(ack["update"]))
+        self.seen = len(v.events)
+        self.outbox: list[bytes] = []
+        self.sub = self.doc.observe(lambda e: self.outbox.append(e.update))
+
+    def text(self, i: int = 0) -> str:
+        return str(self.cells[i]["source"])
+
+    def send(self) -> dict[str, Any]:
+        """Send what changed locally since the last send, as one doc_update per transaction."""
+        acks = [self.v.command("doc_update", notebook_id=self.nb, epoch=self.epoch,
+                               update=base64.b64encode(u).decode()) for u in self.outbox]
+        self.outbox.clear()
+        assert all(a["ok"] for a in acks), acks
+        return acks[-1] if acks else {"ok": True}
+
+    def receive(self, until: Any, timeout: float = 10.0) -> None:
+        """Apply the room's doc_changed events until `until()` holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self.v.cond:
+                new, self.seen = self.v.events[self.seen:], len(self.v.events)
+            for ev in new:
+                if ev["type"] == "doc_changed" and ev["notebook_id"] == self.nb:
+                    assert ev["epoch"] == self.epoch
+                    self.doc.apply_update(base64.b64decode(ev["update"]))
+            self.outbox.clear()  # applying remote updates is not a local change to send
+            if until():
+                return
+            assert time.monotonic() < deadline, f"not reached in {timeout}s: {self.cells.to_py()}"
+            time.sleep(0.02)
+
+
+def _append(text: Text, more: str) -> None:
+    # Not `cells[0]["source"] += more`: that would also assign the Text back into its Map.
+    text += more
+
+
+class _Nb:
+    def __init__(self, notebook_id: str) -> None:
+        self.id = notebook_id
+
+
+def _stored(server: Server, notebook_id: str) -> list[str]:
+    return [c.source for c in server.store.get_notebook(notebook_id).cells]
+
+
+def _wait_stored(server: Server, notebook_id: str, want: list[str], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while _stored(server, notebook_id) != want:
+        assert time.monotonic() < deadline, f"stored {_stored(server, notebook_id)!r}, want {want!r}"
+        time.sleep(0.05)
+
+
+def test_two_editors_typing_at_once_merge_and_the_merge_is_stored(server: Server, viewer: Any) -> None:
+    nb = server.notebook("select 1 as a;")
+    a, b = Peer(viewer(), nb.id), Peer(viewer(), nb.id)
+    assert a.text() == b.text() == "select 1 as a;"
+    # Both type before seeing the other's keystrokes: one at the start, one at the end.
+    a.cells[0]["source"].insert(0, "-- ada\n")
+    _append(b.cells[0]["source"], " -- bob")
+    a.send()
+    b.send()
+    a.receive(lambda: "bob" in a.text())
+    b.receive(lambda: "ada" in b.text())
+    assert a.text() == b.text() == "-- ada\nselect 1 as a; -- bob"
+    # Nothing echoes back to its sender: a's only doc_changed came from b.
+    assert sum(1 for e in a.v.events if e["type"] == "doc_changed") == 1
+    _wait_stored(server, nb.id, ["-- ada\nselect 1 as a; -- bob"])
+    # The room hears the new revision, so pages keep a current base for REST writes.
+    saved = a.v.wait_for(lambda e: e["type"] == "doc_saved")
+    assert saved["revision"] == server.store.get_notebook(nb.id).revision
+    code, body = http(server, "GET", f"/api/notebooks/{nb.id}")
+    assert code == 200 and body["cells"][0]["source"] == "-- ada\nselect 1 as a; -- bob"
+    # A cell added in the document is stored, with the id the page gave it.
+    a.cells.append(Map({"id": "newcell1", "kind": "python", "source": Text("print(1)")}))
+    a.send()
+    b.receive(lambda: len(b.cells) == 2)
+    _wait_stored(server, nb.id, ["-- ada\nselect 1 as a; -- bob", "print(1)"])
+    assert [c.kind for c in server.store.get_notebook(nb.id).cells] == ["mlsql", "python"]
+
+
+def test_a_rest_edit_reaches_the_live_document_and_a_stale_one_gets_409(server: Server, viewer: Any) -> None:
+    nb = server.notebook("first", "second")
+    a = Peer(viewer(), nb.id)
+    rev = server.store.get_notebook(nb.id).revision
+    # A keystroke in the first cell, then a REST edit of the second one by a client that keeps up
+    # with the revisions (the live save may land in between: then it asks again).
+    _append(a.cells[0]["source"], "!")
+    a.send()
+    for _ in range(5):
+        code, body = http(server, "PATCH", f"/api/notebooks/{nb.id}/cells/{nb.cells[1].id}",
+                          {"source": "second, over REST", "base_revision": server.store.get_notebook(nb.id).revision})
+        if code != 409:
+            break
+    assert code == 200, body
+    a.receive(lambda: str(a.cells[1]["source"]) == "second, over REST")
+    _wait_stored(server, nb.id, ["first!", "second, over REST"])  # neither side lost anything
+    # A REST client still holding the old revision is refused; the merged text stands.
+    code, body = http(server, "PATCH", f"/api/notebooks/{nb.id}/cells/{nb.cells[0].id}",
+                      {"source": "stale", "base_revision": rev})
+    assert code == 409, body
+    assert _stored(server, nb.id) == ["first!", "second, over REST"]
+    # A rename over REST with the revision the room was told is not a conflict.
+    now = server.store.get_notebook(nb.id).revision
+    told = a.v.wait_for(lambda e: e["type"] == "doc_saved" and e["revision"] == now)
+    code, body = http(server, "POST", f"/api/notebooks/{nb.id}/rename",
+                      {"name": "renamed", "base_revision": told["revision"]})
+    assert code == 200, body
+
+
+def test_a_run_stores_the_live_text_first(server: Server, viewer: Any) -> None:
+    nb = server.notebook("--script\nprint 1 from worker\n")
+    a = Peer(viewer(), nb.id)
+    text: Text = a.cells[0]["source"]
+    text.insert(len("--script\nprint "), "2")  # "print 21 from worker"
+    a.send()
+    ack = a.v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)
+    assert ack["ok"], ack
+    # Stored before the kernel was asked, without waiting for the save delay.
+    assert _stored(server, nb.id) == ["--script\nprint 21 from worker\n"]
+    a.v.wait_status(ack["run_ids"][0], "done")
+    assert len([e for e in a.v.outputs(ack["run_ids"][0]) if e["text"]]) >= 1
+
+
+def test_viewer_may_sync_but_not_edit_and_outsiders_may_not_sync(server: Server, viewer: Any) -> None:
+    nb = server.notebook("select 1 as a;")
+    server.store.ensure_user("vic")
+    server.store.ensure_user("olga")
+    server.store.set_share(server.store.get_user_by_name("vic").id, "viewer", notebook_id=nb.id)
+    vic = Peer(viewer("vic"), nb.id)  # a viewer syncs and watches
+    _append(vic.cells[0]["source"], " -- vandal")
+    (update,) = vic.outbox
+    ack = vic.v.command("doc_update", notebook_id=nb.id, epoch=vic.epoch, update=base64.b64encode(update).decode())
+    assert not ack["ok"] and ack["status"] == 403 and "editor" in ack["error"], ack
+    olga = viewer("olga")
+    for cmd in ("doc_sync", "awareness", "doc_update"):
+        ack = olga.command(cmd, notebook_id=nb.id)
+        assert not ack["ok"] and ack["status"] in (403, 404), (cmd, ack)
+    time.sleep(0.3)
+    coedit = server.app.extensions[COEDIT_KEY]
+    assert [c[2] for c in coedit.text(nb.id)] == ["select 1 as a;"]
+    assert _stored(server, nb.id) == ["select 1 as a;"]
+
+
+def test_bad_updates_and_an_old_epoch_are_refused_by_name(server: Server, viewer: Any) -> None:
+    nb = server.notebook("x")
+    a = Peer(viewer(), nb.id)
+    ack = a.v.command("doc_update", notebook_id=nb.id, epoch=a.epoch, update="%%%")
+    assert ack["status"] == 400 and "base64" in ack["error"]
+    ack = a.v.command("doc_update", notebook_id=nb.id, epoch=a.epoch, update=base64.b64encode(b"\xff\x01").decode())
+    assert ack["status"] == 400 and "could not be applied" in ack["error"]
+    ack = a.v.command("doc_update", notebook_id=nb.id, epoch="old-epoch", update=base64.b64encode(b"\x00\x00").decode())
+    assert ack["status"] == 409 and "doc_sync" in ack["error"]
+    # A sync with an old epoch gets the whole document (the page rebuilds), not a diff.
+    state = base64.b64encode(a.doc.get_state()).decode()
+    ack = a.v.command("doc_sync", notebook_id=nb.id, epoch="old-epoch", state_vector=state)
+    fresh: Doc = Doc()
+    fresh.apply_update(base64.b64decode(ack["update"]))
+    assert read_cells(fresh.get("cells", type=Array)) == [(nb.cells[0].id, "mlsql", "x")]
+
+
+def test_presence_reaches_the_room_and_leaving_is_told(server: Server, viewer: Any) -> None:
+    nb = server.notebook("x")
+    a, b = Peer(viewer(), nb.id), Peer(viewer(), nb.id)
+    payload = base64.b64encode(b"awareness-bytes").decode()
+    assert a.v.command("awareness", notebook_id=nb.id, client_id=42, update=payload)["ok"]
+    got = b.v.wait_for(lambda e: e["type"] == "presence" and e["update"] == payload)
+    assert got["left"] == []
+    # A page that joins later gets everyone's last presence with its sync.
+    c = viewer()
+    join(c, nb)
+    assert c.command("doc_sync", notebook_id=nb.id)["awareness"] == [payload]
+    a.v.close()
+    b.v.wait_for(lambda e: e["type"] == "presence" and e["left"] == [42])

@@ -1,0 +1,80 @@
+"""The co-editing documents against a real store, without sockets: how store writes and
+unstored document changes meet (console/server/coedit.py)."""
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+from pycrdt import Array, Doc, Map, Text
+
+from console.server.coedit import CoEdit, apply_store_changes, read_cells, replace_text
+from console.store import Store
+
+
+def _store(tmp_path: Path) -> Store:
+    return Store(f"sqlite:///{tmp_path / 'store.db'}")
+
+
+def _peer(coedit: CoEdit, notebook_id: str) -> tuple[Doc, Array, str]:  # type: ignore[type-arg]
+    ack = coedit.sync(notebook_id, "", "", None)
+    doc: Doc = Doc()
+    doc.apply_update(base64.b64decode(ack["update"]))
+    return doc, doc.get("cells", type=Array), ack["epoch"]
+
+
+def test_unstored_keystrokes_survive_a_rest_edit_of_another_cell(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    nb = store.create_notebook("n", cells=[{"kind": "mlsql", "source": "first"}, {"kind": "mlsql", "source": "second"}])
+    events: list[dict[str, Any]] = []
+    coedit = CoEdit(store, lambda ev, _nb, _sid: events.append(ev), lambda _nb: 1, save_seconds=3600)
+    try:
+        doc, cells, epoch = _peer(coedit, nb.id)
+        sent: list[bytes] = []
+        sub = doc.observe(lambda e: sent.append(e.update))
+        cells[0]["source"].insert(5, "!")
+        doc.unobserve(sub)
+        coedit.update(nb.id, base64.b64encode(sent[0]).decode(), epoch, None, "sid-a")
+        # Not stored yet; a REST write lands on the stored revision meanwhile.
+        assert [c.source for c in store.get_notebook(nb.id).cells] == ["first", "second"]
+        store.edit_cell(nb.id, nb.cells[1].id, nb.revision, source="second over REST")
+        coedit.store_changed(nb.id)
+        changed = [e for e in events if e["type"] == "doc_changed"]
+        assert len(changed) == 2  # the keystroke relayed, then the REST edit folded in
+        doc.apply_update(base64.b64decode(changed[-1]["update"]))
+        assert [str(c["source"]) for c in cells] == ["first!", "second over REST"]
+        coedit.flush(nb.id)
+        assert [c.source for c in store.get_notebook(nb.id).cells] == ["first!", "second over REST"]
+        saved = [e for e in events if e["type"] == "doc_saved"]
+        assert saved[-1]["revision"] == store.get_notebook(nb.id).revision
+        # A live save makes no history row (history settles its own revisions).
+        assert len(store.list_revisions(nb.id)) == 2
+    finally:
+        coedit.stop()
+
+
+def test_store_changes_fold_in_by_cell() -> None:
+    doc: Doc = Doc()
+    cells: Array = doc.get("cells", type=Array)  # type: ignore[type-arg]
+    saved = [("a", "mlsql", "x"), ("b", "python", "y"), ("c", "mlsql", "z")]
+    with doc.transaction():
+        apply_store_changes(cells, [], saved)
+        # The document's own unstored change: a new cell after a, and a keystroke in c.
+        cells.insert(1, Map({"id": "n", "kind": "markdown", "source": Text("new")}))
+    replace_text(cells[3]["source"], "z", "zz")
+    with doc.transaction():
+        # The store: b deleted, c moved first with a new kind, d added at the end, a edited.
+        apply_store_changes(cells, saved, [("c", "python", "z"), ("a", "mlsql", "x2"), ("d", "mlsql", "d")])
+    # n keeps the cell before it in the document (d came in right after a, before n).
+    assert read_cells(cells) == [
+        ("c", "python", "zz"), ("a", "mlsql", "x2"), ("d", "mlsql", "d"), ("n", "markdown", "new")]
+
+
+def test_replace_text_counts_characters_beyond_ascii() -> None:
+    doc: Doc = Doc()
+    text = doc.get("t", type=Text)
+    text += "ä😀b"
+    replace_text(text, "ä😀b", "ä😀Xb")
+    assert str(text) == "ä😀Xb"
+    replace_text(text, "ä😀Xb", "😀")
+    assert str(text) == "😀"
