@@ -3,7 +3,7 @@ view does, and GET /api/links/<token> gives the same as JSON. Nothing here runs 
 
 Runs are shown through the one stored-run view (console/outputs/view.py): the same output head,
 hidden marker and tail as the notebook page, the first RESULT_ROWS rows of a result. The page
-(templates/publish.html) carries that JSON in a data island, which our own bundle
+(templates/publish.html) carries that JSON in an inert attribute, which our own bundle
 (frontend/src/publish.js, static/dist/publish.js) draws with the app's own components: the same
 output model (so Keras's \r redraws collapse), typed tables, the cell's saved chart, the metrics
 chart with axes, long logs folded. It is served under the app's CSP (scripts from this site only,
@@ -123,7 +123,7 @@ def page(token: str) -> ResponseReturnValue:
         view = views.get(c.id)
         cells.append(ShownCell(c, view, charts(view.metrics) if view else []))
     remote_images = bool(current_app.extensions["config"].MARKDOWN_REMOTE_IMAGES)
-    # The data island: what GET /api/links/<token> answers, for the page's bundle to draw.
+    # What GET /api/links/<token> answers, for the page's bundle to draw.
     data = {**_view_data(nb, views), "markdown_remote_images": remote_images}
     resp = Response(render_template("publish.html", nb=nb, cells=cells, data=data), mimetype="text/html")
     resp.headers["Content-Security-Policy"] = page_csp(remote_images)

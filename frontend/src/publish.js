@@ -1,5 +1,5 @@
 // The published page (/p/<token>): the notebook as the app's read-only view shows it, drawn from
-// the page's data island (console/server/publish.py) with the app's own components: the output
+// the data the page carries in an attribute (console/server/publish.py) with the app's own components: the output
 // model that collapses \r redraws (logmodel.js), the folded log window (logview.js), typed result
 // tables and the cell's saved chart (results.js), the metrics chart with axes (chart.js), error
 // cards, figures. It asks the server for nothing and runs nothing: no kernel, no socket, no
@@ -66,7 +66,7 @@ function start() {
   const island = document.getElementById("published-data");
   const root = document.getElementById("published-app");
   if (!island || !root) return;
-  renderPublished(root, JSON.parse(island.textContent));
+  renderPublished(root, JSON.parse(island.dataset.json || "{}"));
   // Charts and logs draw in the next animation frame; tests and screenshots wait for this.
   requestAnimationFrame(() => requestAnimationFrame(() => { root.dataset.ready = "1"; }));
 }
