@@ -65,7 +65,8 @@ def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, t
     else:
         click.echo(sandbox_line)
     if app.extensions.get("console.single_user"):
-        click.echo("single-user mode: no login, every visitor through 127.0.0.1 is the local admin")
+        click.echo("single-user mode: no login, every visitor through 127.0.0.1 is the local admin; what they make "
+                   "belongs to the account 'admin' (to log in as it later: mlsql-console users passwd admin)")
     else:
         click.echo(f"login mode: log in at http://{cfg.HOST}:{cfg.PORT}/login "
                    "(add users: mlsql-console users add NAME)")

@@ -93,3 +93,29 @@ def test_a_viewer_may_not_name_a_version(mu_app: Flask, as_user: Any) -> None:
     assert vera.get(f"/api/notebooks/{nb['id']}/revisions").status_code == 200
     assert vera.post(f"/api/notebooks/{nb['id']}/revisions", json={"label": "mine"}).status_code == 403
     assert alice.post(f"/api/notebooks/{nb['id']}/revisions", json={"label": "mine"}).status_code == 201
+
+
+def test_single_user_work_belongs_to_an_account_that_can_log_in_later(cfg: Any) -> None:
+    """Notebooks made without a login are the account 'admin''s; after `mlsql-console users passwd
+    admin` the same data dir served with logins lets admin in, and they are admin's own."""
+    from click.testing import CliRunner
+
+    from console.cli import main
+    from console.server import create_app
+
+    single = create_app({**cfg, "SINGLE_USER": True, "TESTING": True})
+    made = single.test_client().post("/api/notebooks", json={"name": "made alone", "cells": []}).json
+    single.extensions["store"].close()
+    assert made["owner_id"] is not None
+
+    out = CliRunner().invoke(main, ["users", "passwd", "admin", "--password", NEW, "--data-dir", cfg.DATA_DIR])
+    assert out.exit_code == 0, out.output
+
+    multi = create_app({**cfg, "SINGLE_USER": False, "SANDBOX": "off", "TESTING": True})
+    try:
+        assert multi.test_client().get("/api/workspace").status_code == 401  # no more free admin
+        admin = login(multi, "admin", NEW)
+        own = admin.get("/api/workspace").json["notebooks"]
+        assert [(n["name"], n["owner"], n["mine"]) for n in own] == [("made alone", "admin", True)]
+    finally:
+        multi.extensions["store"].close()
