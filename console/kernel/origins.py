@@ -9,13 +9,14 @@ The fragments are resolved when the load runs, right after the read, so they des
 the table came from (a delta table written to afterwards keeps the loaded version's files; so
 does time travel). A load is only recorded when reading the fragments gives back exactly that
 table: same columns and types (after a cast that loses nothing), same row count. Hive-partitioned
-folders, delta partition columns or deletion vectors, version ranges and every other format are
-not recorded, and the job takes the IPC-file path.
+folders, delta partition columns or deletion vectors, version ranges, files only this kernel sees
+(its private /tmp) and every other format are not recorded, and the job takes the IPC-file path.
 """
 from __future__ import annotations
 
 import base64
 import json
+import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,8 @@ def record_load(ctx: Any, fmt: str, path: str, options: dict[str, str], table: p
             files, version = found
         else:
             return None
+        if not all(_reachable(ctx, f) for f in files):
+            return None
         fragments = _fragments(files, table.schema)
     except Exception:  # any doubt means the ordinary path, which always works
         return None
@@ -99,6 +102,21 @@ def _delta_files(ctx: Any, path: str, options: dict[str, str]) -> tuple[list[str
     if any("://" in f for f in files):
         return None  # object storage: the kernel's credentials, not the actors'
     return files, int(table.version())
+
+
+def _reachable(ctx: Any, file: str) -> bool:
+    """Whether the cell's actors see this path too.
+
+    Kernels and the Ray head run in separate sandboxes (console/cluster/sandbox.py), each with a
+    private /tmp; the head's binds the data dir and the data roots back in, wherever they are. A
+    file elsewhere under /tmp (a path only this kernel sees) is handed over by the kernel.
+    """
+    real = Path(file).resolve()
+    tmp = Path(tempfile.gettempdir()).resolve()
+    if not real.is_relative_to(tmp):
+        return True
+    shared = [Path(ctx.data_dir), *(Path(r) for r in getattr(ctx, "data_roots", []))]
+    return any(real.is_relative_to(Path(root).resolve()) for root in shared)
 
 
 def _fragments(files: list[str], schema: pa.Schema) -> list[Fragment] | None:

@@ -170,3 +170,15 @@ def test_read_params_once_is_the_jobs_conf() -> None:
 
     ctx = PythonContext("", [], {"tempDataLocalPath": "/lake/x", fragments.FRAGMENTS_KEY: ""})
     assert ctx.read_params_once() == {"tempDataLocalPath": "/lake/x"}  # the internal key is not the cell's
+
+
+def test_files_only_this_kernel_sees_are_not_recorded(tmp_path: Path) -> None:
+    # the kernel's private /tmp (outside its data dir and data roots) is not the actors' /tmp
+    ctx = SourceContext(tmp_path / "data")
+    (tmp_path / "data" / "lake").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    pq.write_table(_table(5), tmp_path / "elsewhere" / "x.parquet")
+    table = get_source("parquet").read(ctx, str(tmp_path / "elsewhere"), {})
+    assert record_load(ctx, "parquet", str(tmp_path / "elsewhere"), {}, table) is None
+    roots = SourceContext(tmp_path / "data", data_roots=[tmp_path / "elsewhere"])  # bound into the head
+    assert record_load(roots, "parquet", str(tmp_path / "elsewhere"), {}, table) is not None
