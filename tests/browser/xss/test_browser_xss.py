@@ -91,7 +91,8 @@ def test_link_page_renders_payloads_as_text(browser: Any, server: Server) -> Non
     body = page.locator("body").inner_text()
     assert "log line" in body and XSS.split(">")[0] in body and "boom" in body
     page.wait_for_selector("#published-app[data-ready='1']", state="attached")
-    assert page.locator("#published-app [data-role=chart] canvas").count() >= 1  # the metrics chart, drawn by publish.js
+    # the metrics chart, drawn by publish.js
+    assert page.locator("#published-app [data-role=chart] canvas").count() >= 1
     assert_inert(page)
     # Markdown is rendered as in the app (DOMPurify): an anchor may stay, its javascript: target not.
     assert page.locator("a#xss-link[href]").count() == 0
