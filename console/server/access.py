@@ -78,6 +78,8 @@ POLICIES: dict[str, str] = {
     "api.revisions.diff": "reader notebook:viewer",
     "api.revisions.restore": "member notebook:editor",
     "api.revisions.save": "member notebook:editor",  # name the current content as a version
+    # clear outputs: deletes the cells' stored runs, which every viewer of the notebook sees
+    "api.outputs.clear": "member notebook:editor",
     # folders: the handlers check the folder role (the path is in the body or the query)
     "api.folders.list": "reader login",
     "api.folders.create": "member login",

@@ -320,3 +320,25 @@ class RunsMixin(StoreBase):
             ids = [r.id for r in runs]
             outs, mets = _outputs(s, ids), _metrics(s, ids)
             return {r.cell_id: _run(r, outs[r.id], mets[r.id]) for r in runs}
+
+    def delete_finished_runs(self, notebook_id: str,
+                             cell_ids: Iterable[str] | None = None) -> list[tuple[RunId, CellId, str | None]]:
+        """"Clear outputs": forget the finished runs of these cells (None: of every cell), with
+        their outputs and metrics, so no view shows them again. Runs still queued or running are
+        kept (their output is still arriving). Returns (run id, cell id, log file) of each run
+        deleted; the log files (relative to the data folder) are the caller's to remove."""
+        with self._write() as s:
+            if s.get(Notebook, notebook_id) is None:
+                raise NotFound(f"no notebook {notebook_id!r}")
+            q = select(Run).where(Run.notebook_id == notebook_id, Run.status.in_(FINAL_STATES))
+            if cell_ids is not None:
+                q = q.where(Run.cell_id.in_(list(cell_ids)))
+            runs = list(s.scalars(q))
+            ids = [r.id for r in runs]
+            gone = [(RunId(r.id), CellId(r.cell_id), r.log_file) for r in runs]
+            for start in range(0, len(ids), 500):  # bounded IN lists
+                part = ids[start:start + 500]
+                s.execute(delete(OutputChunk).where(OutputChunk.run_id.in_(part)))
+                s.execute(delete(MetricPoint).where(MetricPoint.run_id.in_(part)))
+                s.execute(delete(Run).where(Run.id.in_(part)))
+            return gone

@@ -24,8 +24,9 @@ def test_ipynb_round_trip_keeps_the_chart_view(client: FlaskClient) -> None:
 
 
 def test_a_bad_view_in_an_ipynb_is_refused_naming_the_cell(client: FlaskClient) -> None:
+    radar = {"mode": "chart", "chart": {"type": "radar"}}
     data = to_ipynb("n", [{"kind": "mlsql", "source": "select 1;"},
-                          {"kind": "mlsql", "source": "select 2;", "view": {"mode": "chart", "chart": {"type": "radar"}}}])
+                          {"kind": "mlsql", "source": "select 2;", "view": radar}])
     r = client.post("/api/notebooks/import", json=data)
     assert r.status_code == 400
     assert "cell 2" in r.json["error"] and "radar" in r.json["error"]

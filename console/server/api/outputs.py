@@ -1,0 +1,61 @@
+"""Clear outputs: forget a cell's stored runs (or every cell's), so a reload shows the cell empty.
+
+    POST /api/notebooks/<id>/outputs/clear  {"cell_id": id} | {"all": true}
+         -> {"cleared": [cell ids], "runs": n, "running": [cell ids whose run is still going]}
+
+The page clears what it shows at once; this makes it stick: the stored runs of the cells go,
+with their output chunks, metrics and log files, so the notebook page, the socket replay, the
+run API, the export and the published page no longer show them. A run still queued or running
+is kept (its output is still arriving) and named in "running". Editing a notebook needs an editor,
+and so does this (console/server/access.py), since it changes what every viewer sees.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Blueprint, jsonify
+from flask.typing import ResponseReturnValue
+
+from console.server.deps import get_config, get_store
+from console.server.errors import ApiError
+from console.server.validate import field, json_body
+
+
+def _remove_log(data_dir: Path, rel: str | None) -> None:
+    if not rel:
+        return
+    path = (data_dir / rel).resolve()
+    # The path comes from our own database, but it is checked anyway: only logs are removed.
+    if data_dir.resolve() not in path.parents or not path.name.endswith(".log.gz"):
+        return
+    path.unlink(missing_ok=True)
+
+
+def clear_outputs(notebook_id: str) -> ResponseReturnValue:
+    body = json_body()
+    store = get_store()
+    if field(body, "all", bool, False):
+        cell_ids = None
+    elif body.get("cell_id") is not None:
+        cell_id = field(body, "cell_id", str)
+        known = [c.id for c in store.get_notebook(notebook_id).cells]
+        if cell_id not in known:
+            raise ApiError(404, f"no cell {cell_id!r} in notebook {notebook_id!r}; "
+                                f"it has {len(known)} cell{'s' if len(known) != 1 else ''}")
+        cell_ids = [cell_id]
+    else:
+        raise ApiError(400, "give 'cell_id' (a cell id) or 'all': true")
+    gone = store.delete_finished_runs(notebook_id, cell_ids)
+    data_dir = get_config().data_dir
+    for _run_id, _cell, log in gone:
+        _remove_log(data_dir, log)
+    left = store.latest_runs(notebook_id, with_outputs=False)
+    running = sorted(c for c, r in left.items() if cell_ids is None or c in cell_ids)
+    cleared = sorted({c for _r, c, _log in gone} - set(running))
+    return jsonify({"cleared": cleared, "runs": len(gone), "running": running})
+
+
+def create_blueprint() -> Blueprint:
+    bp = Blueprint("outputs", __name__, url_prefix="/notebooks")
+    bp.add_url_rule("/<notebook_id>/outputs/clear", "clear", clear_outputs, methods=["POST"])
+    return bp
