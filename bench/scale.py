@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -216,6 +217,7 @@ def main() -> None:
             plain(files)
     finally:
         cluster.stop()
+        shutil.rmtree(work, ignore_errors=True)
     med = statistics.median
     gb = 1e9
     p = med(times["plain"])
