@@ -1,6 +1,9 @@
-// Autosave: edits go to the server a moment after typing stops, one write at a time, each
-// carrying the revision it was based on. A stale write (409) stops the queue and keeps every
-// unsaved edit, in memory and in localStorage, until the user picks reload or keep-a-copy.
+// Autosave of what goes over REST: writes go to the server one at a time, each carrying the
+// revision it was based on. A stale write (409) stops the queue and keeps every unsaved edit, in
+// memory and in localStorage, until the user picks reload or keep-a-copy. The notebook page keeps
+// cells and sources in the shared document (coedit.js) instead; what it still sends here (a
+// result's chart) does not depend on the sources, so a 409 caused by a live save is retried once
+// on the revision the server names.
 
 import { debounce } from "./dom.js";
 
@@ -36,9 +39,10 @@ export class Saver {
   }
 
   // A structural change (add/move/delete/kind). Resolves with the server's answer.
-  op(fn) {
+  // rebase: the write does not depend on the content, so a 409 retries it once on the current revision.
+  op(fn, { rebase = false } = {}) {
     return new Promise((resolve, reject) => {
-      this.ops.push({ fn, resolve, reject });
+      this.ops.push({ fn, resolve, reject, rebase });
       if (!this.conflict) this.drain();
     });
   }
@@ -55,7 +59,7 @@ export class Saver {
         this.viewTimer = null;
         const views = [...this.views.values()];
         this.views.clear();
-        for (const v of views) this.op((base) => v.patch(v.view, base)).catch(() => {});
+        for (const v of views) this.op((base) => v.patch(v.view, base), { rebase: true }).catch(() => {});
       }, DELAY_MS);
     }
   }
@@ -90,6 +94,11 @@ export class Saver {
             this.advance(res);
             op.resolve(res);
           } catch (err) {
+            if (err.status === 409 && op.rebase && !op.rebased && typeof err.currentRevision === "number") {
+              op.rebased = true; // a co-editor's save moved the revision on: once more on the new one
+              this.advance({ revision: err.currentRevision });
+              continue;
+            }
             if (err.status === 409 || err.status === undefined) throw err;
             this.ops.shift(); // a refused op (404, 400) is the caller's to report, not a save failure
             op.reject(err);

@@ -10,6 +10,7 @@ import { renderMarkdown } from "./markdown.js";
 import { CellOutput } from "./output.js";
 import { formatElapsed } from "./paging.js";
 import { allows } from "./roles.js";
+import { replayLocalEdit } from "./coedit.js";
 
 const KINDS = [["mlsql", "MLSQL"], ["python", "Python"], ["markdown", "Markdown"]];
 const STATUS_TEXT = {
@@ -24,6 +25,8 @@ export class Cell {
     this.id = id;
     this.kind = kind;
     this.source = source;
+    this.loadedSource = source; // as loaded over REST: what typing before the live sync changed
+    this.ytext = null;
     this.status = "";
     this.startedAt = 0;
     this.elapsedMs = null;
@@ -35,6 +38,7 @@ export class Cell {
     this.kindSelect = h("select.kind", { title: "Cell kind", dataset: { role: "kind" }, disabled: this.readOnly },
       KINDS.map(([value, label]) => h("option", { value, text: label, selected: value === kind })));
     this.statusEl = h("span.status", { dataset: { role: "status" } });
+    this.peersEl = h("span.peers", { dataset: { role: "peers" } });
     this.timeEl = h("span.elapsed", { dataset: { role: "elapsed" } });
     this.editorBox = h("div.cell-editor");
     this.markdownView = h("div.markdown-view", { dataset: { role: "markdown" }, title: this.readOnly ? undefined : "Double-click to edit" });
@@ -50,10 +54,10 @@ export class Cell {
       h("div.cell-head", {},
         button("run", "▶", "Run (Shift+Enter)"),
         this.kindSelect, this.statusEl, this.timeEl,
-        h("span.spacer"),
+        h("span.spacer"), this.peersEl,
         button("collapse-input", "⌃", "Collapse or expand the input"),
         button("collapse-output", "⌄", "Collapse or expand the output"),
-        button("clear-output", "⌫", "Clear the output (on this page; a reload shows the stored run)"),
+        button("clear-output", "⌫", "Clear the output (an editor's clear is stored; others clear this page only)"),
         button("run-from", "▶▶", "Run from here to the end"),
         button("move-up", "↑", "Move up"),
         button("move-down", "↓", "Move down"),
@@ -70,6 +74,7 @@ export class Cell {
         this.source = text;
         this.output.el.querySelector('[data-role="error"]')?.classList.add("outdated");
         emit(this.el, "cell-edit", { cellId: this.id, source: text });
+        if (this.kind === "markdown" && !this.editing) this.showKind(); // someone else's edit
         // The header decides the kind: `--%python` typed as the first line makes it Python at once.
         const headerKind = kindFromHeader(text);
         if (headerKind && headerKind !== this.kind) this.act(`kind-${headerKind}`);
@@ -85,6 +90,26 @@ export class Cell {
     this.el.addEventListener("cell-error-line", (e) => this.editor.markError(e.detail.line));
     this.el.addEventListener("focusin", () => emit(this.el, "cell-select", { cellId: this.id }));
     this.showKind();
+  }
+
+  // Bind to the cell's text in the shared document (coedit.js). What was typed here before the
+  // first sync is replayed into it, so no keystroke is lost.
+  bind(ytext, awareness) {
+    if (this.ytext === ytext) return;
+    if (!this.ytext && !this.readOnly) replayLocalEdit(ytext, this.loadedSource, this.editor.text());
+    this.ytext = ytext;
+    this.editor.bind(ytext, awareness);
+    this.source = ytext.toString();
+    this.el.dataset.live = "1";
+  }
+
+  // The other people whose cursor is in this cell: [{name, color}].
+  setPeers(peers) {
+    this.peersEl.replaceChildren(...peers.map((p) => {
+      const dot = h("span.peer", { title: `${p.name} is here`, dataset: { user: p.name } });
+      dot.style.backgroundColor = p.color || "#888";
+      return dot;
+    }));
   }
 
   act(action) {

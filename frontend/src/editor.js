@@ -17,6 +17,19 @@ import { python } from "@codemirror/lang-python";
 import { tags as t } from "@lezer/highlight";
 import { mlsqlStream } from "./mlsql-lang.js";
 import { completionSource, schemaOf, schemaText } from "./assist.js";
+import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
+import * as Y from "yjs";
+
+// A cell bound to the shared document: its text is the cell's Y.Text (each keystroke becomes a
+// Yjs update, everyone else's arrive the same way), undo is Yjs's (only this page's own edits),
+// and the other people's cursors and selections are drawn with their names in their colours.
+function collabExtension(binding) {
+  if (!binding) return [];
+  return [
+    yCollab(binding.ytext, binding.awareness, { undoManager: new Y.UndoManager(binding.ytext) }),
+    Prec.high(keymap.of(yUndoManagerKeymap)),
+  ];
+}
 
 // Colours come from CSS variables so one style serves light and dark (see style.css).
 const highlight = HighlightStyle.define([
@@ -146,6 +159,8 @@ export function createEditor(parent, opts) {
   let real = null;
   let doc = opts.doc;
   let kind = opts.kind;
+  let binding = null; // {ytext, awareness} once the cell is part of the shared document
+  let unobserve = null; // while not mounted, the placeholder follows the Y.Text itself
   const placeholder = document.createElement("pre");
   placeholder.className = "cm-static";
   placeholder.textContent = doc;
@@ -154,7 +169,9 @@ export function createEditor(parent, opts) {
     if (real) return real;
     observer?.unobserve(parent);
     placeholder.remove();
-    real = mountEditor(parent, { ...opts, doc, kind });
+    unobserve?.();
+    unobserve = null;
+    real = mountEditor(parent, { ...opts, doc: binding ? binding.ytext.toString() : doc, kind, binding });
     return real;
   };
   placeholder.addEventListener("mousedown", (e) => {
@@ -175,6 +192,22 @@ export function createEditor(parent, opts) {
       kind = k;
       real?.setKind(k);
     },
+    bind(ytext, awareness) {
+      if (binding && binding.ytext === ytext) return;
+      binding = { ytext, awareness };
+      if (real) return real.bind(binding);
+      unobserve?.();
+      const follow = () => {
+        const text = ytext.toString();
+        if (text === doc) return;
+        doc = text;
+        placeholder.textContent = text;
+        opts.onChange?.(text);
+      };
+      ytext.observe(follow);
+      unobserve = () => ytext.unobserve(follow);
+      follow();
+    },
     markError: (line) => mount().markError(line),
     clearError: () => real?.clearError(),
     focus: () => mount().focus(),
@@ -182,17 +215,19 @@ export function createEditor(parent, opts) {
     mount,
     destroy: () => {
       observer?.unobserve(parent);
+      unobserve?.();
       real?.destroy();
     },
   };
 }
 
 // keys: cell-level bindings (Shift-Enter, Escape...) that must win over the editor's own.
-function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false }) {
+function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false, binding = null }) {
   let currentKind = kind;
   const getKind = () => currentKind;
   const language = new Compartment();
   const editable = new Compartment();
+  const collab = new Compartment();
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -220,6 +255,7 @@ function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false 
         // edits that arrive another way (paste, drop, a command bound to a key).
         editable.of([EditorView.editable.of(!readOnly), EditorState.readOnly.of(readOnly)]),
         errorLine,
+        collab.of(collabExtension(binding)),
         theme,
         EditorView.lineWrapping,
         EditorView.updateListener.of((u) => {
@@ -237,6 +273,13 @@ function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false 
     setText(text) {
       if (text === view.state.doc.toString()) return;
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+    },
+    // Another Y.Text (the cell moved, or the document was rebuilt): unbind, take its text, bind.
+    bind(next) {
+      view.dispatch({ effects: collab.reconfigure([]) });
+      const text = next.ytext.toString();
+      if (text !== view.state.doc.toString()) view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+      view.dispatch({ effects: collab.reconfigure(collabExtension(next)) });
     },
     setKind: (k) => {
       currentKind = k;

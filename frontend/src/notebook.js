@@ -1,6 +1,9 @@
-// The notebook page: the toolbar, the cells, autosave, and the live channel to the kernel.
+// The notebook page: the toolbar, the cells, the shared document, and the live channel.
 // Stored outputs (GET /api/notebooks/<id>) are drawn first, then the page joins the notebook's
 // room with what it holds and continues live; `data-ready` on the root marks it interactive.
+// Cells, their order, kinds and sources live in a Yjs document shared by everyone on the
+// notebook (coedit.js); `data-connection="live"` means joined and that document synced. Only
+// what is not in the document (the name, a result's chart) is still saved over REST (autosave.js).
 
 import { h } from "./dom.js";
 import { notebookMenu } from "./notebook-menu.js";
@@ -14,6 +17,9 @@ import { allows, atLeast, needs, setRoles } from "./roles.js";
 import { allowRemoteImages } from "./markdown.js";
 import { setAssist } from "./assist.js";
 import { confirmDialog } from "./dialog.js";
+import { clearOutputs } from "./clearoutputs.js";
+import { SharedDoc } from "./coedit.js";
+import { Presence, colourFor } from "./presence.js";
 
 const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "kernel busy", dead: "kernel dead", none: "no kernel" };
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
@@ -32,6 +38,10 @@ export class NotebookPage {
     this.metricSeq = new SeqTracker();
     this.pendingRuns = new Map(); // cellId -> run id announced by cell_status, not yet drawn
     this.role = "viewer"; // until the notebook says otherwise (GET /api/notebooks/<id> has `role`)
+    this.presence = new Presence({
+      cellLabel: (id) => (this.order.includes(id) ? `cell ${this.order.indexOf(id) + 1}` : ""),
+      onCells: (byCell) => { for (const [id, cell] of this.cells) cell.setPeers(byCell.get(id) || []); },
+    });
   }
 
   async start() {
@@ -62,11 +72,20 @@ export class NotebookPage {
       onRevision: (rev) => { this.root.dataset.revision = String(rev); },
     });
     this.root.dataset.revision = String(nb.revision);
+    this.saver.clearBackup(); // sources are kept by the shared document now, not in this browser
+    const who = me && me.user;
+    const userId = who ? who.id : "local";
+    this.shared = new SharedDoc({
+      send: (type, fields) => this.live.send(type, fields),
+      user: { id: userId, name: (who && (who.display_name || who.username)) || "you", ...colourFor(userId) },
+      onRebuild: () => this.watchDoc(),
+      onSaved: (rev) => this.saver.advance({ revision: rev }),
+      onUnsaved: () => this.showSaveState(this.saver.state || "saved"),
+    });
     this.setTitle(nb.name);
     this.renderCells(nb.cells, runs && runs.runs);
     performance.mark("console-drawn");
     this.bindEvents();
-    if (allows(this.role, "edit")) this.offerBackup(nb);
     this.clock = setInterval(() => this.tickRunning(), 250);
     // Completion and hover ask this user's kernel; only a runner has one (a viewer's editor is read-only).
     if (allows(this.role, "run")) {
@@ -98,8 +117,8 @@ export class NotebookPage {
       btn("run-all", "▶▶ Run all", "Run every cell"),
       btn("interrupt", "■ Interrupt", "Interrupt the running cell (i i)"),
       btn("restart", "↻ Restart", "Restart the kernel (0 0)"),
-      btn("clear-all", "⌫", "Clear every cell's output on this page (a reload shows the stored runs)"),
-      this.kernelBadge, this.connBadge,
+      btn("clear-all", "⌫", "Clear every cell's output (an editor's clear is stored; others clear this page only)"),
+      this.presence.el, this.kernelBadge, this.connBadge,
       h("a.button", { href: `${this.api.exportUrl(this.id)}?outputs=1`, download: "", title: "Download as a notebook file", text: "Export" }),
       // The notebook menu (notebook-menu.js): Share, History, Fork, .ipynb.
       notebookMenu(this.api, this.id, {
@@ -172,7 +191,8 @@ export class NotebookPage {
       path: this.config.socketPath || "/socket.io",
       notebookId: this.id,
       cursors: () => ({ since: this.cursorMap(this.outputSeq), metrics_since: this.cursorMap(this.metricSeq) }),
-      onEvent: (type, ev) => this.onEvent(type, ev),
+      onEvent: (type, ev) => this.shared.onEvent(type, ev) || this.onEvent(type, ev),
+      onJoined: () => this.syncDoc(),
       onConnection: (state) => {
         this.connBadge.dataset.state = state;
         this.connBadge.textContent = state;
@@ -180,6 +200,47 @@ export class NotebookPage {
       },
       onRefused: (ack) => this.banners.show("command", `${ack.type.replace("_", " ")} refused: ${ack.error || ack.status}`),
     });
+  }
+
+  // ------------------------------------------------------------------ the shared document
+
+  async syncDoc() {
+    const first = !this.shared.epoch;
+    if (!(await this.shared.sync())) return;
+    if (first) this.watchDoc();
+    this.root.dataset.doc = "synced";
+  }
+
+  // (Re)attach to the document (first sync, or rebuilt after the server's restarted).
+  watchDoc() {
+    this.shared.observe(() => this.applyDoc());
+    this.presence.watch(this.shared.awareness);
+    if (this.selected) this.shared.setCell(this.selected);
+    this.applyDoc();
+  }
+
+  // Make the page's cells what the document holds: new ones drawn, gone ones removed, kinds set,
+  // each editor bound to its cell's text, and the order followed without moving a cell that did
+  // not move (moving the element holding the focus would take it away from its typist).
+  applyDoc() {
+    const list = this.shared.list();
+    const ids = new Set(list.map((c) => c.id));
+    for (const [id, cell] of [...this.cells]) {
+      if (ids.has(id)) continue;
+      this.cells.delete(id);
+      if (this.selected === id) this.selected = null;
+      cell.destroy();
+    }
+    list.forEach(({ id, kind, text }, i) => {
+      let cell = this.cells.get(id);
+      if (!cell) cell = this.makeCell({ id, kind, source: text.toString() });
+      if (cell.kind !== kind) cell.setKind(kind);
+      cell.bind(text, this.shared.awareness);
+      const at = this.cellList.children[i];
+      if (at !== cell.el) this.cellList.insertBefore(cell.el, at || null);
+    });
+    this.order = list.map((c) => c.id);
+    this.presence.draw();
   }
 
   // Runs shown on the page with the last seq each holds (0 when none yet).
@@ -288,7 +349,6 @@ export class NotebookPage {
   // ------------------------------------------------------------------ user actions
 
   bindEvents() {
-    this.root.addEventListener("cell-edit", (e) => this.saver.edit(e.detail.cellId, e.detail.source));
     this.root.addEventListener("cell-action", (e) => this.act(e.detail.action, e.detail.cellId));
     this.root.addEventListener("cell-select", (e) => this.select(e.detail.cellId));
     this.root.addEventListener("click", (e) => {
@@ -310,7 +370,7 @@ export class NotebookPage {
       if (e.persisted && !this.saver.dirty) location.reload();
     });
     window.addEventListener("beforeunload", (e) => {
-      if (this.saver.dirty || this.saver.conflict) {
+      if (this.shared.inFlight || this.saver.dirty || this.saver.conflict) {
         e.preventDefault();
         e.returnValue = "";
       }
@@ -322,6 +382,7 @@ export class NotebookPage {
     this.cells.get(this.selected)?.el.classList.remove("selected");
     this.selected = cellId;
     this.cells.get(cellId)?.el.classList.add("selected");
+    this.shared?.setCell(cellId); // presence: which cell this user is in
   }
 
   neighbour(cellId, delta) {
@@ -351,8 +412,8 @@ export class NotebookPage {
         case "run-all": return await this.withSaved(() => this.live.runAll());
         case "interrupt": return this.live.interrupt();
         case "restart": return await this.restart();
-        case "clear-all": for (const c of this.cells.values()) c.output.clear(); return;
-        case "clear-output": return cell?.output.clear();
+        case "clear-all": return await clearOutputs(this.api, this.id, this.role, [...this.cells.values()], true);
+        case "clear-output": return cell && await clearOutputs(this.api, this.id, this.role, [cell]);
         case "collapse-input": case "collapse-output":
           return cell?.el.classList.toggle(action === "collapse-input" ? "input-collapsed" : "output-collapsed");
         case "save": return await this.saver.flush();
@@ -388,8 +449,10 @@ export class NotebookPage {
     else cell.focus();
   }
 
-  // The server runs the stored source, so everything typed is saved first.
+  // The server runs the stored source: every change made here reaches it first (it stores the
+  // shared document before it runs), and the REST writes still queued are sent.
   async withSaved(fn) {
+    await this.shared.whenSent();
     await this.saver.flush();
     fn();
   }
@@ -404,12 +467,11 @@ export class NotebookPage {
     await this.withSaved(() => this.live.runCell(cell.id));
   }
 
+  // Structure changes go into the shared document; applyDoc draws them, here and on every page.
   async insert(position, kind, focus) {
-    const res = await this.saver.op((base) => this.api.addCell(this.id, { kind, source: "", position, base_revision: base }));
-    const cell = this.makeCell(res.cell);
-    const before = this.cells.get(this.order[position]);
-    this.order.splice(position, 0, cell.id);
-    this.cellList.insertBefore(cell.el, before ? before.el : null);
+    await this.shared.ready;
+    const id = this.shared.insertCell(position, kind);
+    const cell = this.cells.get(id);
     if (focus) {
       if (kind === "markdown") cell.startEditing();
       this.focusCell(cell.id, true);
@@ -419,10 +481,8 @@ export class NotebookPage {
 
   async remove(cell) {
     const next = this.neighbour(cell.id, 1) || this.neighbour(cell.id, -1);
-    await this.saver.op((base) => this.api.deleteCell(this.id, cell.id, base));
-    this.order.splice(this.order.indexOf(cell.id), 1);
-    this.cells.delete(cell.id);
-    cell.destroy();
+    await this.shared.ready;
+    this.shared.deleteCell(cell.id);
     if (next) this.focusCell(next, false);
   }
 
@@ -430,19 +490,16 @@ export class NotebookPage {
     const from = this.order.indexOf(cell.id);
     const to = from + delta;
     if (to < 0 || to >= this.order.length) return;
-    // The page moves at once; the server is told in order behind any pending edits.
-    this.order.splice(from, 1);
-    this.order.splice(to, 0, cell.id);
-    const after = this.cells.get(this.order[to + 1]);
-    this.cellList.insertBefore(cell.el, after ? after.el : null);
+    await this.shared.ready;
+    this.shared.moveCell(cell.id, to);
     cell.focus();
-    await this.saver.op((base) => this.api.moveCell(this.id, cell.id, { position: to, base_revision: base }));
   }
 
   async changeKind(cell, kind) {
     if (cell.kind === kind) return;
     cell.setKind(kind);
-    await this.saver.op((base) => this.api.patchCell(this.id, cell.id, { kind, base_revision: base }));
+    await this.shared.ready;
+    this.shared.setKind(cell.id, kind);
   }
 
   async rename(name) {
@@ -454,7 +511,9 @@ export class NotebookPage {
 
   // ------------------------------------------------------------------ saving
 
+  // The REST queue's state, unless this page has typed what the server has not stored yet.
   showSaveState(state) {
+    if ((state === "saved" || !state) && this.shared?.unsaved) state = "dirty";
     this.saveState.dataset.state = state;
     this.saveState.textContent = SAVE_TEXT[state] || state;
   }
@@ -490,27 +549,5 @@ export class NotebookPage {
     });
     this.saver.reset(this.saver.revision);
     location.href = `/notebooks/${encodeURIComponent(copy.id)}`;
-  }
-
-  // Edits that never reached the server (tab closed mid-save) come back from localStorage.
-  offerBackup(nb) {
-    const backup = this.saver.readBackup();
-    if (!backup || !backup.cells) return;
-    const changed = Object.entries(backup.cells).filter(([id, src]) => this.cells.has(id) && this.cells.get(id).source !== src);
-    if (!changed.length) {
-      this.saver.clearBackup();
-      return;
-    }
-    const apply = () => {
-      for (const [id, src] of changed) this.cells.get(id).setSource(src);
-      this.banners.hide("backup");
-    };
-    if (backup.revision === nb.revision) {
-      apply(); // nobody saved since: these edits simply had not been sent yet
-      return;
-    }
-    this.banners.show("backup",
-      `This browser holds unsaved edits to ${changed.length} cell(s) from an earlier visit (made on revision ${backup.revision}; the notebook is now at ${nb.revision}).`,
-      [["Restore my edits", apply, "restore"], ["Discard them", () => { this.saver.clearBackup(); this.banners.hide("backup"); }, "discard"]], "warning");
   }
 }

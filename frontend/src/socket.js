@@ -12,7 +12,8 @@ import { csrfToken } from "./api.js";
 // Wire (console/server/sockets.py): the browser emits "command" with a to_wire() dict of a
 // *Command (its `type` says which) and gets an ack {ok, ...}; the server emits "event" with a
 // to_wire() dict of an *Event, switched on its `type`.
-export function connectNotebook({ namespace = "/", path = "/socket.io", notebookId, cursors, onEvent, onConnection, onRefused }) {
+// onJoined(): after each join, before "live" (the shared document syncs there; coedit.js).
+export function connectNotebook({ namespace = "/", path = "/socket.io", notebookId, cursors, onEvent, onConnection, onRefused, onJoined }) {
   const socket = io(namespace, {
     path,
     // Websocket first: long-polling adds latency and, in the Python client, drops bursts.
@@ -22,9 +23,10 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
     auth: (cb) => cb({ csrf: csrfToken() }),
   });
 
-  const send = (type, fields = {}) => new Promise((resolve) => {
+  // quiet: the caller handles a refusal itself (a co-editing command answered 409 resyncs).
+  const send = (type, fields = {}, quiet = false) => new Promise((resolve) => {
     socket.emit("command", { type, notebook_id: notebookId, ...fields }, (ack) => {
-      if (ack && ack.ok === false) onRefused?.({ type, ...ack });
+      if (ack && ack.ok === false && !quiet) onRefused?.({ type, ...ack });
       resolve(ack || {});
     });
   });
@@ -32,7 +34,11 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
   // "connected" when the socket is up, "live" once the join (and its replay) is acknowledged.
   socket.on("connect", () => {
     onConnection?.("connected");
-    send("join", cursors()).then((ack) => ack.ok !== false && onConnection?.("live"));
+    send("join", cursors()).then(async (ack) => {
+      if (ack.ok === false) return;
+      if (onJoined) await onJoined();
+      onConnection?.("live");
+    });
   });
   socket.on("disconnect", () => onConnection?.("disconnected"));
   socket.io.on("reconnect_attempt", () => onConnection?.("reconnecting"));
@@ -40,6 +46,7 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
 
   return {
     socket,
+    send: (type, fields) => send(type, fields, type === "doc_update"),
     runCell: (cellId) => send("run_cell", { cell_id: cellId }),
     runAll: () => send("run_all"),
     runFrom: (cellId) => send("run_from", { cell_id: cellId }),
