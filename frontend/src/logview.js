@@ -4,12 +4,22 @@
 // Why the window: a cell that prints 50 MB must not put a million nodes in the page (the Jupyter
 // and marimo freezes in notebook-anchors.md). The model keeps the lines; the page shows the tail,
 // with a button that brings earlier lines in, a few hundred at a time.
+//
+// Runtime notices (the `system` stream: TensorFlow's and Ray's start-up lines, a library writing
+// to the kernel's stderr) are not the cell's output: two or more in a row fold into one
+// "system notices (N)" line that opens on a click. The engine's own status lines ("save … done")
+// are written for the user and stay plain, and real stderr stays red.
 
 import { h } from "./dom.js";
 import { fmt, formatBytes } from "./paging.js";
 
 const MAX_LINE_CHARS = 4000; // a single 50 MB line is cut for display; the download has it all
 const MORE_STEP = 500;
+const FOLD_MIN = 2; // a single notice is shown as it is: a fold would hide as much as it shows
+
+export function foldable(line) {
+  return line.stream === "system" && line.source !== "engine" && !line.hidden;
+}
 
 export class LogView {
   constructor(model, { windowLines = 400 } = {}) {
@@ -17,6 +27,7 @@ export class LogView {
     this.windowLines = windowLines;
     this.filter = "";
     this.nodes = new Map(); // absolute line index -> element
+    this.openFolds = new Set(); // first line index of each notices fold the user opened
     this.order = []; // absolute indexes in the page, ascending
     this.renderedEnd = 0; // model lines below this index have been considered
     this.knownSources = 0;
@@ -96,7 +107,7 @@ export class LogView {
     picked.reverse();
     this.nodes.clear();
     const frag = document.createDocumentFragment();
-    for (const i of picked) frag.append(this.makeLine(i));
+    for (const i of picked) this.place(frag, i, null);
     this.body.replaceChildren(frag);
     this.order = picked;
     this.hiddenAbove = earlier;
@@ -112,9 +123,10 @@ export class LogView {
       if (node) this.fillLine(node, m.line(i));
     }
     const frag = document.createDocumentFragment();
+    const before = this.body.lastElementChild; // a fold there goes on with this frame's notices
     for (let i = Math.max(this.renderedEnd, m.first); i < m.end; i++) {
       if (!this.matches(m.line(i))) continue;
-      frag.append(this.makeLine(i));
+      this.place(frag, i, before);
       this.order.push(i);
     }
     this.renderedEnd = m.end;
@@ -124,7 +136,7 @@ export class LogView {
     while (this.order.length - cut > this.windowLines || (cut < this.order.length && this.order[cut] < m.first)) cut++;
     if (cut) {
       for (const i of this.order.slice(0, cut)) {
-        this.nodes.get(i)?.remove();
+        this.dropLine(this.nodes.get(i));
         this.nodes.delete(i);
       }
       this.order = this.order.slice(cut);
@@ -154,6 +166,58 @@ export class LogView {
     this.nodes.set(i, el);
     this.fillLine(el, line);
     return el;
+  }
+
+  // Append line i to `frag`: a notice joins the fold it follows (the last one in `frag`, or
+  // `before`, the body's last element, when `frag` is still empty), else starts one.
+  place(frag, i, before) {
+    const el = this.makeLine(i);
+    if (!foldable(this.model.line(i))) {
+      frag.append(el);
+      return;
+    }
+    const tail = frag.lastElementChild || (frag.firstChild ? null : before);
+    let fold = tail && tail.classList.contains("sys-fold") ? tail : null;
+    if (!fold) {
+      fold = this.makeFold(i);
+      frag.append(fold);
+    }
+    fold.lastElementChild.append(el);
+    this.updateFold(fold);
+  }
+
+  makeFold(first) {
+    const summary = h("button.sys-summary", { type: "button", dataset: { action: "toggle-notices" },
+      title: "Runtime notices (library start-up lines), not the cell's output" });
+    const fold = h("div.sys-fold", { dataset: { role: "system-notices", first: String(first) } },
+      summary, h("div.sys-lines"));
+    summary.addEventListener("click", () => {
+      const open = !this.openFolds.has(first);
+      if (open) this.openFolds.add(first);
+      else this.openFolds.delete(first);
+      this.updateFold(fold);
+    });
+    return fold;
+  }
+
+  updateFold(fold) {
+    const [summary, lines] = fold.children;
+    const n = lines.childElementCount;
+    const open = this.openFolds.has(Number(fold.dataset.first));
+    fold.dataset.count = String(n);
+    fold.classList.toggle("open", open);
+    summary.hidden = n < FOLD_MIN;
+    lines.hidden = n >= FOLD_MIN && !open;
+    summary.textContent = `${open ? "▾" : "▸"} system notices (${fmt(n)})`;
+  }
+
+  dropLine(el) {
+    if (!el) return;
+    const fold = el.parentElement?.parentElement;
+    el.remove();
+    if (!fold?.classList.contains("sys-fold")) return;
+    if (fold.lastElementChild.childElementCount) this.updateFold(fold);
+    else fold.remove();
   }
 
   makeMarker(i, { bytes, url }) {
@@ -193,6 +257,7 @@ export class LogView {
     this.filter = "";
     this.select.replaceChildren(h("option", { value: "", text: "all sources" }));
     this.knownSources = 0;
+    this.openFolds.clear();
     this.windowLines = Math.min(this.windowLines, 400);
     this.hiddenAbove = 0;
     this.droppedNote.hidden = true;

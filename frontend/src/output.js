@@ -101,8 +101,7 @@ export class CellOutput {
   }
 
   clear() {
-    this.runId = "";
+    this.runId = null; // startRun("") then empties everything (it does nothing for the current run)
     this.startRun("");
-    this.runId = "";
   }
 }
