@@ -41,9 +41,12 @@ function cellView(cell) {
   }
   el.append(h("pre.published-source", { dataset: { role: "source" }, text: cell.source }));
   const run = cell.last_run;
+  const shows = run && ((run.outputs || []).length || (run.metrics || []).length || run.result || run.error || run.hidden);
   if (run) {
     head.append(h("span.status", { dataset: { role: "status", status: run.status }, text: run.status }));
     if (run.elapsed_ms != null) head.append(h("span.elapsed", { text: formatElapsed(run.elapsed_ms) }));
+  }
+  if (shows) { // a run that printed nothing leaves no empty box behind
     // No kernel behind this page: the result view works on the rows it holds, the chart as saved.
     const output = new CellOutput({ downloadUrl: () => "", results: { view: () => cell.view || null } });
     el.append(output.el);

@@ -147,7 +147,8 @@ def test_the_published_page_asks_nothing_of_the_server(page: Any, server: Server
 def test_screenshot_of_the_published_demo_trained_on_ray(page: Any, ray_server: Server) -> None:
     from console.demo import seed_notebook
 
-    data = Path(tempfile.mkdtemp(prefix="mnist-"))
+    # In the lake: kernels run sandboxed with a /tmp of their own.
+    data = Path(tempfile.mkdtemp(prefix="mnist-", dir=ray_server.data_dir / "lake"))
     try:
         subprocess.run([sys.executable, "-m", "console", "datasets", "mnist", str(data), "--synthetic",
                         "--rows", "4000", "--partitions", "2"], cwd=REPO, check=True, capture_output=True, timeout=300)
@@ -161,6 +162,8 @@ def test_screenshot_of_the_published_demo_trained_on_ray(page: Any, ray_server: 
             if len(runs) == len(cells) and all(r["status"] in ("done", "error") for r in runs.values()):
                 break
             time.sleep(1)
+        failed = {c: (r["status"], r.get("events", [])[-1:]) for c, r in runs.items() if r["status"] != "done"}
+        assert not failed, failed
         token = ray_server.api("POST", f"/notebooks/{nb['id']}/links")["token"]
         page.set_viewport_size({"width": 1280, "height": 1000})
         page.goto(f"{ray_server.url}/p/{token}")
