@@ -3,7 +3,8 @@
 Co-editing and autosave save without a history row (console/store/revisions.py); this thread
 asks the store every few seconds for notebooks idle for HISTORY_SETTLE_SECONDS and snapshots
 them. It starts at the first request of the serving process (gunicorn forks after create_app, and
-a thread does not survive a fork) and stops when its app is gone or `stop_settler` is called.
+a thread does not survive a fork) and stops when its app is gone, its store is closed, or
+`stop_settler` is called.
 """
 from __future__ import annotations
 
@@ -30,12 +31,15 @@ class Settler:
         self._lock = threading.Lock()
         self._pid = 0
         self._thread: threading.Thread | None = None
+        self._pool: Any = None  # the store's connection pool when the thread started
 
     def ensure_running(self) -> None:
         with self._lock:
             if self._pid == os.getpid() and self._thread is not None and self._thread.is_alive():
                 return
             self._pid = os.getpid()
+            app = self._app()
+            self._pool = app.extensions["store"].engine.pool if app is not None else None
             self._stop.clear()
             self._thread = threading.Thread(target=self._loop, name="history-settler", daemon=True)
             self._thread.start()
@@ -45,10 +49,12 @@ class Settler:
 
     def settle_once(self) -> int:
         app = self._app()
-        if app is None:
+        store: Any = app.extensions["store"] if app is not None else None
+        # Gone, or closed (Store.close disposes the engine, which gives it a new pool): a closed
+        # store must not be reopened behind its owner's back (SQLite would make a new file).
+        if store is None or (self._pool is not None and store.engine.pool is not self._pool):
             self._stop.set()
             return 0
-        store: Any = app.extensions["store"]
         return len(store.settle_notebooks(self.idle_seconds))
 
     def _loop(self) -> None:

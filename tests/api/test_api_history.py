@@ -135,3 +135,15 @@ def test_restore_keeps_unsettled_edits_as_a_revision(client: FlaskClient, app: F
     revs = client.get(f"/api/notebooks/{nb['id']}/revisions").json["revisions"]
     assert [r["number"] for r in revs] == [rev + 1, rev, 1]
     assert client.get(f"/api/notebooks/{nb['id']}/revisions/{rev}").json["snapshot"]["cells"][0]["source"] == "v2 typed"
+
+
+def test_the_settler_stops_with_its_store(cfg: Any) -> None:
+    from console.server import create_app
+
+    app = create_app({**cfg, "HISTORY_SETTLE_SECONDS": 0.4, "TESTING": True})
+    app.test_client().get("/api/health")
+    settler = app.extensions[SETTLER_KEY]
+    assert settler._thread is not None and settler._thread.is_alive()
+    app.extensions["store"].close()
+    settler._thread.join(timeout=5)
+    assert not settler._thread.is_alive()
