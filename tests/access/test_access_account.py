@@ -74,8 +74,9 @@ def test_an_admins_own_notebooks_are_kept_apart_from_everyones(mu_app: Flask, as
     root, alice = login(mu_app, "root"), as_user("alice")
     alice.post("/api/notebooks", json={"name": "alice's", "folder": "/team"})
     root.post("/api/notebooks", json={"name": "root's", "folder": "/"})
+    mu_app.extensions["store"].create_notebook("nobody's", "/")  # no owner: nobody else's work
     own = root.get("/api/workspace?folder=/").json
-    assert own["admin"] is True and [n["name"] for n in own["notebooks"]] == ["root's"]
+    assert own["admin"] is True and [n["name"] for n in own["notebooks"]] == ["nobody's", "root's"]
     assert "/team" not in [f["path"] for f in own["folders"]]
     everyone = root.get("/api/workspace?folder=/&scope=all").json
     assert "/team" in [f["path"] for f in everyone["folders"]]

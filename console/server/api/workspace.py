@@ -50,9 +50,10 @@ def _shown(store: Store, user: Any, names: _Names, nb: NotebookInfo) -> dict[str
 
 
 def _personal_role(store: Store, user: Any, nb: NotebookInfo) -> bool:
-    """Whether the user holds the notebook as anyone would: owning it, or through a share or a
-    folder they made. An admin's power over everything else does not count here."""
-    if nb.owner_id == user.id:
+    """Whether the admin holds the notebook as anyone would: owning it, or through a share or a
+    folder they made; their power over everything else does not count here. A notebook without an
+    owner (made outside the API, or whose owner was deleted) is nobody else's work: it is theirs."""
+    if nb.owner_id == user.id or nb.owner_id is None:
         return True
     grants = access.grants_of(store, user)
     return nb.id in grants.notebook_roles or any(is_under(nb.folder, f) for f, _ in grants.folder_roles)
