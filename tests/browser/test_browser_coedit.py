@@ -98,7 +98,8 @@ def notebook(team: Server, people: dict[str, Any], *sources: str) -> str:
     assert r.ok, r.text()
     nb_id = str(r.json()["id"])
     for user, role in (("bob", "editor"), ("vic", "viewer")):
-        s = ctx.request.post(f"{team.url}/api/notebooks/{nb_id}/shares", headers=headers, data={"user": user, "role": role})
+        s = ctx.request.post(f"{team.url}/api/notebooks/{nb_id}/shares", headers=headers,
+                             data={"user": user, "role": role})
         assert s.ok, s.text()
     return nb_id
 
