@@ -191,23 +191,42 @@ def _unlink(path: str) -> None:
         pass
 
 
+OWNER_LOCK = ".owner"
+_held: list[int] = []  # this process's owner locks: kept open (so held) for its whole life
+
+
 def scratch_dir() -> Path:
-    """This process's folder for IPC files: on /dev/shm where writable, after removing dead ones."""
+    """This process's folder for IPC files: on /dev/shm where writable, after removing dead ones.
+
+    The folder's owner holds an exclusive lock on its `.owner` file for as long as it lives; a
+    pid alone cannot say whether the owner lives, because sandboxed kernels (their own pid
+    namespace) and unsandboxed ones (tests, CONSOLE_SANDBOX=off) share /dev/shm.
+    """
     shm = Path("/dev/shm")
     parent = shm if os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
     sweep_stale(parent)
-    return Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
+    folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
+    fd = os.open(folder / OWNER_LOCK, os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    _held.append(fd)
+    return folder
 
 
 def sweep_stale(parent: Path) -> None:
+    """Remove the folders whose owner is gone: nobody holds their owner lock any more."""
     for folder in parent.glob(PREFIX + "*"):
-        m = _OWNED.match(folder.name)
-        if m is None or int(m.group(1)) == os.getpid():
+        if _OWNED.match(folder.name) is None:
             continue
         try:
-            os.kill(int(m.group(1)), 0)
-            continue  # its kernel is alive
-        except ProcessLookupError:
-            shutil.rmtree(folder, ignore_errors=True)
-        except PermissionError:
-            continue  # another user's live process
+            fd = os.open(folder / OWNER_LOCK, os.O_RDWR)
+        except FileNotFoundError:
+            continue  # being made right now (the lock comes just after the folder), or not ours
+        except OSError:
+            continue  # another user's folder
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # its owner lives
+        finally:
+            os.close(fd)  # closing drops a lock taken just now, before the folder goes
+        shutil.rmtree(folder, ignore_errors=True)

@@ -68,7 +68,7 @@ def build_job(session: JobSource, stmt: Run) -> PythonJob:
     if input_table is not None and input_name is not None:
         origin = lookup_ci(getattr(session, "origins", {}), input_name)
         direct = origin.conf_value(input_table) if origin is not None else None
-        if direct is not None and conf.get("directRead", "true").lower() != "false":
+        if direct is not None and conf.get("directRead", "false").lower() == "true":
             conf[FRAGMENTS_KEY] = direct  # actors read the loaded files; the kernel writes nothing
     code = opts["code"]
     included = re.fullmatch(r"\s*py\.(\w+)\s*", code)

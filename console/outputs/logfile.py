@@ -15,6 +15,7 @@ The server writes it, under <data_dir>/server/, which sandboxed kernels cannot s
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 import time
 import zlib
@@ -47,6 +48,13 @@ class Chunk(Protocol):
 def relative_path(notebook_id: str, run_id: str) -> str:
     """runs.log_file for a run: relative to the data folder, in the server's private folder."""
     return f"{PRIVATE_DIR_NAME}/{LOGS_DIR}/{notebook_id}/{run_id}.log.gz"
+
+
+def remove_notebook_logs(data_dir: Path, notebook_id: str) -> None:
+    """Delete a deleted notebook's log files (the store's rows went with the notebook)."""
+    if not notebook_id or "/" in notebook_id or notebook_id in (".", ".."):
+        return  # ids come from the store; never let one name a folder outside logs/
+    shutil.rmtree(Path(data_dir) / PRIVATE_DIR_NAME / LOGS_DIR / notebook_id, ignore_errors=True)
 
 
 def image_line(text: str) -> str:

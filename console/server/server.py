@@ -13,6 +13,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
+from console.server.deps import SESSIONS_KEY
 from console.server.wsgi import SOCKET_LIMIT_KEY
 
 DEFAULT_THREADS = 1024
@@ -26,9 +27,15 @@ def http_reserve(threads: int) -> int:
 def _post_fork(_arbiter: Any, worker: Any) -> None:
     # The app (and its database pool) was built before the fork; the worker must not share the
     # parent's connections, so it drops them without closing them under the parent's feet.
-    store = worker.app.application.extensions.get("store")
+    app = worker.app.application
+    store = app.extensions.get("store")
     if store is not None:
         store.engine.dispose(close=False)
+    # Start the kernel manager now, not at the first request: it closes the runs a killed server
+    # left `running` (and trims their log files), which the API must not show as still going.
+    holder = app.extensions.get(SESSIONS_KEY)
+    if holder is not None:
+        holder.get()
 
 
 class GunicornServer(BaseApplication):

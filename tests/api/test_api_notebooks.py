@@ -1,6 +1,8 @@
 """The notebook and folder endpoints through Flask's test client."""
 from __future__ import annotations
 
+from typing import Any
+
 from flask.testing import FlaskClient
 
 CELLS = [{"kind": "mlsql", "source": "select 1 as a;"}, {"kind": "python", "source": "print(1)"}]
@@ -95,3 +97,14 @@ def test_api_on_postgres(cfg, postgres_db: str) -> None:  # type: ignore[no-unty
     nb = _create(client, "on pg", "/pg")
     assert client.get(f"/api/notebooks/{nb['id']}").json["name"] == "on pg"
     app.extensions["store"].close()
+
+
+def test_delete_removes_the_notebooks_log_files(client: FlaskClient, cfg: Any) -> None:
+    nb = _create(client)
+    logs = cfg.data_dir / "server" / "logs" / nb["id"]
+    logs.mkdir(parents=True)
+    (logs / "run.log.gz").write_bytes(b"x")
+    other = cfg.data_dir / "server" / "logs" / "someone-else"
+    other.mkdir(parents=True)
+    assert client.delete(f"/api/notebooks/{nb['id']}").status_code == 204
+    assert not logs.exists() and other.exists()

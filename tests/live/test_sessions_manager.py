@@ -94,9 +94,10 @@ def test_big_output_replays_head_marker_tail_and_the_log_keeps_all(setup: Any) -
     cut = seqs.index((hidden[0].first_seq, hidden[0].last_seq))
     assert seqs[cut - 1] + 1 == hidden[0].first_seq and hidden[0].last_seq + 1 == seqs[cut + 1]
     assert outputs[0].text.startswith("line 1\n") and outputs[-1].text.endswith("line 4000\n")
-    from console.outputs.replay import log_lines
+    from console.outputs.replay import full_log
 
-    log = "".join(log_lines(store.iter_outputs(run_id)))
+    # The rows keep only the head and tail; the whole log is the run's file.
+    log = b"".join(full_log(store, manager.cfg.data_dir, run_id)).decode()
     assert log.splitlines() == [f"line {i}" for i in range(1, 4001)]
 
 

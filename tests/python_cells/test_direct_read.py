@@ -95,6 +95,7 @@ def test_a_vanished_file_names_itself(tmp_path: Path) -> None:
 CELL = """--%python
 --%input={input}
 --%output={output}
+--%directRead=true
 
 import ray
 import pyarrow as pa

@@ -146,11 +146,25 @@ def test_stale_scratch_folders_are_swept(tmp_path) -> None:
 
     from console.kernel.ipcfiles import sweep_stale
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
-    (tmp_path / f"mlsqlpy-{dead}-abc").mkdir()
-    (tmp_path / f"mlsqlpy-{dead}-abc" / "table-x.arrow").write_bytes(b"x")
-    (tmp_path / f"mlsqlpy-{os.getppid()}-def").mkdir()  # a live process's folder stays
-    (tmp_path / "mlsqlpy-old").mkdir()  # no PID in the name: not ours to judge
-    sweep_stale(tmp_path)
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"mlsqlpy-{os.getppid()}-def", "mlsqlpy-old"])
+    # A folder whose owner exited (its lock went with it) goes; one whose owner still holds the
+    # lock stays, whatever pid its name carries (sandboxed kernels see other pid numbers).
+    dead = tmp_path / "mlsqlpy-999999-abc"
+    dead.mkdir()
+    (dead / ".owner").write_bytes(b"")
+    (dead / "table-x.arrow").write_bytes(b"x")
+    live = tmp_path / "mlsqlpy-1-def"
+    live.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               f"fd = os.open({str(live / '.owner')!r}, os.O_CREAT | os.O_RDWR)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        (tmp_path / "mlsqlpy-old").mkdir()  # no PID in the name: not ours to judge
+        sweep_stale(tmp_path)
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["mlsqlpy-1-def", "mlsqlpy-old"])
+    finally:
+        holder.kill()
+        holder.wait()
+    sweep_stale(tmp_path)  # the owner is gone now
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlsqlpy-old"]

@@ -8,7 +8,7 @@ from flask.typing import ResponseReturnValue
 
 from console.server import access, serialize
 from console.server.auth import current_user, signed_in
-from console.server.deps import get_store
+from console.server.deps import get_config, get_store
 from console.server.validate import base_revision, field, json_body
 
 
@@ -84,7 +84,10 @@ def duplicate_notebook(notebook_id: str) -> ResponseReturnValue:
 
 
 def delete_notebook(notebook_id: str) -> ResponseReturnValue:
+    from console.outputs.logfile import remove_notebook_logs
+
     get_store().delete_notebook(notebook_id)
+    remove_notebook_logs(get_config().data_dir, notebook_id)
     return Response(status=204)
 
 
