@@ -71,6 +71,9 @@ class RunStore(Protocol):
 
     def find_notebooks(self, name: str | None = None) -> list[NotebookInfo]: ...
 
+    def snapshot_notebook(self, notebook_id: NotebookId, author_id: UserId | None = None,
+                          label: str | None = None) -> Any: ...
+
     def create_run(self, notebook_id: NotebookId, cell_id: CellId, source: str,
                    user_id: UserId | None = None) -> RunRecord: ...
 

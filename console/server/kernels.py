@@ -148,6 +148,8 @@ class SessionManager:
                 raise NotFound(f"notebook {notebook_id} has no cell {cell_id!r}")
             cells = cells[index:index + 1] if mode == "cell" else cells[index:]
         cells = [c for c in cells if c.kind != "markdown"]
+        # A run marks a state worth finding again in the history (a no-op when it has its row).
+        self.store.snapshot_notebook(notebook_id, author_id=user_id)
         session = self.session(user_id, notebook_id)
         ids: list[RunId] = []
         with session.lock:
