@@ -99,7 +99,7 @@ def run_ray(session: JobSource, stmt: Run, runtime: Callable[[], Runtime]) -> li
     except PythonCellError as exc:
         kind = exc.kind  # python, worker, env, schema or interrupted: each tells the user something different
         raise CellError(kind, exc.message, exc.line, None, exc.traceback) from None
-    if table is None and stmt.options.get("autoOutput") == "true":
+    if table is None and stmt.options.get("autoOutput"):
         return []  # a Python cell without --%output that built no result: its output is what it printed
     if table is None:
         # MLSQL's answer when the code never calls build_result: an empty one-column table.

@@ -179,10 +179,13 @@ class Session:
     def _execute(self, stmts: list[lang.Statement], cell: str | int | None, text: str, run: CellRun) -> None:
         from console.sources import SourceError
 
+        skip: str | None = None  # a Python cell's random output name, once its code built nothing
         for stmt in stmts:
             if self._interrupted:
                 raise CellError("interrupted", "the cell was interrupted", stmt.line, stmt.column)
             if self.flow.skips(stmt):  # inside a branch of !if … !fi that was not taken
+                continue
+            if skip is not None and skip in stmt.source:
                 continue
             stmt = lang.substitute_statement(stmt, self._variables(), cell, text)
             self.last_command = stmt.source
@@ -191,8 +194,8 @@ class Session:
                 handler(stmt, run, cell)
             except SourceError as exc:
                 raise CellError("data", exc.message, *_data_error_position(stmt, exc.message)) from None
-            except _PrintedOnly:  # the rest of this cell would only show the result it did not build
-                return
+            except _PrintedOnly as exc:  # the compiled steps after it would show a result never built
+                skip = exc.name
 
     def put(self, name: str, table: pa.Table, run: CellRun) -> None:
         self.tables[name] = table
@@ -305,7 +308,7 @@ class Session:
             self.put(name, table, run)
         if not pairs:  # a Python cell without --%output that built no result: no table to show
             run.last = None
-            raise _PrintedOnly
+            raise _PrintedOnly(stmt.options["autoOutput"])
 
     def python_runtime(self) -> PythonRuntime:
         if self._runtime is None:
@@ -349,7 +352,12 @@ class Session:
 
 
 class _PrintedOnly(Exception):
-    """Ends a compiled Python cell whose code built no result (see console/lang/annotations.py)."""
+    """A compiled Python cell's code built no result: skip the steps that mention its output name
+    (console/lang/annotations.py)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
 def _data_error_position(stmt: lang.Statement, message: str) -> tuple[int, int]:

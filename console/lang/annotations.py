@@ -3,8 +3,8 @@
 The compiled form follows MLSQL's notebook rewrite (PythonHint): optional `!python conf/env`
 settings, `run command as Ray.`` where inputTable=… and outputTable="<out>_0" and code='''…'''`,
 then either a cache round trip through parquet or `select * from <out>_0 as <out>`. Without
-`--%output` the Ray statement carries autoOutput="true": if the code builds no result, the
-engine ends the cell there and the cell shows its printed output only.
+`--%output` the Ray statement carries autoOutput="<out>": if the code builds no result, the
+engine skips the statements after it that mention <out>, and the cell shows its printed output only.
 """
 from __future__ import annotations
 
@@ -95,8 +95,9 @@ def compile_python_cell(text: str, cell: str | int | None = None) -> list[ast.St
             options[key] = p[key]
     if "output" not in p:
         # No table was asked for: a cell that never calls build_result shows what it printed only,
-        # not MLSQL's empty `value` table under a random name (the engine skips the steps below).
-        options["autoOutput"] = "true"
+        # not MLSQL's empty `value` table under a random name. The option names that random
+        # name, so the engine can skip the steps below (each mentions it) when nothing was built.
+        options["autoOutput"] = out
     options["code"] = head.body
     run_src = "run command as Ray.`` where " + " and ".join(
         f'{k}="{v}"' for k, v in options.items() if k != "code") + " and code='''…'''"

@@ -34,7 +34,8 @@ def test_only_a_cell_without_output_header_is_marked() -> None:
     plain = parse_cell("--%python\nprint(1)\n", cell=1, kind="python")
     named = parse_cell("--%python\n--%output=t\nprint(1)\n", cell=1, kind="python")
     assert [type(s) for s in plain] == [Run, Select]  # the select stays: a built result is shown
-    assert plain[0].options["autoOutput"] == "true"  # type: ignore[attr-defined]
+    # It names the cell's random output name, which the steps to skip all mention.
+    assert plain[0].options["autoOutput"] == plain[1].table  # type: ignore[attr-defined]
     assert "autoOutput" not in named[0].options  # type: ignore[attr-defined]
 
 
@@ -47,6 +48,13 @@ def test_a_print_only_cell_has_no_result_and_adds_no_table(session: Session) -> 
     assert out.result is None
     assert out.tables_changed == []
     assert set(session.tables) == before
+
+
+def test_a_cached_print_only_cell_saves_and_loads_nothing(session: Session) -> None:
+    out = session.run_cell("--%python\n--%cache=true\nprint('cached nothing')\n", kind="python", cell=4)
+    assert out.ok, out.error
+    assert out.result is None and out.tables_changed == []
+    assert not session.cache_dir.exists() or not any(session.cache_dir.iterdir())
 
 
 def test_a_built_result_is_still_shown_and_is_not_left_stale(session: Session) -> None:
