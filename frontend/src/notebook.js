@@ -125,6 +125,7 @@ export class NotebookPage {
         onRestored: () => location.reload(),
         onError: (err) => this.banners.show("sharing", err.message),
         canRestore: () => allows(this.role, "restore"),
+        flush: () => this.saver.flush(), // the name and views; the server stores the live cells itself
       }),
       btn("help", "?", "Keyboard shortcuts"));
     const addBar = h("div.add-bar", { dataset: { needs: "editor" } },
@@ -312,7 +313,8 @@ export class NotebookPage {
 
   // Restart asks first (it clears the session), then says when the new kernel is ready.
   async restart() {
-    const ok = await confirmDialog("Restart the kernel? This clears the session's tables, variables and "
+    // A dead kernel has nothing left to clear: its card's button starts a new one at once.
+    const ok = this.root.dataset.kernel === "dead" || await confirmDialog("Restart the kernel? This clears the session's tables, variables and "
       + "Python state (globals, Ray actors kept by them). Saved notebooks and outputs are kept.", { okText: "Restart" });
     if (!ok) return;
     this.restarting = true;

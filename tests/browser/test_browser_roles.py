@@ -30,6 +30,9 @@ def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     yield srv
     stop_server(srv)
 
+# Cell buttons a viewer keeps: they change only this page's view (a viewer's clear is not stored).
+VIEW_ONLY = "".join(f":not([data-action={a}])" for a in ("collapse-input", "collapse-output", "clear-output"))
+
 
 def logged_in(browser: Any, server: Server, name: str) -> tuple[Any, dict[str, str]]:
     """A browser context logged in as `name`, and the headers its API writes need."""
@@ -83,7 +86,8 @@ def test_a_viewer_sees_no_run_or_edit_controls_and_cannot_type(browser: Any, tea
         page = open_as(ctx, team_server, shared_notebook)
         assert page.locator("#app").get_attribute("data-user-role") == "viewer"
         cell = page.locator("section.cell").first
-        assert cell.locator(".cell-head [data-action]").count() == 0  # no run, move, insert or delete
+        # No run, move, insert or delete: only what changes this page's view (collapse, clear).
+        assert cell.locator(f".cell-head [data-action]{VIEW_ONLY}").count() == 0
         assert cell.locator("[data-role=kind]").is_disabled()
         for action in ("run-all", "interrupt", "restart", "add-mlsql"):
             assert not page.locator(f"[data-action={action}]").is_visible(), action
@@ -157,7 +161,7 @@ def test_a_reader_account_gets_no_fork_run_new_or_import(browser: Any, team_serv
         assert page.locator("#app").get_attribute("data-user-role") == "viewer"
         for action in ("run-all", "interrupt", "restart", "add-mlsql"):
             assert not page.locator(f"[data-action={action}]").is_visible(), action
-        assert page.locator("section.cell").first.locator(".cell-head [data-action]").count() == 0
+        assert page.locator("section.cell").first.locator(f".cell-head [data-action]{VIEW_ONLY}").count() == 0
         assert not page.locator("[data-sec-action=fork]").is_visible()
         assert page.locator("[data-sec-action=history]").is_visible()  # reading is what a reader does
         viewer = open_as(vctx, team_server, shared_notebook)  # a member viewer still may fork

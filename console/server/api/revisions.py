@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from flask import Blueprint, jsonify
+from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
 
 from console.store import NotFound
@@ -41,12 +41,22 @@ def list_revisions(notebook_id: str) -> ResponseReturnValue:
     return jsonify({"revisions": out})
 
 
+def _store_live_edits(notebook_id: str) -> None:
+    """Store the notebook's live document now (co-editing saves it a moment after the last keystroke)."""
+    from console.server.coedit import COEDIT_KEY
+
+    coedit = current_app.extensions.get(COEDIT_KEY)
+    if coedit is not None:
+        coedit.flush(notebook_id)
+
+
 def save_version(notebook_id: str) -> ResponseReturnValue:
     """POST .../revisions {label?}: the current content as a named version ("Save version…")."""
     body = json_body(required=False)
     label = field(body, "label", str, None)
     if label is not None and not label.strip():
         raise ApiError(400, "a version's label must not be blank (leave it out for an unnamed version)")
+    _store_live_edits(notebook_id)
     rev = get_store().snapshot_notebook(notebook_id, author_id=signed_in().id, label=label)
     return jsonify(serialize.plain(rev)), 201
 
@@ -115,6 +125,7 @@ def diff_revisions(notebook_id: str) -> ResponseReturnValue:
 
 def restore_revision(notebook_id: str, number: int) -> ResponseReturnValue:
     body = json_body(required=False)
+    _store_live_edits(notebook_id)  # what was typed live is kept in the history before the restore
     nb = get_store().restore_revision(notebook_id, number, base_revision(body, required=False),
                                       author_id=signed_in().id)
     return jsonify(serialize.notebook(nb))
