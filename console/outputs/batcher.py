@@ -24,6 +24,7 @@ from console.ids import CellId, NotebookId, RunId
 from console.messages import Message, MetricsEvent, OutputEvent
 from console.outputs.collapse import StreamCollapser
 from console.outputs.keeper import RunKeeper
+from console.outputs.live import LiveTail
 from console.outputs.logfile import LogWriter, relative_path
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,7 @@ class _RunBuffer:
     keeper: RunKeeper | None = None  # None: every chunk is a row (no log file, or a reopened run)
     log: LogWriter | None = None
     log_failed: bool = False
+    live: LiveTail = field(default_factory=LiveTail)
 
 
 def split_text(text: str, limit: int = CHUNK_MAX_CHARS) -> list[str]:
@@ -197,16 +199,20 @@ class OutputBatcher:
             if wait > 0:
                 time.sleep(wait)
             last = time.monotonic()
-            self.flush_all()
+            self.flush_all(live_wait=True)
 
-    def flush_all(self) -> None:
+    def flush_all(self, live_wait: bool = False) -> None:
         with self._cond:
             dirty, self._dirty = self._dirty, set()
         for run_id in dirty:
-            self.flush_run(run_id)
+            self.flush_run(run_id, live_wait)
 
-    def flush_run(self, run_id: RunId) -> None:
-        """Store then broadcast everything queued for run_id; safe to call from any thread."""
+    def flush_run(self, run_id: RunId, live_wait: bool = False) -> None:
+        """Store then broadcast everything queued for run_id; safe to call from any thread.
+
+        live_wait: the background loop's flush, which may hold back a big run's live update
+        (live.py); any other caller (the run's end) gets everything published now.
+        """
         with self._cond:
             buf = self._runs.get(run_id)
         if buf is None:
@@ -216,7 +222,7 @@ class OutputBatcher:
                 items, buf.items = buf.items, []
                 metrics, buf.metrics = buf.metrics, []
                 self._dirty.discard(run_id)
-            if not items and not metrics:
+            if not items and not metrics and not buf.live.waiting:
                 return
             events = self._number(run_id, buf, items)
             if events:
@@ -232,7 +238,14 @@ class OutputBatcher:
                 buf.next_metric_seq += 1
             with self.locks(buf.notebook_id):
                 self._store(run_id, buf, events, points)
-                self.publish(buf.notebook_id, [*events, *points])
+                live = buf.live.take(events, buf.keeper if buf.log is not None else None,
+                                     time.monotonic(), force=not live_wait)
+                if live or points:
+                    self.publish(buf.notebook_id, [*live, *points])
+            if buf.live.waiting:  # held back: the loop comes again within its interval
+                with self._cond:
+                    self._dirty.add(run_id)
+                    self._cond.notify()
 
     def _number(self, run_id: RunId, buf: _RunBuffer, items: list[OutputEvent]) -> list[OutputEvent]:
         events: list[OutputEvent] = []

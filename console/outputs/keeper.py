@@ -47,6 +47,8 @@ class RunKeeper:
         self.head_open = True
         self.head_bytes = 0
         self.head_count = 0
+        self.head_last = 0  # seq of the head's last chunk
+        self.hidden_total = 0  # bytes hidden so far: what the viewers' marker says
         # (seq, bytes, stored already) of the chunks in the tail, oldest first.
         self.tail: deque[tuple[int, int, bool]] = deque()
         self.tail_bytes = 0
@@ -61,6 +63,7 @@ class RunKeeper:
                 head.append(c)
                 self.head_bytes += size
                 self.head_count += 1
+                self.head_last = c.seq
                 continue
             self.head_open = False
             self.tail.append((c.seq, size, False))
@@ -76,6 +79,7 @@ class RunKeeper:
                     dropped.append(seq)
                 else:
                     skipped += size
+        self.hidden_total += hidden
         new_tail = {seq for seq, _, stored in self.tail if not stored}
         self.tail = deque((seq, size, True) for seq, size, _ in self.tail)
         keep = head + [c for c in chunks if c.seq in new_tail]

@@ -38,6 +38,8 @@ export class LogModel {
     this.dropped = 0; // lines dropped from the front
     this.hiddenBytes = 0; // output the server kept out of the inline copy
     this.hiddenUrl = "";
+    this.marker = -1; // absolute index of the hidden-output marker line, -1 when none
+    this.cut = false; // lines after the marker were removed: the view redraws in full
     this.open = new Map(); // "source\0stream" -> absolute index of its unfinished line
     this.sources = new Set();
     this.dirty = new Set(); // absolute indexes of lines edited in place
@@ -57,6 +59,8 @@ export class LogModel {
     this.dropped = 0;
     this.hiddenBytes = 0;
     this.hiddenUrl = "";
+    this.marker = -1;
+    this.cut = false;
     this.open.clear();
     this.sources.clear();
     this.dirty.clear();
@@ -94,10 +98,24 @@ export class LogModel {
   }
 
   // Output the server did not send inline (the middle of a huge log): one marker line.
+  // A second marker of the same run (a live run past its budget, or a replay after a reconnect)
+  // grows the first: `bytes` is then the run's whole hidden size, and the lines after the marker
+  // (the previous tail, now part of the middle) are replaced by the tail that follows it.
   hidden(bytes, url) {
-    this.hiddenBytes += bytes;
     this.hiddenUrl = url || this.hiddenUrl;
+    if (this.marker >= this.first) {
+      const at = this.marker - this.first;
+      this.lines.length = at + 1;
+      this.lines[at].hidden = { bytes, url: this.hiddenUrl };
+      this.hiddenBytes = bytes;
+      for (const [key, index] of this.open) if (index > this.marker) this.open.delete(key);
+      for (const index of this.dirty) if (index > this.marker) this.dirty.delete(index);
+      this.cut = true;
+      return;
+    }
+    this.hiddenBytes += bytes;
     this.lines.push({ source: "", stream: "hidden", text: "", hidden: { bytes, url } });
+    this.marker = this.end - 1;
     this._trim();
   }
 

@@ -73,6 +73,10 @@ export class LogView {
   flush() {
     const m = this.model;
     if (m.sources.size !== this.knownSources) this.refreshSources();
+    if (m.cut) { // the tail after the hidden marker was replaced
+      m.cut = false;
+      this.full = true;
+    }
     if (this.full) this.renderAll();
     else this.renderIncrement();
     this.el.hidden = m.end === 0;

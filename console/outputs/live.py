@@ -1,0 +1,96 @@
+"""What the viewers of a run are sent live once its output is past the inline budget.
+
+Below the budget every chunk goes out as it is numbered. Past it, sending every chunk made
+Socket.IO the bottleneck (50 MB was 12,500 events to each viewer, which then kept only the head
+and tail anyway). So past the budget, at most one update per `interval` goes out per run: the
+head chunks not sent yet, then, when chunks the viewers never got have left the tail, one
+`output_hidden` marker for them, then the chunks of the current tail not sent yet.
+
+The viewer's rule (frontend/src/logmodel.js): a marker for a run whose log already has one
+grows that marker (its bytes are the run's whole hidden size) and replaces everything after it,
+the previous tail, which is now part of the middle. That is the stored-run view's shape, and a
+socket join replays the same shape from the store (seqs the viewer already has are skipped by
+its seq tracker), so a viewer that reconnects gets exactly what it missed.
+"""
+from __future__ import annotations
+
+from console.messages import Message, OutputEvent, OutputHiddenEvent
+from console.outputs.keeper import RunKeeper
+from console.outputs.view import log_url
+
+
+class LiveTail:
+    """The live side of one run: what was sent, and the numbered chunks still waiting."""
+
+    def __init__(self, interval: float = 0.25) -> None:
+        self.interval = interval
+        self.sent = 0  # the highest seq the viewers were sent (a chunk or a marker's last)
+        self.pending: list[OutputEvent] = []
+        self.last_update = float("-inf")
+
+    def take(self, events: list[OutputEvent], keeper: RunKeeper | None, now: float, force: bool) -> list[Message]:
+        """The messages to publish now for this batch (stored already); [] while throttled."""
+        if keeper is None or (keeper.total <= keeper.budget and not self.pending):
+            if events:
+                self.sent = max(self.sent, events[-1].seq)
+            return list(events)
+        tail_first = keeper.tail[0][0] if keeper.tail else keeper.head_last + 1
+        # Only head chunks and the current tail can still be shown; the rest is the middle.
+        self.pending = [e for e in [*self.pending, *events] if e.seq <= keeper.head_last or e.seq >= tail_first]
+        if not force and now - self.last_update < self.interval:
+            return []
+        self.last_update = now
+        out: list[Message] = [e for e in self.pending if e.seq <= keeper.head_last]
+        first = max(self.sent, keeper.head_last) + 1
+        if tail_first - 1 >= first:
+            sample = events[-1] if events else self.pending[-1] if self.pending else None
+            if sample is not None:
+                out.append(OutputHiddenEvent(sample.notebook_id, sample.cell_id, sample.run_id, first,
+                                             tail_first - 1, keeper.hidden_total, log_url(sample.run_id)))
+                self.sent = tail_first - 1
+        out += [e for e in self.pending if e.seq > keeper.head_last]
+        if self.pending:
+            self.sent = max(self.sent, self.pending[-1].seq)
+        self.pending = []
+        return out
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self.pending)
+
+
+class ViewerLog:
+    """A viewer's log of one run, by the page's rules (seqtracker.js, logmodel.js): what the
+    tests and bench/big_log.py compare with the replay. Events are wire dicts."""
+
+    def __init__(self) -> None:
+        self.last = 0
+        self.items: list[tuple[int, str]] = []  # (seq, text); seq 0 and text "" is the marker
+        self.hidden_bytes = 0
+
+    def feed(self, event: dict[str, object]) -> None:
+        if event["type"] == "output":
+            seq = int(event["seq"])  # type: ignore[call-overload]
+            if seq > self.last:
+                self.last = seq
+                self.items.append((seq, str(event["text"])))
+        elif event["type"] == "output_hidden":
+            last = int(event["last_seq"])  # type: ignore[call-overload]
+            if last <= self.last:
+                return
+            self.last = last
+            marker = [i for i, (seq, _) in enumerate(self.items) if seq == 0]
+            if marker:
+                del self.items[marker[0] + 1:]
+                self.hidden_bytes = int(event["hidden_bytes"])  # type: ignore[call-overload]
+            else:
+                self.items.append((0, ""))
+                self.hidden_bytes += int(event["hidden_bytes"])  # type: ignore[call-overload]
+
+    @property
+    def text(self) -> str:
+        return "".join(text for _, text in self.items)
+
+    @property
+    def seqs(self) -> list[int]:
+        return [seq for seq, _ in self.items]
