@@ -16,20 +16,89 @@ from console.actors.capture import (METRICS, KerasMetrics, LineRedraw, decode_fo
 from console.messages import CellMetrics, CellOutput, Message
 
 
+# Printed text is sent in batches: one pipe message per line made a cell printing 500,000 lines
+# spend most of its time pickling and the kernel most of its time unpickling and forwarding.
+BATCH_SECONDS = 0.01  # the longest a printed line waits in the worker
+BATCH_CHARS = 64 * 1024
+
+
 class Channel:
-    """The worker's end of the socket pair; sends are shared by threads, recv stays on the main one."""
+    """The worker's end of the socket pair; sends are shared by threads, recv stays on the main one.
+
+    CellOutput text of one job, source and stream is joined until BATCH_CHARS or BATCH_SECONDS;
+    any other message (metrics, CellDone) and an explicit flush send the batch first, so order
+    and the end-of-cell guarantee hold.
+    """
 
     def __init__(self, fd: int) -> None:
         self.conn = Connection(fd)
         self.lock = threading.Lock()
         self.job_id = ""  # the running cell's; "" between cells (the kernel ignores that output)
+        self._texts: list[str] = []
+        self._key: tuple[str, str, str] = ("", "", "")
+        self._chars = 0
+        self._first_at = 0.0
+        self._wake = threading.Condition(self.lock)
+        self._flusher: threading.Thread | None = None
 
     def send(self, msg: Message) -> None:
         with self.lock:
-            try:
-                self.conn.send(msg)
-            except (OSError, ValueError):
-                pass  # the kernel went away; the main loop will notice on recv
+            self._send_batch()
+            self._send(msg)
+
+    def output(self, text: str, source: str, stream: str) -> None:
+        """Queue printed text; it goes out within BATCH_SECONDS."""
+        with self.lock:
+            key = (self.job_id, source, stream)
+            if text.startswith("\r"):
+                # A redraw (a progress bar) goes alone, as it was written: few, and it is the
+                # live state a viewer watches, so it is not held back either.
+                self._send_batch()
+                self._send(CellOutput(job_id=self.job_id, text=text, source=source, stream=stream))
+                return
+            if self._texts and key != self._key:
+                self._send_batch()
+            self._key = key
+            self._texts.append(text)
+            self._chars += len(text)
+            if self._chars >= BATCH_CHARS:
+                self._send_batch()
+            elif len(self._texts) == 1:
+                self._first_at = time.monotonic()
+                if self._flusher is None:
+                    self._flusher = threading.Thread(target=self._flush_loop, name="channel-batch", daemon=True)
+                    self._flusher.start()
+                self._wake.notify()
+
+    def flush(self) -> None:
+        with self.lock:
+            self._send_batch()
+
+    def _flush_loop(self) -> None:
+        with self.lock:
+            while True:
+                while not self._texts:
+                    self._wake.wait()
+                left = self._first_at + BATCH_SECONDS - time.monotonic()
+                if left > 0:
+                    self._wake.wait(left)  # a new batch's first text wakes it early: it looks again
+                else:
+                    self._send_batch()
+
+    def _send_batch(self) -> None:
+        """Send the queued text (the lock is held)."""
+        if not self._texts:
+            return
+        job_id, source, stream = self._key
+        text = "".join(self._texts)
+        self._texts, self._chars = [], 0
+        self._send(CellOutput(job_id=job_id, text=text, source=source, stream=stream))
+
+    def _send(self, msg: Message) -> None:
+        try:
+            self.conn.send(msg)
+        except (OSError, ValueError):
+            pass  # the kernel went away; the main loop will notice on recv
 
     def recv(self) -> Message:
         msg = self.conn.recv()
@@ -71,12 +140,14 @@ class ChannelStream(io.TextIOBase):
     def flush(self) -> None:
         with self.lock:
             self._line_state().flush()
+        self.channel.flush()  # a flush orders this text before what the cell writes next elsewhere
 
     def flush_all(self) -> None:
         with self.lock:
             for state in self.lines.values():
                 state.flush()
             self.lines.clear()
+        self.channel.flush()
 
     def _chunk(self, chunk: str) -> None:
         source = "driver"
@@ -100,8 +171,7 @@ class ChannelStream(io.TextIOBase):
                     return
         if not chunk:
             return
-        self.channel.send(CellOutput(job_id=self.channel.job_id, text=chunk, source=source,
-                                     stream=stream_of(self.stream, chunk)))
+        self.channel.output(chunk, source, stream_of(self.stream, chunk))
         found = self.metrics.feed(source, chunk)
         if found is not None:
             self._metrics(found[0], source, found[1])
