@@ -55,3 +55,16 @@ test("a hidden-output marker is its own line", () => {
   assert.equal(m.lines[1].hidden.bytes, 4096);
   assert.equal(m.lines[2].text, "tail");
 });
+
+test("a second hidden marker of a run grows the first and replaces the tail after it", () => {
+  const m = new LogModel();
+  m.append("head\n");
+  m.hidden(100, "/log");
+  m.append("tail 1\npartial");
+  m.hidden(250, "/log");
+  m.append("tail 2\n");
+  assert.deepEqual(texts(m), ["head", "", "tail 2"]);
+  assert.equal(m.hiddenBytes, 250);
+  assert.equal(m.lines[1].hidden.bytes, 250);
+  assert.equal(m.cut, true);
+});
