@@ -165,7 +165,7 @@ def start_head(
     resources: Mapping[str, float] | None = None,
     address: str | None = None,
     log_path: Path | None = None,
-    timeout: float = 60.0,
+    timeout: float = 120.0,  # a loaded 2-core machine has taken over 60 s
     env: Mapping[str, str] | None = None,
     wrap: Callable[[list[str]], tuple[list[str], tuple[int, ...]]] | None = None,
     python: str | None = None,

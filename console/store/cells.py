@@ -64,8 +64,8 @@ class CellsMixin(StoreBase):
         kind: str | None = None,
         author_id: int | None = None,
     ) -> NotebookRecord:
-        """Change a cell's source and/or kind: a new revision number, no history row (the page's
-        typing path; history settles after the edits do, console/server/history.py)."""
+        """Change a cell's source and/or kind (a REST write: a history row, like every REST write;
+        the page's typing goes through the live document, which leaves none)."""
         if source is None and kind is None:
             raise Invalid("nothing to change: give source and/or kind")
         new_source = check_source(source) if source is not None else None
@@ -78,7 +78,7 @@ class CellsMixin(StoreBase):
                 cell["source"] = new_source
             if new_kind is not None:
                 cell["kind"] = new_kind
-            return save_revision(s, nb, base_revision, author_id, nb.name, cells, snapshot=False)
+            return save_revision(s, nb, base_revision, author_id, nb.name, cells)
 
     def move_cell(
         self, notebook_id: str, cell_id: str, position: int, base_revision: int | None,

@@ -47,7 +47,7 @@ def test_unstored_keystrokes_survive_a_rest_edit_of_another_cell(tmp_path: Path)
         assert [c.source for c in store.get_notebook(nb.id).cells] == ["first!", "second over REST"]
         saved = [e for e in events if e["type"] == "doc_saved"]
         assert saved[-1]["revision"] == store.get_notebook(nb.id).revision
-        # A live save makes no history row (history settles its own revisions).
+        # The REST edit made a history row; the live save made none (history settles its own).
         assert len(store.list_revisions(nb.id)) == 2
     finally:
         coedit.stop()

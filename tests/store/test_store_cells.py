@@ -27,9 +27,7 @@ def test_add_edit_move_delete(store: Store) -> None:
     assert nb7.revision == 7 and _sources(store, nb.id) == ["a", "b", "d"]
     snap = store.get_revision(nb.id, 5).snapshot
     assert [c["source"] for c in snap["cells"]] == ["c2", "a", "b", "d"]
-    # A cell edit (the typing path) counts a revision but leaves no history row: the history
-    # settles after the edits do.
-    assert [r.number for r in store.list_revisions(nb.id)] == [7, 6, 5, 3, 2, 1]
+    assert [r.number for r in store.list_revisions(nb.id)] == [7, 6, 5, 4, 3, 2, 1]
 
 
 def test_stale_cell_edit_conflicts(store: Store) -> None:
