@@ -23,6 +23,7 @@ handler. A request or command without a row (or one added per app with `classify
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -318,7 +319,6 @@ def visible_listing(folder: Any) -> tuple[str, list[str], list[Any]]:
     """(folder, direct subfolders, notebooks) of `folder` that the current user may see."""
     from console.server import auth
     from console.store import normalize_folder
-    from console.store.paths import child_of, parent_of
 
     store, user = _store(), auth.current_user()
     folder = normalize_folder(folder)
@@ -327,10 +327,19 @@ def visible_listing(folder: Any) -> tuple[str, list[str], list[Any]]:
     if grants_of(store, user).admin:
         listing = store.list_folder(folder)
         return listing.path, listing.folders, listing.notebooks
+    subs, notebooks = listing_of(store, user, folder, lambda nb: role_of(store, user, nb) is not None)
+    return folder, subs, notebooks
+
+
+def listing_of(store: Any, user: Any, folder: str, holds: Callable[[Any], bool]) -> tuple[list[str], list[Any]]:
+    """(direct subfolders, notebooks) of `folder` for a user: the notebooks `holds` lets through,
+    and the folders on the way to them or to a folder shared with the user."""
+    from console.store.paths import child_of, parent_of
+
     seen: set[str] = set()
     notebooks = []
     for nb in store.notebooks_under(folder):
-        if role_of(store, user, nb) is not None:
+        if holds(nb):
             seen.add(nb.folder)
             if nb.folder == folder:
                 notebooks.append(nb)
@@ -345,7 +354,7 @@ def visible_listing(folder: Any) -> tuple[str, list[str], list[Any]]:
             marks.add(path)
             path = parent_of(path)
     subs = sorted({c for p in marks if (c := child_of(p, folder))})
-    return folder, subs, sorted(notebooks, key=lambda nb: (nb.name, nb.id))
+    return subs, sorted(notebooks, key=lambda nb: (nb.name, nb.id))
 
 
 def policy_of(key: str) -> str:

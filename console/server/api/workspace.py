@@ -16,7 +16,7 @@ from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from console.store import NotebookInfo, NotFound, Store, normalize_folder
-from console.store.paths import child_of, is_under, parent_of
+from console.store.paths import is_under
 
 from console.server import access, serialize
 from console.server.auth import signed_in
@@ -60,23 +60,7 @@ def _personal_role(store: Store, user: Any, nb: NotebookInfo) -> bool:
 
 
 def _personal_listing(store: Store, user: Any, folder: str) -> tuple[list[str], list[NotebookInfo]]:
-    seen: set[str] = set()
-    notebooks = []
-    for nb in store.notebooks_under(folder):
-        if _personal_role(store, user, nb):
-            seen.add(nb.folder)
-            if nb.folder == folder:
-                notebooks.append(nb)
-    roots = [path for path, _ in access.grants_of(store, user).folder_roles]
-    seen.update(p for p in store.all_folder_paths() if any(is_under(p, r) for r in roots))
-    seen.update(roots)
-    marks: set[str] = set()
-    for path in seen:
-        while path != "/":
-            marks.add(path)
-            path = parent_of(path)
-    subs = sorted({c for p in marks if (c := child_of(p, folder))})
-    return subs, sorted(notebooks, key=lambda nb: (nb.name, nb.id))
+    return access.listing_of(store, user, folder, lambda nb: _personal_role(store, user, nb))
 
 
 def listing() -> ResponseReturnValue:
