@@ -154,3 +154,20 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayHead]:
     info = cluster.ensure()
     yield RayHead(info, str(data_dir), cfg)
     cluster.stop(grace=3.0)
+
+
+@pytest.fixture
+def ray_session(ray_head: RayHead, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A real kernel Session on the test session's Ray head; what it emits is in `.events`."""
+    from console.kernel.session import Session
+
+    events: list[Any] = []
+    s = Session(load_config(dict(ray_head.cfg)), events.append, session_id=f"t-{uuid.uuid4().hex[:8]}")
+    s.events = events  # type: ignore[attr-defined]
+    yield s
+    s.shutdown()
+
+
+def stdout_of(session: Any) -> str:
+    """What a ray_session's cells printed on stdout."""
+    return "".join(e.text for e in session.events if e.type == "output" and e.stream == "stdout")

@@ -1,22 +1,8 @@
 """Two fitParam groups trained side by side as Ray tasks (through the cell worker), then used in SQL."""
 from __future__ import annotations
 
-from typing import Any, Iterator
-
-import pytest
-
-from console.config import load_config
 from console.kernel.session import Session
 from tests.kernel.test_ml import DATA, ok, rows
-
-
-@pytest.fixture
-def ray_session(ray_head: Any) -> Iterator[Session]:
-    events: list[Any] = []
-    s = Session(load_config(dict(ray_head.cfg)), events.append, session_id="ml-ray")
-    s.events = events  # type: ignore[attr-defined]
-    yield s
-    s.shutdown()
 
 
 def test_two_groups_train_in_parallel_on_ray(ray_session: Session) -> None:

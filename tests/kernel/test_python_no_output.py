@@ -6,28 +6,16 @@ session's Ray head (tests/conftest.py).
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
-
 import pytest
 
-from console.config import load_config
 from console.kernel.session import Session
 from console.lang import Run, Select, parse_cell
-from console.messages import OutputEvent
+from tests.conftest import stdout_of
 
 
 @pytest.fixture
-def session(ray_head: Any) -> Iterator[Session]:
-    events: list[Any] = []
-    s = Session(load_config(dict(ray_head.cfg)), events.append, session_id="no-output-py")
-    s.events = events  # type: ignore[attr-defined]
-    yield s
-    s.shutdown()
-
-
-def _stdout(session: Session) -> str:
-    return "".join(e.text for e in session.events if isinstance(e, OutputEvent)  # type: ignore[attr-defined]
-                   and e.stream == "stdout")
+def session(ray_session: Session) -> Session:
+    return ray_session
 
 
 def test_only_a_cell_without_output_header_is_marked() -> None:
@@ -44,7 +32,7 @@ def test_a_print_only_cell_has_no_result_and_adds_no_table(session: Session) -> 
     # A header setting runs first and used to leave its conf table as the cell's result.
     out = session.run_cell("--%python\n--%dataMode=model\nprint('hello from the cell')\n", kind="python", cell=1)
     assert out.ok, out.error
-    assert "hello from the cell" in _stdout(session)
+    assert "hello from the cell" in stdout_of(session)
     assert out.result is None
     assert out.tables_changed == []
     assert set(session.tables) == before
@@ -75,7 +63,7 @@ print("built" if build else "printed only")
     second = session.run_cell(cell, kind="python", cell=2)
     assert second.ok, second.error
     assert second.result is None
-    assert "printed only" in _stdout(session)
+    assert "printed only" in stdout_of(session)
 
 
 def test_a_named_output_that_is_not_built_keeps_mlsqls_empty_table(session: Session) -> None:
