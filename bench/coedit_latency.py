@@ -80,7 +80,7 @@ def main() -> None:
                 a.evaluate(KEYS_JS)  # from here on, one keydown per character typed
                 for i in range(args.keys):
                     a.keyboard.type("x")
-                    b.wait_for_function(f"window.__seen.length >= {i + 1}")
+                    b.wait_for_function(f"() => window.__seen.length >= {i + 1}")
                     time.sleep(0.03)  # typing speed: keystrokes do not queue behind each other
                 keys, seen = a.evaluate("window.__keys"), b.evaluate("window.__seen")
                 browser.close()

@@ -125,7 +125,7 @@ def main() -> None:
                     page.goto(f"{url}/notebooks/{nb_id}")
                     page.wait_for_selector("#app[data-ready='1']", state="attached", timeout=60000)
                     elapsed = (time.perf_counter() - t0) * 1000
-                    page.wait_for_function("performance.getEntriesByName('console-painted').length > 0")
+                    page.wait_for_function("() => performance.getEntriesByName('console-painted').length > 0")
                     # Interactive = ready and the first frame after it laid out and painted.
                     mark = page.evaluate("performance.getEntriesByName('console-painted')[0].startTime")
                     marks_ready = page.evaluate("performance.getEntriesByName('console-ready')[0].startTime")

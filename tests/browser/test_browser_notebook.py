@@ -82,7 +82,7 @@ def test_two_actor_sources_appear_live_and_filter(page: Any, server: Server, ope
     lines = log_lines(page)
     assert sorted(lines) == sorted([f"{s} says {i}" for s in "AB" for i in range(1, 13)])
     cell(page).locator("[data-role=log-filter]").select_option("Worker pid=B")
-    page.wait_for_function("document.querySelectorAll('section.cell .line').length === 12")
+    page.wait_for_function("() => document.querySelectorAll('section.cell .line').length === 12")
     assert all(line.startswith("B says") for line in log_lines(page))
     assert not page.js_errors
 
@@ -108,7 +108,7 @@ def test_reload_mid_run_continues_with_nothing_missing(page: Any, server: Server
     nb = server.notebook("reload", SCRIPT + "print 60 every 0.05")
     open_notebook(page, nb["id"])
     run_cell(page)
-    page.wait_for_function("document.querySelectorAll('section.cell .line').length >= 10")
+    page.wait_for_function("() => document.querySelectorAll('section.cell .line').length >= 10")
     page.reload()
     page.wait_for_selector("#app[data-ready='1']", state="attached")
     assert cell(page).get_attribute("data-status") == "running"
@@ -153,12 +153,12 @@ def test_an_edit_from_a_second_page_merges_instead_of_conflicting(context: Any, 
     cell(first).locator(".cm-content").click()
     first.keyboard.press("End")
     first.keyboard.type(" -- from the first page")
-    second.wait_for_function(f"({text})().includes('first page')")
+    second.wait_for_function(f"() => ({text})().includes('first page')")
     cell(second).locator(".cm-content").click()
     second.keyboard.press("End")
     second.keyboard.type(" -- from the second page")
     merged = "select 1 as a; -- from the first page -- from the second page"
-    first.wait_for_function(f"({text})() === {merged!r}")
+    first.wait_for_function(f"() => ({text})() === {merged!r}")
     assert second.locator("[data-banner=conflict]").count() == 0
     deadline = time.time() + 10
     while server.api("GET", f"/notebooks/{nb['id']}")["cells"][0]["source"] != merged:
@@ -171,7 +171,7 @@ def test_interrupt_a_long_cell(page: Any, server: Server, open_notebook: Any) ->
     open_notebook(page, nb["id"])
     run_cell(page)
     wait_status(page, "running")
-    page.wait_for_function("document.querySelectorAll('section.cell .line').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('section.cell .line').length === 1")
     started = time.time()
     page.click("header [data-action=interrupt]")
     wait_status(page, "interrupted", timeout=15000)
@@ -243,7 +243,7 @@ def test_cells_added_moved_retyped_and_deleted_with_keys(page: Any, server: Serv
     assert [(c["kind"], c["source"]) for c in saved] == [("markdown", "## notes"), ("mlsql", "select 1 as a;")]
     page.keyboard.press("d")
     page.keyboard.press("d")
-    page.wait_for_function("document.querySelectorAll('section.cell').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('section.cell').length === 1")
     page.locator("[data-role=save-state][data-state=saved]").wait_for()
     assert len(server.api("GET", f"/notebooks/{nb['id']}")["cells"]) == 1
     assert not page.js_errors

@@ -29,11 +29,11 @@ def check_big_output(page: Any, server: Server, open_notebook: Any, size: int, m
     cell = page.locator("section.cell").first
     cell.locator(".cell-head [data-action=run]").click()
     # The first poll may come before the cell is even queued; wait for it to start and end.
-    page.wait_for_function("document.querySelector('section.cell .line')", timeout=60000)
+    page.wait_for_function("() => document.querySelector('section.cell .line')", timeout=60000)
     worst = responsiveness(page, lambda: cell.get_attribute("data-status") == "done", timeout=240)
     assert cell.get_attribute("data-status") == "done"
     assert worst < max_stall, f"the page stalled for {worst:.2f} s"
-    page.wait_for_function("[...document.querySelectorAll('section.cell .line')].pop().textContent === 'line 1'")
+    page.wait_for_function("() => [...document.querySelectorAll('section.cell .line')].pop().textContent === 'line 1'")
     rendered = cell.locator("[data-role=log-lines] .line").count()
     assert rendered <= 400  # the page keeps a window of lines, not the whole log
     assert "earlier lines" in cell.locator("[data-action=log-more]").inner_text()

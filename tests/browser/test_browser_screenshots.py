@@ -98,7 +98,7 @@ def test_a_scripted_live_run_and_its_metrics_draw(page: Any, server: Server, ope
         const log = document.querySelectorAll('section.cell')[2].querySelectorAll('.line');
         return [...log].some(l => /^\\d+\\/80 \\[/.test(l.lastChild.data) && parseInt(l.lastChild.data) > 25);
     }""", timeout=30000)
-    page.wait_for_function("document.querySelectorAll('section.cell')[2]"
+    page.wait_for_function("() => document.querySelectorAll('section.cell')[2]"
                            ".querySelector('[data-role=elapsed]').textContent !== ''")
     page.screenshot(path=str(tmp_path / "notebook-live.png"), full_page=True)
     cells.nth(2).locator("[data-role=chart]").screenshot(path=str(tmp_path / "metrics-chart.png"))

@@ -2,6 +2,7 @@
 the header, and a restart that asks first and says when it is done."""
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from browser_support import Server
@@ -45,8 +46,11 @@ def test_the_kind_follows_the_header_as_it_is_typed(page: Any, server: Server, o
     page.wait_for_function("() => document.querySelector('section.cell select.kind').value === 'python'")
     assert select.input_value() == "python"
     assert cell(page).get_attribute("data-kind") == "python"
-    page.locator("[data-role=save-state]", has_text="saved").wait_for()
-    assert server.api("GET", f"/notebooks/{nb['id']}")["cells"][0]["kind"] == "python"
+    # The live document is stored a moment after the last keystroke.
+    deadline = time.time() + 15
+    while server.api("GET", f"/notebooks/{nb['id']}")["cells"][0]["kind"] != "python":
+        assert time.time() < deadline, "the kind was not stored within 15 s"
+        time.sleep(0.2)
 
 
 def test_active_line_only_in_the_focused_cell(page: Any, server: Server, open_notebook: Any) -> None:

@@ -103,7 +103,7 @@ def test_the_detector_sees_a_payload_that_runs(page: Any, server: Server) -> Non
     """Guards the tests above against passing vacuously: a payload put in as HTML does run."""
     page.goto(f"{server.url}/login")
     page.evaluate("html => document.body.insertAdjacentHTML('beforeend', html)", PAYLOADS[0])
-    page.wait_for_function("window.__xss === 1")
+    page.wait_for_function("() => window.__xss === 1")
 
 
 def test_fork_button_copies_into_the_workspace(page: Any, server: Server) -> None:
