@@ -2,21 +2,49 @@
 
 `start_server(data_dir, env)` serves with gunicorn in a child process whose kernels run the
 scripted engine (tests/support/scripted_engine.py); `Server` is its handle.
+`start_login_server` is one in login mode with accounts made through the CLI; `logged_in` and
+`open_as` are a browser context signed in as one of them and a notebook page opened in it.
 """
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from tests.support.live_server import REPO, ServerProcess as Server, start_server, stop_server
 
-__all__ = ["REPO", "Server", "start_login_server", "start_server", "stop_server"]
+__all__ = ["PASSWORD", "REPO", "Server", "logged_in", "open_as", "start_login_server", "start_server",
+           "stop_server"]
+
+PASSWORD = "correct horse"
 
 
-def start_login_server(data: Path, user: str = "alice", password: str = "correct horse") -> Server:
-    """A server in login mode (no single-user mode) with one account made through the CLI."""
+def start_login_server(data: Path, user: str = "alice", password: str = PASSWORD,
+                       users: Mapping[str, str] | None = None) -> Server:
+    """A server in login mode (no single-user mode); users: name -> site role, else one member `user`."""
     data.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "console", "users", "add", user, "--password", password,
-                    "--data-dir", str(data)], cwd=REPO, check=True, capture_output=True, timeout=60)
+    for name, role in (users or {user: "member"}).items():
+        subprocess.run([sys.executable, "-m", "console", "users", "add", name, "--role", role, "--password", password,
+                        "--data-dir", str(data)], cwd=REPO, check=True, capture_output=True, timeout=60)
     return start_server(data, {"CONSOLE_SINGLE_USER": "false"})
+
+
+def logged_in(browser: Any, server: Server, name: str, password: str = PASSWORD) -> tuple[Any, dict[str, str]]:
+    """A browser context logged in as `name`, and the headers its API writes need."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    ctx.set_default_timeout(20000)
+    r = ctx.request.post(server.url + "/api/login", data={"username": name, "password": password})
+    assert r.ok, r.text()
+    return ctx, {"X-CSRF-Token": r.json()["csrf_token"]}
+
+
+def open_as(ctx: Any, server: Server, notebook_id: str) -> Any:
+    """A notebook page in ctx, ready and live; its JavaScript errors are collected in page.js_errors."""
+    page = ctx.new_page()
+    page.js_errors = []
+    page.on("pageerror", lambda e: page.js_errors.append(str(e)))
+    page.goto(f"{server.url}/notebooks/{notebook_id}")
+    page.wait_for_selector("#app[data-ready='1'][data-connection='live']", state="attached")
+    return page

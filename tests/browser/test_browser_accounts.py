@@ -3,36 +3,20 @@ password (a wrong current one is refused in the dialog), logging out, the worksp
 and "Shared with me", and a viewer who is offered no Rename, Move, Delete, Share or Save version."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from browser_support import REPO, Server, start_server, stop_server
-
-PASSWORD = "correct horse"
+from browser_support import PASSWORD, Server, logged_in, start_login_server, stop_server
 
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    data = tmp_path_factory.mktemp("accounts") / "data"
-    data.mkdir()
-    for name in ("alice", "vera", "paula"):
-        subprocess.run([sys.executable, "-m", "console", "users", "add", name, "--password", PASSWORD,
-                        "--data-dir", str(data)], cwd=REPO, check=True, capture_output=True, timeout=60)
-    srv = start_server(data, {"CONSOLE_SINGLE_USER": "false"})
+    srv = start_login_server(tmp_path_factory.mktemp("accounts") / "data",
+                             users={"alice": "member", "vera": "member", "paula": "member"})
     yield srv
     stop_server(srv)
-
-
-def logged_in(browser: Any, server: Server, name: str, password: str = PASSWORD) -> tuple[Any, dict[str, str]]:
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    ctx.set_default_timeout(20000)
-    r = ctx.request.post(server.url + "/api/login", data={"username": name, "password": password})
-    assert r.ok, r.text()
-    return ctx, {"X-CSRF-Token": r.json()["csrf_token"]}
 
 
 def workspace(ctx: Any, server: Server, query: str = "") -> Any:

@@ -5,47 +5,23 @@ reload mid-edit loses nothing. The server's half is tests/live/test_coedit*.py."
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from browser_support import REPO, Server, start_server, stop_server
+from browser_support import Server, logged_in, open_as, start_login_server, stop_server
 
-PASSWORD = "correct horse"
 SOURCE = "select 1 as a;"
 
 
 @pytest.fixture(scope="module")
 def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    data = tmp_path_factory.mktemp("coedit") / "data"
-    data.mkdir()
-    for name in ("ada", "bob", "vic"):
-        subprocess.run([sys.executable, "-m", "console", "users", "add", name, "--role", "member", "--password",
-                        PASSWORD, "--data-dir", str(data)], cwd=REPO, check=True, capture_output=True, timeout=60)
-    srv = start_server(data, {"CONSOLE_SINGLE_USER": "false"})
+    srv = start_login_server(tmp_path_factory.mktemp("coedit") / "data",
+                             users={"ada": "member", "bob": "member", "vic": "member"})
     yield srv
     stop_server(srv)
-
-
-def login(browser: Any, server: Server, name: str) -> tuple[Any, dict[str, str]]:
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    ctx.set_default_timeout(20000)
-    r = ctx.request.post(server.url + "/api/login", data={"username": name, "password": PASSWORD})
-    assert r.ok, r.text()
-    return ctx, {"X-CSRF-Token": r.json()["csrf_token"]}
-
-
-def open_page(ctx: Any, server: Server, notebook_id: str) -> Any:
-    page = ctx.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda e: page.js_errors.append(str(e)))
-    page.goto(f"{server.url}/notebooks/{notebook_id}")
-    page.wait_for_selector("#app[data-ready='1'][data-connection='live']", state="attached")
-    return page
 
 
 # A cell's text as its editor shows it, without the other people's carets and name labels
@@ -84,7 +60,7 @@ def wait_until(pred: Any, timeout: float = 15.0, what: str = "") -> None:
 
 @pytest.fixture
 def people(browser: Any, team: Server) -> Iterator[dict[str, tuple[Any, dict[str, str]]]]:
-    made = {name: login(browser, team, name) for name in ("ada", "bob", "vic")}
+    made = {name: logged_in(browser, team, name) for name in ("ada", "bob", "vic")}
     yield made
     for ctx, _ in made.values():
         ctx.close()
@@ -106,7 +82,7 @@ def notebook(team: Server, people: dict[str, Any], *sources: str) -> str:
 
 def test_two_editors_type_at_once_and_a_viewer_watches(team: Server, people: dict[str, Any]) -> None:
     nb_id = notebook(team, people, SOURCE)
-    ada, bob, vic = (open_page(people[n][0], team, nb_id) for n in ("ada", "bob", "vic"))
+    ada, bob, vic = (open_as(people[n][0], team, nb_id) for n in ("ada", "bob", "vic"))
     # Ada types at the end of the line, Bob at its start, interleaved keystroke by keystroke.
     ada.locator("section.cell .cm-content").first.click()
     ada.keyboard.press("End")
@@ -151,7 +127,7 @@ def test_two_editors_type_at_once_and_a_viewer_watches(team: Server, people: dic
 
 def test_cells_added_moved_and_retyped_reach_the_other_page(team: Server, people: dict[str, Any]) -> None:
     nb_id = notebook(team, people, "first;", "second;")
-    ada, bob = (open_page(people[n][0], team, nb_id) for n in ("ada", "bob"))
+    ada, bob = (open_as(people[n][0], team, nb_id) for n in ("ada", "bob"))
     ada.locator("section.cell .cm-content").first.click()
     ada.keyboard.press("Escape")
     ada.keyboard.press("b")  # a cell below the first, editing it
@@ -173,7 +149,7 @@ def test_cells_added_moved_and_retyped_reach_the_other_page(team: Server, people
 
 def test_a_reload_mid_edit_loses_nothing(team: Server, people: dict[str, Any]) -> None:
     nb_id = notebook(team, people, SOURCE)
-    ada, bob = (open_page(people[n][0], team, nb_id) for n in ("ada", "bob"))
+    ada, bob = (open_as(people[n][0], team, nb_id) for n in ("ada", "bob"))
     ada.locator("section.cell .cm-content").first.click()
     ada.keyboard.press("End")
     ada.keyboard.type(" -- typed then reloaded")

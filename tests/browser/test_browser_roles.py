@@ -5,51 +5,27 @@ workspace no New notebook, New folder or Import. The server enforces all of it a
 knows the roles only from the server (GET /api/me), so the share dialog offers exactly those."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from browser_support import REPO, Server, start_server, stop_server
+from browser_support import Server, logged_in, open_as, start_login_server, stop_server
 from console.roles import ROLE_CAN, ROLES
 
-PASSWORD = "correct horse"
 SOURCE = "select 7 as seven as t;"
 
 
 @pytest.fixture(scope="module")
 def team_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    data = tmp_path_factory.mktemp("roles") / "data"
-    data.mkdir()
-    for name, site in (("alice", "member"), ("vera", "member"), ("rudy", "member"), ("rita", "reader")):
-        subprocess.run([sys.executable, "-m", "console", "users", "add", name, "--role", site, "--password", PASSWORD,
-                        "--data-dir", str(data)], cwd=REPO, check=True, capture_output=True, timeout=60)
-    srv = start_server(data, {"CONSOLE_SINGLE_USER": "false"})
+    srv = start_login_server(tmp_path_factory.mktemp("roles") / "data",
+                             users={"alice": "member", "vera": "member", "rudy": "member", "rita": "reader"})
     yield srv
     stop_server(srv)
 
+
 # Cell buttons a viewer keeps: they change only this page's view (a viewer's clear is not stored).
 VIEW_ONLY = "".join(f":not([data-action={a}])" for a in ("collapse-input", "collapse-output", "clear-output"))
-
-
-def logged_in(browser: Any, server: Server, name: str) -> tuple[Any, dict[str, str]]:
-    """A browser context logged in as `name`, and the headers its API writes need."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    ctx.set_default_timeout(20000)
-    r = ctx.request.post(server.url + "/api/login", data={"username": name, "password": PASSWORD})
-    assert r.ok, r.text()
-    return ctx, {"X-CSRF-Token": r.json()["csrf_token"]}
-
-
-def open_as(ctx: Any, server: Server, notebook_id: str) -> Any:
-    page = ctx.new_page()
-    page.js_errors = []
-    page.on("pageerror", lambda e: page.js_errors.append(str(e)))
-    page.goto(f"{server.url}/notebooks/{notebook_id}")
-    page.wait_for_selector("#app[data-ready='1'][data-connection='live']", state="attached")
-    return page
 
 
 def try_to_type(page: Any) -> str:
