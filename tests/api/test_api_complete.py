@@ -1,37 +1,14 @@
 """Completion and hover over HTTP, answered by the caller's own kernel; API answers are never cached."""
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from typing import Any
 
-import pytest
 
-from tests.support.clients import http
+from tests.support.clients import http, live_server_fixture, run_cell_and_wait
 from tests.support.live_server import LiveServer
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(str(tmp_path_factory.mktemp("complete-data")))
-    try:
-        yield server
-    finally:
-        server.close()
+live = live_server_fixture("complete-data")
 
-
-def _run(live: LiveServer, nb: Any, cell_id: str) -> None:
-    status, body = http(live, "POST", f"/api/notebooks/{nb.id}/run", {"cell_id": cell_id})
-    assert status == 202, body
-    run_id = body["run_ids"][0]
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        run = live.store.get_run(run_id)
-        if run.status in ("done", "error", "interrupted", "cancelled"):
-            assert run.status == "done", run.error
-            return
-        time.sleep(0.2)
-    raise AssertionError("the cell did not finish in 120 s")
 
 
 def test_a_column_of_a_table_from_an_earlier_cell_is_offered(live: LiveServer) -> None:
@@ -40,7 +17,7 @@ def test_a_column_of_a_table_from_an_earlier_cell_is_offered(live: LiveServer) -
     # Before any run there is no kernel: no items, and the page offers its own keywords.
     status, body = http(live, "POST", path, {"source": "select cus", "cursor": 10})
     assert status == 200 and body["kernel"] is False and body["items"] == []
-    _run(live, nb, nb.cells[0].id)
+    run_cell_and_wait(live, nb, nb.cells[0].id)
     status, body = http(live, "POST", path, {"source": "select cus from clients", "cursor": 10})
     assert status == 200, body
     assert body["kernel"] is True and (body["from"], body["to"]) == (7, 10)

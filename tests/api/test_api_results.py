@@ -9,10 +9,8 @@ import csv
 import io
 import json
 import os
-import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +22,14 @@ from console.cluster.sandbox import session_cache_dir
 from console.server.api import results as results_api
 from console.server.errors import ApiError
 from console.server.kernels import KernelSession
-from tests.support.clients import TEST_USER_HEADER, http
+from tests.support.clients import TEST_USER_HEADER, http, live_server_fixture, run_cell_and_wait
 from tests.support.live_server import LiveServer
 
 SQL = "select id, id % 7 as k, 'r' || id as s from range(10000) t(id) as big;"
 
 
-@pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(str(tmp_path_factory.mktemp("results-data")))
-    try:
-        yield server
-    finally:
-        server.close()
+live = live_server_fixture("results-data")
 
-
-def _run(live: LiveServer, nb: Any, cell_id: str, user: str | None = None) -> None:
-    status, body = http(live, "POST", f"/api/notebooks/{nb.id}/run", {"cell_id": cell_id}, user=user)
-    assert status == 202, body
-    run_id = body["run_ids"][0]
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        run = live.store.get_run(run_id)
-        if run.status in ("done", "error", "interrupted", "cancelled"):
-            assert run.status == "done", run.error
-            return
-        time.sleep(0.2)
-    raise AssertionError("the cell did not finish in 120 s")
 
 
 def _get(live: LiveServer, path: str, user: str | None = None) -> tuple[int, bytes, dict[str, str]]:
@@ -69,7 +48,7 @@ def _sort(*pairs: tuple[str, str]) -> str:
 @pytest.fixture(scope="module")
 def ran(live: LiveServer) -> Any:
     nb = live.notebook(SQL, "select 1 as one;")
-    _run(live, nb, nb.cells[0].id)
+    run_cell_and_wait(live, nb, nb.cells[0].id)
     return nb
 
 

@@ -84,3 +84,35 @@ def join(v: Viewer, nb: Any, **since: Any) -> dict[str, Any]:
     ack = v.command("join", notebook_id=nb.id, **since)
     assert ack["ok"], ack
     return ack
+
+
+def run_cell_and_wait(live: Any, nb: Any, cell_id: str, user: str | None = None, timeout: float = 120.0) -> None:
+    """Run one cell over HTTP on a LiveServer and wait until its run is done (any other end fails)."""
+    status, body = http(live, "POST", f"/api/notebooks/{nb.id}/run", {"cell_id": cell_id}, user=user)
+    assert status == 202, body
+    run_id = body["run_ids"][0]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = live.store.get_run(run_id)
+        if run.status in ("done", "error", "interrupted", "cancelled"):
+            assert run.status == "done", run.error
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the cell did not finish in {timeout:.0f} s")
+
+
+def live_server_fixture(name: str) -> Any:
+    """A module-scoped pytest fixture: a LiveServer on a fresh data dir, closed after the module."""
+    import pytest
+
+    from tests.support.live_server import LiveServer
+
+    @pytest.fixture(scope="module")
+    def live(tmp_path_factory: pytest.TempPathFactory) -> Any:
+        server = LiveServer(str(tmp_path_factory.mktemp(name)))
+        try:
+            yield server
+        finally:
+            server.close()
+
+    return live
