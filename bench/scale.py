@@ -2,7 +2,7 @@
 
 Each of 2 actors computes the mean of its partition's images. Sides, on one embedded Ray head
 (started first, not timed), interleaved per repeat:
-- product, direct read: a fresh Session runs `load parquet.`…` as mnist;` then the Python cell
+- product, direct read (`--%directRead=true`): a fresh Session runs `load parquet.`…` as mnist;` then the Python cell
   (cold worker); the cell's input is the loaded table, so each actor reads its own row groups;
 - product, kernel path (`--%directRead=false`): the same, the kernel hands the table over as an
   IPC file on /dev/shm that actors map;
@@ -134,6 +134,8 @@ def main() -> None:
     ap.add_argument("--paths", default="direct,kernel")
     ap.add_argument("--cache", default=str(Path.home() / ".cache" / "mlsql-console-bench"))
     args = ap.parse_args()
+    if args.rows < 2 * FILE_ROWS:  # the plain script gives each of its 2 actors whole files
+        ap.error(f"--rows must be at least {2 * FILE_ROWS} (two files of {FILE_ROWS} rows, one per actor)")
     import pyarrow.parquet as pq
 
     from console.cluster.head import RAY_ENV, RayCluster, free_port
@@ -163,7 +165,7 @@ def main() -> None:
         nonlocal expected
         session = Session(cfg, lambda e: None, session_id=f"scale-{path}")
         try:
-            direct = "" if path == "direct" else "--%directRead=false"
+            direct = "--%directRead=true" if path == "direct" else "--%directRead=false"
             cell = CELL.format(direct=direct, mean=MEAN)
             reset_peak()
             base = peak_rss()  # the kernel before the load: its code, DuckDB, pyarrow
