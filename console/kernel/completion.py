@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
-import pyarrow as pa
 
+from console.kernel.catalog import Entry
 from console.kernel.host import SessionHost
 from console.worker.complete import python_items
 
@@ -166,7 +166,7 @@ def _select_items(session: SessionHost, statement: str, last: str) -> list[Item]
         if table is not None and name.lower() not in seen:
             seen.add(name.lower())
             items += _columns(name, table, boost=10)
-    for name, table in sorted(session.tables.items()):
+    for name, table in session.tables.entries():
         if name.lower() not in seen:
             items += _columns(name, table, boost=0)
     items += _tables(session)
@@ -205,10 +205,10 @@ def _formats() -> list[str]:
 
 def _tables(session: SessionHost) -> list[Item]:
     return [{"label": name, "type": "class", "detail": f"table, {t.num_rows} rows"}
-            for name, t in sorted(session.tables.items())]
+            for name, t in session.tables.entries()]
 
 
-def _columns(name: str, table: pa.Table, boost: int = 0) -> list[Item]:
+def _columns(name: str, table: Entry, boost: int = 0) -> list[Item]:
     items: list[Item] = []
     for field in table.schema:
         item = {"label": field.name, "type": "property", "detail": f"{name}: {field.type}"}
@@ -238,12 +238,8 @@ def _duckdb_functions(session: SessionHost) -> list[str]:
     return cached
 
 
-def _lookup(session: SessionHost, name: str) -> pa.Table | None:
-    table = session.tables.get(name)
-    if table is None:
-        lowered = name.lower()
-        table = next((t for k, t in session.tables.items() if k.lower() == lowered), None)
-    return table
+def _lookup(session: SessionHost, name: str) -> Entry | None:
+    return session.tables.entry(name)  # not read: completion needs the schema only
 
 
 def _short(value: str, width: int = 40) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol
 import pyarrow as pa
 
 from console.config import Config
+from console.kernel.catalog import Catalog, Entry
 from console.protocols import Emit, NotebookLoader
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 @dataclass
 class CellRun:
     """What one cell run has done so far: its last table (the cell's result) and the names it set."""
-    last: tuple[str, pa.Table] | None = None
+    last: tuple[str, Entry] | None = None
     changed: list[str] = field(default_factory=list)
 
     def show(self, name: str, table: pa.Table) -> None:
@@ -50,7 +51,7 @@ class SessionHost(Protocol):
     emit: Emit
     session_id: str
     notebook_loader: NotebookLoader | None
-    tables: dict[str, pa.Table]
+    tables: Catalog
     variables: dict[str, str]
     conf: dict[str, str]
     python_conf: dict[str, str]
@@ -75,7 +76,7 @@ class SessionHost(Protocol):
         """The catalog table `name`, or a CellError at the statement naming the tables there are."""
         ...
 
-    def put(self, name: str, table: pa.Table, run: CellRun) -> None:
+    def put(self, name: str, table: Entry, run: CellRun) -> None:
         """Set a catalog table and make it the cell's result."""
         ...
 

@@ -39,6 +39,8 @@ from typing import Any, Callable
 
 import pyarrow as pa
 
+from console.kernel.catalog import Entry, LazyTable
+
 PREFIX = "mlsqlpy-"
 _OWNED = re.compile(re.escape(PREFIX) + r"(\d+)-")
 KEEP_TABLES = 2  # an input and a model table of the same cell both stay
@@ -111,7 +113,7 @@ class IpcFiles:
                 pass
         return total
 
-    def _write_over_spare(self, table: pa.Table, path: str) -> bool:
+    def _write_over_spare(self, table: Entry, path: str) -> bool:
         """Write `table` over the biggest spare nobody maps; False when there is none."""
         with self._lock:
             candidates = sorted(self._spares, key=_size, reverse=True)
@@ -156,15 +158,19 @@ class IpcFiles:
             self._spares.clear()
 
 
-def write_ipc(table: pa.Table, path: str) -> None:
+def write_ipc(table: Entry, path: str) -> None:
     """A new IPC file: the table's own buffers go to write() as they are (no combine, no staging)."""
     with open(path, "wb", buffering=0) as sink:
         _write(table, sink)
 
 
-def _write(table: pa.Table, sink: Any) -> None:
+def _write(table: Entry, sink: Any) -> None:
     with pa.ipc.new_file(sink, table.schema) as writer:
-        writer.write_table(table)
+        if isinstance(table, LazyTable):  # a loaded table still on disk: decoded a batch at a time
+            for batch in table.batches():
+                writer.write_batch(batch)
+        else:
+            writer.write_table(table)
 
 
 def _size(path: str) -> int:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pyarrow stays a lazy import for the web tier
     import pyarrow as pa
 
+    from console.kernel.catalog import Entry
+
 
 @dataclass
 class PythonJob:
@@ -25,7 +27,7 @@ class PythonJob:
     conf: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     input_name: str | None = None
-    input_table: "pa.Table | None" = None
+    input_table: "Entry | None" = None  # a loaded table may still be on disk (catalog.LazyTable)
     model_table: "pa.Table | None" = None
     num_partitions: int | None = None
     output_name: str | None = None

@@ -12,6 +12,7 @@ from typing import Protocol, TypeVar
 import pyarrow as pa
 
 from console.actors.fragments import FRAGMENTS_KEY
+from console.kernel.catalog import Catalog, Entry, as_table
 from console.kernel.errors import CellError
 from console.kernel.job import PythonCellError, PythonJob
 from console.lang import Run
@@ -20,7 +21,7 @@ from console.lang import Run
 class JobSource(Protocol):
     """What a job is built from: the session's catalog and its `!python conf/env` settings."""
 
-    tables: dict[str, pa.Table]
+    tables: Catalog
     python_conf: dict[str, str]
     python_env: dict[str, str]
     partitions: dict[str, int]  # run … as TableRepartition
@@ -35,13 +36,18 @@ class Runtime(Protocol):
 _NOT_CONF = ("inputTable", "outputTable", "code", "model", "confTable", "autoOutput")
 
 
-def _table(session: JobSource, name: str, stmt: Run, role: str) -> pa.Table:
-    table = lookup_ci(session.tables, name)
-    if table is None:
+def _entry(session: JobSource, name: str, stmt: Run, role: str) -> Entry:
+    """The catalog entry, not read: a loaded table reaches the actors without passing through memory."""
+    entry = session.tables.entry(name)
+    if entry is None:
         names = ", ".join(sorted(session.tables)) or "none yet"
         raise CellError("data", f"{role} table '{name}' not found; tables in this session: {names}",
                         stmt.line, stmt.column)
-    return table
+    return entry
+
+
+def _table(session: JobSource, name: str, stmt: Run, role: str) -> pa.Table:
+    return as_table(_entry(session, name, stmt, role))
 
 
 def _conf_rows(table: pa.Table, name: str, stmt: Run) -> dict[str, str]:
@@ -64,7 +70,7 @@ def build_job(session: JobSource, stmt: Run) -> PythonJob:
     if opts.get("confTable"):
         conf.update(_conf_rows(_table(session, opts["confTable"], stmt, "confTable"), opts["confTable"], stmt))
     model = opts.get("model")
-    input_table = _table(session, input_name, stmt, "input") if input_name else None
+    input_table = _entry(session, input_name, stmt, "input") if input_name else None
     if input_table is not None and input_name is not None:
         origin = lookup_ci(getattr(session, "origins", {}), input_name)
         direct = origin.conf_value(input_table) if origin is not None else None
@@ -108,13 +114,13 @@ def run_ray(session: JobSource, stmt: Run, runtime: Callable[[], Runtime]) -> li
     return [(n, table) for n in dict.fromkeys(names)]
 
 
-def repartition(session: JobSource, stmt: Run) -> tuple[str, pa.Table, int]:
+def repartition(session: JobSource, stmt: Run) -> tuple[str, Entry, int]:
     """`run t as TableRepartition.`` where partitionNum="N" as t2`: t2 is t, seen as N partitions.
 
     The table is shared, not copied; the runtime splits it into N data servers when a Python job
     reads t2.
     """
-    table = _table(session, stmt.input, stmt, "input")
+    table = _entry(session, stmt.input, stmt, "input")
     return stmt.output or stmt.input, table, int(stmt.options["partitionNum"])
 
 
@@ -126,4 +132,6 @@ def lookup_ci(tables: Mapping[str, T], name: str) -> T | None:
     if name in tables:
         return tables[name]
     lowered = name.lower()
-    return next((t for k, t in tables.items() if k.lower() == lowered), None)
+    # By key: a catalog's values may be read on access (console/kernel/catalog.py).
+    key = next((k for k in tables if k.lower() == lowered), None)
+    return None if key is None else tables[key]

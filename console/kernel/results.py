@@ -22,6 +22,7 @@ import pyarrow.csv as pacsv
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from console.kernel.catalog import Entry, LazyTable, as_table, memory_bytes
 from console.messages import ResultEvent
 
 _MAX_ITEMS = 100        # list cells longer than this are cut (an MNIST image is 784 numbers)
@@ -95,8 +96,9 @@ def _plain(column: pa.ChunkedArray) -> bool:
     return lo is None or (-_SAFE_INT <= lo and hi <= _SAFE_INT)
 
 
-def result_event(name: str, table: pa.Table, max_rows: int) -> ResultEvent:
-    """The ResultEvent for `table`; only the first max_rows rows are converted to Python."""
+def result_event(name: str, table: Entry, max_rows: int) -> ResultEvent:
+    """The ResultEvent for `table`; only the first max_rows rows are converted to Python (and,
+    for a loaded table still on disk, decoded)."""
     head = table.slice(0, max_rows)
     # Columns may repeat a name (select a, a), so they are taken by position.
     values = []
@@ -161,18 +163,18 @@ class ResultCache:
         self.cfg = cfg
         self.spill_dir = spill_dir / SPILL_DIR
         self.limit = int(getattr(cfg, "RESULT_KEEP_BYTES", 256 * 1024 * 1024))
-        self._kept: OrderedDict[str, tuple[str, pa.Table]] = OrderedDict()  # oldest use first
+        self._kept: OrderedDict[str, tuple[str, Entry]] = OrderedDict()  # oldest use first
         self._spilled: dict[str, tuple[str, Path]] = {}
         self._lock = threading.Lock()  # keep() runs on the cell's thread, get() on the query thread
         shutil.rmtree(self.spill_dir, ignore_errors=True)
 
-    def keep(self, cell: str, name: str, table: pa.Table) -> None:
+    def keep(self, cell: str, name: str, table: Entry) -> None:
         with self._lock:
             self._forget(cell)
             self._kept[cell] = (name, table)
             self._spill_beyond_limit()
 
-    def get(self, cell: str) -> tuple[str, pa.Table]:
+    def get(self, cell: str) -> tuple[str, Entry]:
         with self._lock:
             if cell in self._kept:
                 self._kept.move_to_end(cell)
@@ -193,10 +195,17 @@ class ResultCache:
             old[1].unlink(missing_ok=True)
 
     def _spill_beyond_limit(self) -> None:
-        used = sum(t.nbytes for _, t in self._kept.values())
+        used = sum(memory_bytes(t) for _, t in self._kept.values())
         # The newest result stays in memory even alone over the limit: it is the one being looked at.
-        while used > self.limit and len(self._kept) > 1:
-            cell, (name, table) = self._kept.popitem(last=False)
+        # A loaded table still on disk costs nothing here and is never written out.
+        for cell in list(self._kept)[:-1]:
+            if used <= self.limit:
+                break
+            name, entry = self._kept[cell]
+            if memory_bytes(entry) == 0:
+                continue
+            table = as_table(entry)
+            del self._kept[cell]
             self.spill_dir.mkdir(parents=True, exist_ok=True)
             path = self.spill_dir / f"{re.sub(r'[^A-Za-z0-9_-]', '_', cell)}.arrow"
             with pa.OSFile(str(path), "wb") as sink, ipc.new_file(sink, table.schema) as writer:
@@ -205,7 +214,7 @@ class ResultCache:
             used -= table.nbytes
 
 
-def _sorted(table: pa.Table, sort: Any) -> pa.Table:
+def _sorted(table: Entry, sort: Any) -> Entry:
     """`table` sorted by [[column, "asc"|"desc"], …]; ValueError naming a column it does not have."""
     if sort is None:
         return table
@@ -222,7 +231,7 @@ def _sorted(table: pa.Table, sort: Any) -> pa.Table:
     if not keys:
         return table
     try:
-        return table.sort_by(keys)
+        return as_table(table).sort_by(keys)
     except pa.ArrowNotImplementedError as exc:  # lists and structs have no order
         raise ValueError(f"cannot sort by {keys[0][0]!r}: {exc}") from None
 
@@ -240,7 +249,7 @@ def page(session: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     table = _sorted(table, args.get("sort"))
     offset = min(max(0, _int(args, "offset", 0)), table.num_rows)
     limit = max(0, min(_int(args, "limit", 100), MAX_PAGE_ROWS))
-    event = result_event(name, table.slice(offset), limit)
+    event = result_event(name, table.slice(offset, limit), limit)
     return {"name": event.name, "columns": event.columns, "rows": event.rows, "total_rows": table.num_rows,
             "offset": offset}
 
@@ -288,9 +297,13 @@ def result_file(session: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     table = _sorted(table, args.get("sort"))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".part")
-    if fmt == "csv":
-        pacsv.write_csv(_csv_ready(table), str(tmp))
-    else:
-        pq.write_table(table, str(tmp))
+    # A batch at a time: a loaded table still on disk is decoded as it is written, never whole.
+    batches = table.batches() if isinstance(table, LazyTable) else table.to_batches()
+    first = _csv_ready(table.schema.empty_table()) if fmt == "csv" else None
+    with (pacsv.CSVWriter(str(tmp), first.schema) if first is not None
+          else pq.ParquetWriter(str(tmp), table.schema)) as writer:
+        for batch in batches:
+            part = pa.Table.from_batches([batch], table.schema)
+            writer.write_table(_csv_ready(part) if first is not None else part)
     tmp.replace(path)  # the server never sees a half-written file
     return {"name": name, "rows": table.num_rows, "bytes": path.stat().st_size, "format": fmt}

@@ -15,6 +15,7 @@ import pyarrow as pa
 from console import lang
 from console.config import Config
 from console.kernel import commands, include, python_jobs, queries
+from console.kernel.catalog import Catalog, Entry, LazyTable
 from console.kernel.errors import CellError, internal_error
 from console.kernel.host import CellRun
 from console.kernel.results import ResultCache, result_event
@@ -43,8 +44,9 @@ def _parse_cell(source: str, cell: str | int | None, kind: str) -> list[lang.Sta
 class Session:
     """Tables, `!python conf/env`, `set` variables and connections of one session, kept between cells.
 
-    `tables` maps names to Arrow tables; each statement replaces at most the names it defines and
-    only when it succeeds, so a failing statement leaves the catalog as it was before it.
+    `tables` maps names to Arrow tables (a loaded parquet/delta table is read only where needed,
+    console/kernel/catalog.py); each statement replaces at most the names it defines and only
+    when it succeeds, so a failing statement leaves the catalog as it was before it.
     """
 
     def __init__(self, cfg: Config, emit: Emit | None = None, session_id: str = "default",
@@ -53,7 +55,7 @@ class Session:
         self.emit: Emit = emit or (lambda message: None)
         self.session_id = session_id
         self.notebook_loader = notebook_loader
-        self.tables: dict[str, pa.Table] = {}
+        self.tables = Catalog()
         self.variables: dict[str, str] = {}
         self.conf: dict[str, str] = {}          # set … where type="conf"
         self.python_conf: dict[str, str] = {}   # !python conf
@@ -197,7 +199,7 @@ class Session:
             except _PrintedOnly as exc:  # the compiled steps after it would show a result never built
                 skip = exc.name
 
-    def put(self, name: str, table: pa.Table, run: CellRun) -> None:
+    def put(self, name: str, table: Entry, run: CellRun) -> None:
         self.tables[name] = table
         self.partitions.pop(name, None)
         if name not in run.changed:
@@ -222,11 +224,20 @@ class Session:
 
     def _run_load(self, stmt: lang.Load, run: CellRun, cell: Any) -> None:
         from console.kernel.origins import record_load
-        from console.sources import get_source
+        from console.sources import SourceError, get_source
 
-        table = get_source(stmt.format).read(self.source_context(), stmt.path, dict(stmt.options))
+        source, ctx, options = get_source(stmt.format), self.source_context(), dict(stmt.options)
+        dataset = source.dataset(ctx, stmt.path, options)
+        table: Entry
+        if dataset is None:
+            table = source.read(ctx, stmt.path, options)
+        else:
+            try:  # the footers only: row count, schema, sizes
+                table = LazyTable(dataset, f"{stmt.format} {stmt.path}")
+            except (OSError, pa.ArrowInvalid) as exc:
+                raise SourceError(f"cannot read {stmt.format} from {stmt.path}: {exc}") from exc
         self.put(stmt.table, table, run)
-        self.origins[stmt.table] = record_load(self.source_context(), stmt.format, stmt.path, dict(stmt.options), table)
+        self.origins[stmt.table] = record_load(ctx, stmt.format, stmt.path, options, table)
 
     def _run_select(self, stmt: lang.Select, run: CellRun, cell: Any) -> None:
         table = self.sql.query(stmt.sql, self.tables, stmt.sql_line, stmt.sql_column)
@@ -237,10 +248,26 @@ class Session:
 
         table = self.require(stmt.table, stmt)
         source = get_source(stmt.format)
+        self._pin_loaded_from(stmt)
         source.write(self.source_context(), table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
         rows = f"{table.num_rows} row{'s' if table.num_rows != 1 else ''}"
         self.emit(OutputEvent(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
                               source="engine", stream="system"))
+
+    def _pin_loaded_from(self, stmt: lang.Save) -> None:
+        """A save that replaces a folder some lazy table reads: read that table first (a delta
+        save keeps the old version's files, so only file formats need this)."""
+        from console.sources import SourceError, get_source
+        from console.sources.files import FileSource
+        from console.sources.paths import resolve_target
+
+        if not isinstance(get_source(stmt.format), FileSource) or stmt.mode.lower() != "overwrite":
+            return
+        try:
+            target = resolve_target(self.source_context(), stmt.path)
+        except SourceError:
+            return  # the save itself reports it
+        self.tables.pin_under(target)
 
     def _run_set(self, stmt: lang.Set, run: CellRun, cell: Any) -> None:
         kind = stmt.type

@@ -111,18 +111,21 @@ class SqlEngine:
             raise
         self.con = con
         self.roots = [str(r) for r in roots]
-        self._registered: dict[str, pa.Table] = {}
+        self._registered: dict[str, object] = {}  # a table or a dataset (catalog.scannable)
 
     def _bind(self, refs: tuple[str, ...], tables: Mapping[str, pa.Table]) -> str | None:
-        """Register the referenced tables; return the first name the catalog lacks."""
+        """Register the referenced tables; return the first name the catalog lacks.
+
+        A loaded table still on disk is registered as its dataset: DuckDB scans it with
+        projection and filters pushed down, and nothing is read into the catalog.
+        """
+        from console.kernel.catalog import scannable
+
         for ref in refs:
-            table = tables.get(ref)
+            # DuckDB (like Spark) matches names case-insensitively; scannable does too.
+            table = scannable(tables, ref)
             if table is None:
-                # DuckDB (like Spark) matches names case-insensitively; the catalog is a plain dict.
-                match = next((k for k in tables if k.lower() == ref.lower()), None)
-                if match is None:
-                    return ref
-                table = tables[match]
+                return ref
             if self._registered.get(ref) is not table:
                 self.con.register(ref, table)
                 self._registered[ref] = table

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.dataset as pads
 
 
 class SourceError(Exception):
@@ -121,6 +122,12 @@ class Source:
 
     def read(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pa.Table":
         raise SourceError(f"format {self.name} cannot be loaded")
+
+    def dataset(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pads.Dataset | None":
+        """A pyarrow dataset whose to_table() is exactly what read() gives, pinned to the files
+        (or version) of this moment, so a load need not read the rows yet (console/kernel/catalog.py).
+        None: this load is read at once (the format, or options such as a version range, need it)."""
+        return None
 
     def write(self, ctx: SourceContext, table: "pa.Table", path: str, mode: str,
               options: dict[str, str], partition_by: list[str]) -> None:

@@ -61,12 +61,17 @@ class DeltaSource(Source):
         self._time_travel(table, shown, options)
         return table.to_pyarrow_table()
 
-    def read_dataset(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pads.Dataset":
-        """A lazy pyarrow dataset of one version (DuckDB pushes filters into it), for large tables."""
+    def dataset(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pads.Dataset | None":
+        """One version's files as a dataset (read() is its to_table()); a version range is read at once."""
+        if int_option(options, "startingVersion") is not None or int_option(options, "endingVersion") is not None:
+            return None
         location, shown = lake_location(ctx, path)
         table = self._open(location, shown)
         self._time_travel(table, shown, options)
-        return table.to_pyarrow_dataset()
+        try:
+            return table.to_pyarrow_dataset()
+        except Exception as exc:  # deltalake's DeltaError (e.g. a reader feature it lacks)
+            raise SourceError(f"cannot read delta table {shown}: {exc}") from exc
 
     def _time_travel(self, table: Any, shown: str, options: dict[str, str]) -> None:
         version = int_option(options, "versionAsOf")

@@ -10,11 +10,15 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from console.sources.base import SourceError, bool_option, char_option, option, register, schema_mismatch
+from console.sources.base import (
+    SourceContext, SourceError, bool_option, char_option, option, register, schema_mismatch,
+)
 from console.sources.files import FileSource, partition_keys, same_columns, type_partition_columns
+from console.sources.paths import data_files, resolve
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    import pyarrow.dataset as pads
 
 
 @register("parquet")
@@ -23,9 +27,9 @@ class ParquetSource(FileSource):
     suffix = ".parquet"
 
     def read_file(self, path: Path, options: dict[str, str]) -> "pa.Table":
-        import pyarrow.parquet as pq
+        import pyarrow.dataset as ds
 
-        return pq.read_table(path)
+        return ds.dataset([str(path)], format="parquet").to_table()  # as dataset() reads it
 
     def read_many(self, files: list[Path], root: Path, options: dict[str, str]) -> "pa.Table":
         import pyarrow as pa
@@ -37,6 +41,22 @@ class ParquetSource(FileSource):
         dataset = ds.dataset([str(f) for f in files], format="parquet", partitioning=partitioning,
                              partition_base_dir=str(root))
         return type_partition_columns(dataset.to_table(), keys)
+
+    def dataset(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pads.Dataset | None":
+        """The files as a dataset, unless hive partition folders type their columns from the values."""
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        root = resolve(ctx, path)
+        files = data_files(root, self.suffixes, path)
+        if not files:
+            raise SourceError(f"path {path} has no {self.name} files")
+        if root.is_dir() and partition_keys(files[0], root):
+            return None
+        try:
+            return ds.dataset([str(f) for f in files], format="parquet")
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise SourceError(f"cannot read {self.name} from {path}: {exc}") from exc
 
     def write_file(self, table: "pa.Table", path: Path, options: dict[str, str]) -> None:
         import pyarrow.parquet as pq

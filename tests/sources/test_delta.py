@@ -143,8 +143,8 @@ def test_failed_save_leaves_previous_version(ctx: SourceContext, delta, people: 
 def test_read_dataset_is_lazy_and_time_travels(ctx: SourceContext, delta, people: pa.Table) -> None:
     delta.write(ctx, people, "db.t", "overwrite", {}, [])
     delta.write(ctx, people, "db.t", "append", {}, [])
-    assert delta.read_dataset(ctx, "db.t", {}).count_rows() == 8
-    assert delta.read_dataset(ctx, "db.t", {"versionAsOf": "0"}).count_rows() == 4
+    assert delta.dataset(ctx, "db.t", {}).count_rows() == 8
+    assert delta.dataset(ctx, "db.t", {"versionAsOf": "0"}).count_rows() == 4
 
 
 def test_file_table_round_trips(ctx: SourceContext, delta) -> None:

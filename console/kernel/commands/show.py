@@ -22,8 +22,8 @@ def show(session: SessionHost, stmt: lang.Command, run: CellRun) -> None:
     topic = stmt.args[0].strip()
     key = topic.lower()
     if key == "tables":
-        rows = [(n, t.num_rows, ", ".join(f"{f.name} {f.type}" for f in t.schema)) for n, t in sorted(
-            session.tables.items())]
+        rows = [(n, t.num_rows, ", ".join(f"{f.name} {f.type}" for f in t.schema)) for n, t in
+                session.tables.entries()]
         run.show("tables", rows_table(["name", "rows", "columns"], rows, {"rows": pa.int64()}))
     elif key == "jobs":
         # One cell runs at a time in a session: the only job is this one.
