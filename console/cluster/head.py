@@ -66,9 +66,25 @@ class ClusterInfo:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    return free_ports(1, host)[0]
+
+
+def free_ports(n: int, host: str = "127.0.0.1", avoid: tuple[int, ...] = ()) -> list[int]:
+    """n distinct free ports: held open together while chosen, so two picks cannot be one port
+    (Ray refuses to start when two of its components got the same number)."""
+    socks: list[socket.socket] = []
+    ports: list[int] = []
+    try:
+        while len(ports) < n:
+            s = socket.socket()
+            socks.append(s)  # held until all are chosen, an avoided one too (the next bind differs)
+            s.bind((host, 0))
+            if s.getsockname()[1] not in avoid:
+                ports.append(s.getsockname()[1])
+        return ports
+    finally:
+        for s in socks:
+            s.close()
 
 
 def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
@@ -185,16 +201,17 @@ def start_head(
         launcher = [python, "-m", "ray.scripts.scripts"]
     else:
         launcher = [ray_bin if os.path.exists(ray_bin) else "ray"]
+    ports = free_ports(4, avoid=(client_port,) if client_port else ())
     cmd = [*launcher, "start", "--block", "--disable-usage-stats", f"--temp-dir={temp_dir}",
            "--min-worker-port=10002", "--max-worker-port=19999",
            # fixed defaults (52365, 8080…) would collide with other clusters on this machine
-           f"--dashboard-agent-listen-port={free_port()}", f"--metrics-export-port={free_port()}",
-           f"--runtime-env-agent-port={free_port()}"]
+           f"--dashboard-agent-listen-port={ports[0]}", f"--metrics-export-port={ports[1]}",
+           f"--runtime-env-agent-port={ports[2]}"]
     if node_ip:
         cmd.append(f"--node-ip-address={node_ip}")
     gcs_port = None
     if address is None:
-        gcs_port = free_port()
+        gcs_port = ports[3]
         cmd += ["--head", f"--port={gcs_port}", "--include-dashboard=false"]
         if client_port:
             cmd.append(f"--ray-client-server-port={client_port}")

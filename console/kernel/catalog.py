@@ -43,7 +43,7 @@ class LazyTable:
         self._dataset = dataset
         self.shown = shown  # e.g. "parquet /data/mnist", for messages
         self.schema: pa.Schema = dataset.schema
-        self._files = [(f, _stamp(f)) for f in getattr(dataset, "files", [])]
+        self._files = [(f, _stamp(f)) for f in _local_paths(dataset)]
         self.num_rows: int = dataset.count_rows() if num_rows is None else num_rows
         self.nbytes: int = _estimated_bytes(dataset)  # decoded size, from the footers
         self._table: pa.Table | None = None
@@ -207,6 +207,12 @@ def _fragment_batches(fragment: "pads.Fragment", schema: pa.Schema, rows: int) -
         groups = [g.id for g in fragment.row_groups or []]  # a fragment may name some of them
         for batch in file.iter_batches(batch_size=rows, row_groups=groups or None):
             yield batch if batch.schema.equals(schema) else batch.cast(schema)
+
+
+def _local_paths(dataset: "pads.Dataset") -> list[str]:
+    """The dataset's files as paths here (deltalake's are relative to a subtree filesystem)."""
+    base = str(getattr(getattr(dataset, "filesystem", None), "base_path", "") or "")
+    return [os.path.join(base, f) if base and not os.path.isabs(f) else f for f in getattr(dataset, "files", [])]
 
 
 def _stamp(path: str) -> tuple[int, int] | None:

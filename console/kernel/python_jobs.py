@@ -12,7 +12,7 @@ from typing import Protocol, TypeVar
 import pyarrow as pa
 
 from console.actors.fragments import FRAGMENTS_KEY
-from console.kernel.catalog import Catalog, Entry, as_table
+from console.kernel.catalog import Catalog, Entry, LazyTable, as_table
 from console.kernel.errors import CellError
 from console.kernel.job import PythonCellError, PythonJob
 from console.lang import Run
@@ -74,7 +74,11 @@ def build_job(session: JobSource, stmt: Run) -> PythonJob:
     if input_table is not None and input_name is not None:
         origin = lookup_ci(getattr(session, "origins", {}), input_name)
         direct = origin.conf_value(input_table) if origin is not None else None
-        if direct is not None and conf.get("directRead", "false").lower() == "true":
+        # Direct reads unless the cell says directRead=false, or the rows are in memory already
+        # (then one write to /dev/shm beats decoding the files again).
+        on = conf.get("directRead", "auto").lower() != "false"
+        if direct is not None and on and isinstance(input_table, LazyTable) and not input_table.loaded:
+            input_table.dataset()  # the files are still the loaded ones, or a clear error now
             conf[FRAGMENTS_KEY] = direct  # actors read the loaded files; the kernel writes nothing
     code = opts["code"]
     included = re.fullmatch(r"\s*py\.(\w+)\s*", code)

@@ -69,9 +69,11 @@ class DeltaSource(Source):
         table = self._open(location, shown)
         self._time_travel(table, shown, options)
         try:
-            return table.to_pyarrow_dataset()
+            dataset = table.to_pyarrow_dataset()
         except Exception as exc:  # deltalake's DeltaError (e.g. a reader feature it lacks)
             raise SourceError(f"cannot read delta table {shown}: {exc}") from exc
+        return _on_local_files(dataset, location)
+
 
     def _time_travel(self, table: Any, shown: str, options: dict[str, str]) -> None:
         version = int_option(options, "versionAsOf")
@@ -157,3 +159,23 @@ class DeltaSource(Source):
         error = schema_mismatch(f"delta table {shown}", existing, table.schema,
                                 'Add where overwriteSchema="true" to replace the schema.')
         return SourceError(error.message.replace("cannot append to", "cannot overwrite", 1))
+
+
+def _on_local_files(dataset: "pads.Dataset", location: Path) -> "pads.Dataset":
+    """The same fragments read from the local filesystem by path.
+
+    deltalake's dataset reads through a Python filesystem handler (each read calls into Python,
+    under the GIL) and names files relative to the table, which a change check cannot stat.
+    Kept as is when a file is not where its relative name says (e.g. an escaped partition value).
+    """
+    import pyarrow.dataset as ds
+    import pyarrow.fs as pafs
+
+    fragments = list(dataset.get_fragments())
+    paths = [location / f.path for f in fragments]
+    if not all(p.is_file() for p in paths):
+        return dataset
+    local = pafs.LocalFileSystem()
+    rebuilt = [dataset.format.make_fragment(str(p), filesystem=local, partition_expression=f.partition_expression)
+               for p, f in zip(paths, fragments, strict=True)]
+    return ds.FileSystemDataset(rebuilt, dataset.schema, dataset.format, local)
