@@ -2,9 +2,10 @@
 
 Each of 2 actors computes the mean of its partition's images. Sides, on one embedded Ray head
 (started first, not timed), interleaved per repeat:
-- product, direct read (`--%directRead=true`): a fresh Session runs `load parquet.`…` as mnist;` then the Python cell
-  (cold worker); the cell's input is the loaded table, so each actor reads its own row groups;
-- product, kernel path (`--%directRead=false`): the same, the kernel hands the table over as an
+- product, direct read (the default: no `--%directRead`): a fresh Session runs `load parquet.`…` as mnist;`
+  (the footers only: loads are lazy) then the Python cell (cold worker); the cell's input is the
+  loaded table, so each actor reads its own row groups;
+- product, kernel path (`--%directRead=false`): the same, the kernel streams the files into an
   IPC file on /dev/shm that actors map;
 - plain: a fresh `python` process (timed from launch to its last line) that connects to the head
   and starts 2 actors that read their halves of the same parquet files with pyarrow.
@@ -165,7 +166,7 @@ def main() -> None:
         nonlocal expected
         session = Session(cfg, lambda e: None, session_id=f"scale-{path}")
         try:
-            direct = "--%directRead=true" if path == "direct" else "--%directRead=false"
+            direct = "" if path == "direct" else "--%directRead=false"
             cell = CELL.format(direct=direct, mean=MEAN)
             reset_peak()
             base = peak_rss()  # the kernel before the load: its code, DuckDB, pyarrow

@@ -161,7 +161,7 @@ class Catalog(MutableMapping[str, pa.Table]):
 
     def entries(self) -> list[tuple[str, Entry]]:
         """(name, entry) pairs sorted by name; schema and num_rows need no read."""
-        return sorted(self._entries.items())
+        return sorted(dict(self._entries).items())  # a copy: the query thread reads while a cell runs
 
     def pin_under(self, folder: Path) -> None:
         """Read into memory every lazy table with a file under `folder`, before a save replaces it."""

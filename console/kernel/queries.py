@@ -10,6 +10,7 @@ from typing import Any, Callable, Mapping
 
 from console.kernel import completion, results
 from console.kernel.host import SessionHost
+from console.sources.base import SourceError
 
 Handler = Callable[[SessionHost, Mapping[str, Any]], dict[str, Any]]
 
@@ -25,4 +26,7 @@ def answer(session: SessionHost, what: str, args: Mapping[str, Any]) -> dict[str
     handler = HANDLERS.get(what)
     if handler is None:
         raise ValueError(f"unknown query {what!r}; known: {', '.join(sorted(HANDLERS))}")
-    return handler(session, args)
+    try:
+        return handler(session, args)
+    except SourceError as exc:  # a loaded result whose files changed or went since (catalog.py)
+        raise LookupError(exc.message) from None

@@ -69,9 +69,12 @@ class Channel:
                     stream.release()
 
     def send(self, msg: Message) -> None:
-        with self.lock:
-            self._send_batch()
-            self._send(msg)
+        with self.stream_lock:  # text the cell printed before (a display(), a CellDone) goes first
+            if self.held is not None:
+                self.held.release()
+            with self.lock:
+                self._send_batch()
+                self._send(msg)
 
     def output(self, text: str, source: str, stream: str) -> None:
         """Queue printed text; it goes out within BATCH_SECONDS."""

@@ -168,3 +168,10 @@ def test_a_partitioned_delta_table_reads_as_the_eager_read(session: Session) -> 
     assert session.run_cell("select * from t as s;").ok
     assert session.tables["s"].sort_by("id").equals(eager.sort_by("id"))
     assert session.tables["t"].equals(eager)
+
+
+def test_a_page_of_a_result_whose_files_went_says_so(session: Session, folder: Path) -> None:
+    assert session.run_cell("load parquet.`pq` as t;", cell="c1").ok
+    os.unlink(folder / "part-0.parquet")
+    with pytest.raises(LookupError, match="part-0.parquet of parquet pq was removed after the load"):
+        session.query("result_page", {"cell": "c1", "offset": 0, "limit": 3})

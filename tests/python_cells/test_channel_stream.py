@@ -114,3 +114,13 @@ def test_another_threads_line_is_not_cut_into_the_cells(pipe: Pipe) -> None:
     pipe.settle()
     assert pipe.text(source="driver") == "cell starts and ends\n"
     assert pipe.text(source="Worker pid=7") == "whole line\n"
+
+
+def test_a_message_after_prints_comes_after_them(pipe: Pipe) -> None:
+    from console.messages import CellDone
+
+    print("printed first", file=pipe.out)
+    pipe.channel.send(CellDone(job_id="job", result_path=None, error=None))  # as display() and a cell end send
+    time.sleep(0.1)
+    kinds = [type(m).__name__ for m in pipe.got]
+    assert kinds == ["CellOutput", "CellDone"], kinds
