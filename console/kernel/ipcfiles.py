@@ -169,6 +169,7 @@ def _write(table: Entry, sink: Any) -> None:
         if isinstance(table, LazyTable):  # a loaded table still on disk: decoded a batch at a time
             for batch in table.batches():
                 writer.write_batch(batch)
+            pa.default_memory_pool().release_unused()  # the batches' memory back to the system
         else:
             writer.write_table(table)
 
