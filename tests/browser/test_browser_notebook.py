@@ -48,6 +48,17 @@ def test_create_notebook_write_load_and_select_read_the_table(page: Any, server:
     page.keyboard.type("select name, cast(age as int) as age from people where cast(age as int) > 40 as old;")
     page.keyboard.press("Shift+Enter")
 
+    # The notebook's first run starts its kernel: 2-3 s here, but CI once took past the page's 20 s
+    # for it. Wait for the run to end, then say what the cell shows if it is not a result.
+    ended = cell(page, 1).locator("xpath=self::*[@data-status='done' or @data-status='error' "
+                                  "or @data-status='interrupted' or @data-status='cancelled']")
+    try:
+        ended.wait_for(timeout=90000)
+    except Exception as exc:  # the cells' statuses and text say where it stopped
+        shown = page.locator("section.cell").evaluate_all(
+            "cs => cs.map(c => [c.dataset.status, c.innerText.slice(0, 400)])")
+        raise AssertionError(f"the second cell did not finish: {shown}") from exc
+    assert cell(page, 1).get_attribute("data-status") == "done", cell(page, 1).inner_text()
     table = cell(page, 1).locator("[data-role=result]")
     table.wait_for()
     assert table.get_attribute("data-table") == "old"
