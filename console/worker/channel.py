@@ -9,6 +9,7 @@ import io
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 
 from console.actors.capture import (METRICS, KerasMetrics, LineRedraw, decode_forwarded, ray_pid, split_ray_prefix,
@@ -20,6 +21,29 @@ from console.messages import CellMetrics, CellOutput, Message
 # spend most of its time pickling and the kernel most of its time unpickling and forwarding.
 BATCH_SECONDS = 0.01  # the longest a printed line waits in the worker
 BATCH_CHARS = 64 * 1024
+
+
+def _flusher(name: str, wake: threading.Condition, since: Callable[[], float | None],
+             flush: Callable[[], None]) -> threading.Thread:
+    """A daemon thread that calls `flush` (under `wake`'s lock) once what is waiting has waited
+    BATCH_SECONDS; `since` says when the oldest waiting text came, or None when nothing waits."""
+
+    def loop() -> None:
+        with wake:
+            while True:
+                first = since()
+                if first is None:
+                    wake.wait()
+                    continue
+                left = first + BATCH_SECONDS - time.monotonic()
+                if left > 0:
+                    wake.wait(left)  # new text wakes it early: it looks again
+                else:
+                    flush()
+
+    thread = threading.Thread(target=loop, name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 class Channel:
@@ -51,22 +75,10 @@ class Channel:
         """`stream` now holds the cell's writes: they go out within BATCH_SECONDS (stream_lock held)."""
         self.held = stream
         if self._held_flusher is None:
-            self._held_flusher = threading.Thread(target=self._held_loop, name="channel-held", daemon=True)
-            self._held_flusher.start()
+            self._held_flusher = _flusher("channel-held", self._held_wake,
+                                          lambda: None if self.held is None else self.held.held_since,
+                                          lambda: self.held.release() if self.held is not None else None)
         self._held_wake.notify()
-
-    def _held_loop(self) -> None:
-        with self.stream_lock:
-            while True:
-                stream = self.held
-                if stream is None:
-                    self._held_wake.wait()
-                    continue
-                left = stream.held_since + BATCH_SECONDS - time.monotonic()
-                if left > 0:
-                    self._held_wake.wait(left)
-                else:
-                    stream.release()
 
     def send(self, msg: Message) -> None:
         with self.stream_lock:  # text the cell printed before (a display(), a CellDone) goes first
@@ -96,24 +108,13 @@ class Channel:
             elif len(self._texts) == 1:
                 self._first_at = time.monotonic()
                 if self._flusher is None:
-                    self._flusher = threading.Thread(target=self._flush_loop, name="channel-batch", daemon=True)
-                    self._flusher.start()
+                    self._flusher = _flusher("channel-batch", self._wake,
+                                             lambda: self._first_at if self._texts else None, self._send_batch)
                 self._wake.notify()
 
     def flush(self) -> None:
         with self.lock:
             self._send_batch()
-
-    def _flush_loop(self) -> None:
-        with self.lock:
-            while True:
-                while not self._texts:
-                    self._wake.wait()
-                left = self._first_at + BATCH_SECONDS - time.monotonic()
-                if left > 0:
-                    self._wake.wait(left)  # a new batch's first text wakes it early: it looks again
-                else:
-                    self._send_batch()
 
     def _send_batch(self) -> None:
         """Send the queued text (the lock is held)."""
