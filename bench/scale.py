@@ -15,7 +15,9 @@ each actor reports its own VmHWM. RSS counts pages of shared memory an actor tou
 IPC file), so the kernel path's actors show the table's bytes though nothing was copied.
 The set is generated once into a cache folder (--cache, default ~/.cache/mlsql-console-bench),
 50k rows per parquet file, and reused by later runs.
-Usage: python bench/scale.py [--rows 600000] [--repeat 1] [--paths direct,kernel]
+Three repeats by default, each in a rotated order (a cold worker's start varies by seconds on a
+shared machine, and one repeat once put the kernel path at 1.45x where two gave 0.71x).
+Usage: python bench/scale.py [--rows 600000] [--repeat 3] [--paths direct,kernel]
 """
 from __future__ import annotations
 
@@ -131,7 +133,7 @@ def peak_rss() -> int:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=600_000)
-    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--paths", default="direct,kernel")
     ap.add_argument("--cache", default=str(Path.home() / ".cache" / "mlsql-console-bench"))
     args = ap.parse_args()
@@ -214,10 +216,13 @@ def main() -> None:
         for path in paths:  # untimed: Ray's first worker processes and imports
             product(path, small, timed=False)
         plain(sorted(str(p) for p in small.glob("*.parquet")), timed=False)
-        for _ in range(args.repeat):
-            for path in paths:
-                product(path, data)
-            plain(files)
+        sides: list[str] = [*paths, "plain"]
+        for i in range(args.repeat):
+            for side in sides[i % len(sides):] + sides[:i % len(sides)]:
+                if side == "plain":
+                    plain(files)
+                else:
+                    product(side, data)
     finally:
         cluster.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -77,6 +77,26 @@ def test_slices_and_batches_keep_the_order(session: Session, folder: Path) -> No
     assert not t.loaded
 
 
+def test_streaming_reads_files_ahead_and_stops_with_its_reader(session: Session, folder: Path) -> None:
+    import threading
+
+    assert session.run_cell("load parquet.`pq` as t;").ok
+    t = _lazy(session, "t")
+    # the first rows only: the threads decoding the next files stop with the reader
+    assert t.slice(0, 10).equals(_eager(folder).slice(0, 10))
+    assert not [th for th in threading.enumerate() if th.name.startswith("read-ahead-")]
+    # a file whose bytes went bad under the same size and time: its thread's error reaches the reader
+    bad = folder / "part-1.parquet"
+    st = bad.stat()
+    data = bytearray(bad.read_bytes())
+    data[8:st.st_size // 2] = b"\xff" * (st.st_size // 2 - 8)
+    bad.write_bytes(bytes(data))
+    os.utime(bad, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with pytest.raises((OSError, pa.ArrowException)):
+        list(t.batches(128))
+    assert not [th for th in threading.enumerate() if th.name.startswith("read-ahead-")]
+
+
 def test_a_page_and_a_download_of_a_loaded_result(session: Session, folder: Path) -> None:
     assert session.run_cell("load parquet.`pq` as t;", cell="c1").ok
     page = session.query("result_page", {"cell": "c1", "offset": 1200, "limit": 3})
