@@ -34,12 +34,20 @@ Chunk = Callable[[str], None]
 
 
 class LineRedraw:
-    """Turns writes into chunks: finished lines, and "\\r…" redraws on flush or carriage return."""
+    """Turns writes into chunks: finished lines, and "\\r…" redraws on flush or carriage return.
 
-    def __init__(self, out: Chunk) -> None:
+    With `long_line`, a line that grows past it unfinished (a million `print(".", end="")`) is
+    sent as it stands and continued by plain appends: holding it whole made every write copy
+    it (a 100 MB line took minutes) and every flush resend it. Only the cell worker's streams
+    use it; an actor's chunks cross Ray's line-by-line forwarding, which has no append.
+    """
+
+    def __init__(self, out: Chunk, long_line: int | None = None) -> None:
         self.out = out
-        self.pending = ""  # text of the current line not yet finished by "\n"
+        self.long_line = long_line
+        self.pending = ""  # text of the current line not yet sent
         self.last = ""  # what the current screen line shows from earlier redraws
+        self.appended = False  # the line was sent in plain pieces; `pending` continues it
 
     def write(self, text: str) -> None:
         text = text.replace("\b", "")  # tf-keras erases its bar with backspaces before "\r"
@@ -49,15 +57,28 @@ class LineRedraw:
             start = m.end()
             if m.group() == "\r":
                 self.flush()
+                if self.appended:  # what follows replaces the pieces on screen
+                    self.appended, self.last = False, "\r"  # (never equal to a line's text)
                 self.pending = ""
             else:
                 self.out(("\r" if self.last else "") + self.pending + "\n")
                 self.pending = self.last = ""
+                self.appended = False
         self.pending += text[start:]
+        if self.long_line is not None and len(self.pending) > self.long_line:
+            self.out(("\r" if self.last else "") + self.pending)  # the screen shows it: appends follow
+            self.pending = self.last = ""
+            self.appended = True
 
     def flush(self) -> None:
-        if self.pending and self.pending != self.last:
-            self.out("\r" + self.pending)
+        if self.appended:
+            if self.pending:
+                self.out(self.pending)
+                self.pending = ""
+        elif self.pending and self.pending != self.last:
+            grew = self.last not in ("", "\r") and self.pending.startswith(self.last)
+            # A line that only grew (dots, each flushed) gets the new text as an append.
+            self.out(self.pending[len(self.last):] if grew else "\r" + self.pending)
             self.last = self.pending
 
 

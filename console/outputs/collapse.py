@@ -27,8 +27,20 @@ class LineCollapser:
     """Stateful collapse for ONE source+stream; `feed(raw) -> wire text`."""
 
     def __init__(self) -> None:
-        self.pending = ""  # the unfinished last line as the viewer shows it
+        # The unfinished last line as the viewer shows it, in the pieces it came in: joined only
+        # when a redraw needs it (a 100 MB line fed 64 kB at a time was copied whole each time).
+        self._pieces: list[str] = []
         self._carry = ""  # a trailing "\r" or partial escape code held for the next piece
+
+    @property
+    def pending(self) -> str:
+        line = "".join(self._pieces)
+        self._pieces = [line]
+        return line
+
+    @pending.setter
+    def pending(self, line: str) -> None:
+        self._pieces = [line]
 
     def feed(self, raw: str) -> str:
         text = self._carry + raw
@@ -37,7 +49,10 @@ class LineCollapser:
             # Plain text (nearly all output) is its own wire text: no walk over each character,
             # which made a 50 MB log cost tens of seconds here.
             last = text.rfind("\n")
-            self.pending = self.pending + text if last < 0 else text[last + 1:]
+            if last < 0:
+                self._pieces.append(text)
+            else:
+                self._pieces = [text[last + 1:]]
             return text
         partial = _ANSI_PARTIAL.search(text)
         if partial:

@@ -1,10 +1,11 @@
 """What the viewers of a run are sent live once its output is past the inline budget.
 
-Below the budget every chunk goes out as it is numbered. Past it, sending every chunk made
-Socket.IO the bottleneck (50 MB was 12,500 events to each viewer, which then kept only the head
-and tail anyway). So past the budget, at most one update per `interval` goes out per run: the
-head chunks not sent yet, then, when chunks the viewers never got have left the tail, one
-`output_hidden` marker for them, then the chunks of the current tail not sent yet.
+While the head is filling, every chunk goes out as it is numbered. Past it, sending every chunk
+made Socket.IO the bottleneck (50 MB was 12,500 events to each viewer, which then kept only the
+head and tail anyway). So once the head is full, at most one update per `interval` goes out per
+run, the first one interval after the head filled: the head chunks not sent yet, then, when
+chunks the viewers never got have left the tail, one `output_hidden` marker for them, then the
+chunks of the current tail not sent yet.
 
 The viewer's rule (frontend/src/logmodel.js): a marker for a run whose log already has one
 grows that marker (its bytes are the run's whole hidden size) and replaces everything after it,
@@ -30,10 +31,16 @@ class LiveTail:
 
     def take(self, events: list[OutputEvent], keeper: RunKeeper | None, now: float, force: bool) -> list[Message]:
         """The messages to publish now for this batch (stored already); [] while throttled."""
-        if keeper is None or (keeper.total <= keeper.budget and not self.pending):
+        if keeper is None or (keeper.head_open and not self.pending):
             if events:
                 self.sent = max(self.sent, events[-1].seq)
             return list(events)
+        if self.last_update == float("-inf"):
+            # The head just closed: what follows may fit the budget or become the hidden middle.
+            # Chunks sent now that later fall in the middle would stay on the viewers' pages
+            # beside a marker that counts them too, so the first update after the head waits
+            # one interval (the run's end sends at once).
+            self.last_update = now
         tail_first = keeper.tail[0][0] if keeper.tail else keeper.head_last + 1
         # Only head chunks and the current tail can still be shown; the rest is the middle.
         self.pending = [e for e in [*self.pending, *events] if e.seq <= keeper.head_last or e.seq >= tail_first]

@@ -21,6 +21,9 @@ from console.messages import CellMetrics, CellOutput, Message
 # spend most of its time pickling and the kernel most of its time unpickling and forwarding.
 BATCH_SECONDS = 0.01  # the longest a printed line waits in the worker
 BATCH_CHARS = 64 * 1024
+# An unfinished line of the cell's longer than this is sent as it stands and continued by
+# appends (console/actors/capture.py LineRedraw): below it, each write copies the line.
+LONG_LINE = 4096
 
 
 def _flusher(name: str, wake: threading.Condition, since: Callable[[], float | None],
@@ -169,7 +172,10 @@ class ChannelStream(io.TextIOBase):
     def _line_state_of(self, tid: int) -> LineRedraw:
         state = self.lines.get(tid)
         if state is None:
-            state = self.lines[tid] = LineRedraw(self._chunk)
+            # The cell's own unfinished line goes out past LONG_LINE; another thread's (Ray's log
+            # thread writes an actor's line, then its "\n") only past a size no such line has.
+            long_line = LONG_LINE if tid == self.cell_thread else 1 << 20
+            state = self.lines[tid] = LineRedraw(self._chunk, long_line=long_line)
         return state
 
     def write(self, text: str) -> int:
@@ -202,21 +208,19 @@ class ChannelStream(io.TextIOBase):
         self.held, self.held_chars = [], 0
         state = self._line_state_of(self.cell_thread)
         cut = text.rfind("\n")
-        if cut < 0:
-            state.pending += text
-            return
-        block, rest = text[:cut + 1], text[cut + 1:]
-        if state.pending or state.last:  # the first line finishes one already begun
-            first = block.index("\n") + 1
-            state.write(block[:first])
-            block = block[first:]
-        if block:
-            if self.stream == "stdout" and "pid=" not in block and METRICS not in block and "/" not in block:
-                self.channel.output(block, "driver", "stdout")  # no actor line, no Keras line
-            else:
-                for line in block[:-1].split("\n"):
-                    self._chunk(line + "\n")
-        state.pending = rest
+        if cut >= 0:
+            block, text = text[:cut + 1], text[cut + 1:]
+            if state.pending or state.last or state.appended:  # the first line finishes one already begun
+                first = block.index("\n") + 1
+                state.write(block[:first])
+                block = block[first:]
+            if block:
+                if self.stream == "stdout" and "pid=" not in block and METRICS not in block and "/" not in block:
+                    self.channel.output(block, "driver", "stdout")  # no actor line, no Keras line
+                else:
+                    for line in block[:-1].split("\n"):
+                        self._chunk(line + "\n")
+        state.write(text)  # the unfinished line (past LONG_LINE it goes out as it stands)
 
     def flush(self) -> None:
         with self.lock:

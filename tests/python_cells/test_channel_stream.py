@@ -124,3 +124,38 @@ def test_a_message_after_prints_comes_after_them(pipe: Pipe) -> None:
     time.sleep(0.1)
     kinds = [type(m).__name__ for m in pipe.got]
     assert kinds == ["CellOutput", "CellDone"], kinds
+
+
+def _screen(chunks: list[str]) -> str:
+    """What a viewer shows: text appends; a chunk starting with "\\r" replaces the unfinished line."""
+    shown = ""
+    for chunk in chunks:
+        if chunk.startswith("\r"):
+            shown, chunk = shown[:shown.rfind("\n") + 1], chunk[1:]
+        shown += chunk
+    return shown
+
+
+def test_a_line_without_end_goes_out_as_it_stands(pipe: Pipe) -> None:
+    # 5 MB on one line, 100 characters a write: it went out only at the end, and every write
+    # copied the whole line held so far (quadratic: a 100 MB line took minutes).
+    piece = "y" * 99 + "."
+    for _ in range(50_000):
+        pipe.out.write(piece)
+    time.sleep(0.1)
+    assert len(pipe.text()) > 4_900_000  # sent as it came, before the line ended
+    pipe.out.write(" end\n")
+    pipe.settle()
+    assert pipe.text() == piece * 50_000 + " end\n"  # plain appends: the log is the text as printed
+
+
+def test_a_redraw_over_a_long_line_and_flushed_dots(pipe: Pipe) -> None:
+    pipe.out.write("A" * 10_000)
+    pipe.out.write("\rBB\n")  # a carriage return over a line already sent: the redraw replaces it
+    for _ in range(3000):
+        print(".", end="", flush=True, file=pipe.out)  # each flush sends the new dot, not the row again
+    print(file=pipe.out)
+    pipe.settle()
+    chunks = [m.text for m in pipe.got if isinstance(m, CellOutput)]
+    assert _screen(chunks) == "BB\n" + "." * 3000 + "\n"
+    assert sum(len(c) for c in chunks) < 10_000 + 3 * 3000 + 5_000  # linear in what was printed
