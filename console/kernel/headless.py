@@ -52,25 +52,32 @@ class _Printer:
 
     def __init__(self, out: Out) -> None:
         self.out = out
-        self.pending: dict[str, str] = {}
+        # The unfinished line of each source, in the pieces it came in (joined when it ends: a
+        # 100 MB line without a newline was copied whole for every 4 kB chunk).
+        self.pending: dict[str, list[str]] = {}
 
     def __call__(self, message: Message) -> None:
         if isinstance(message, OutputEvent):
-            text = self.pending.pop(message.source, "") + message.text
+            if "\n" not in message.text:
+                if message.text:
+                    self.pending.setdefault(message.source, []).append(message.text)
+                return
+            text = "".join(self.pending.pop(message.source, [])) + message.text
             *lines, rest = text.split("\n")
             for line in lines:
                 self.out(f"[{message.source}] {_visible(line)}")
             if rest:
-                self.pending[message.source] = rest
+                self.pending[message.source] = [rest]
         elif isinstance(message, MetricsEvent):
             values = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in message.values.items())
             step = f" step={message.step}" if message.step is not None else ""
             self.out(f"[{message.source}] metrics{step}: {values}")
 
     def flush(self) -> None:
-        for source, rest in self.pending.items():
-            if _visible(rest):
-                self.out(f"[{source}] {_visible(rest)}")
+        for source, pieces in self.pending.items():
+            rest = _visible("".join(pieces))
+            if rest:
+                self.out(f"[{source}] {rest}")
         self.pending.clear()
 
 
