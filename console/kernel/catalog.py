@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 STREAM_ROWS = 8192
 # Files decoded at once while a lazy table streams (at most one per core), and the batches each
 # may hold decoded ahead of the reader. One thread decoding 600k MNIST rows took 8 s, the
-# kernel path's whole wall in the scale bench; two files at a time on 2 cores, 4.3 s.
+# kernel path's whole wall in the scale bench; two files at a time on 2 cores, 4.5 s.
 READ_AHEAD_FILES = 4
 READ_AHEAD_BATCHES = 2
 
