@@ -31,6 +31,9 @@ _METRIC = re.compile(r"(?:^|\s-\s)([A-Za-z_][\w.]*): (-?[0-9.]+(?:e[-+]?\d+)?|na
 _EPOCH = re.compile(r"^\s*Epoch (\d+)/(\d+)\s*$")
 
 Chunk = Callable[[str], None]
+# LineRedraw.last after a carriage return over a line sent in pieces: the screen shows text the
+# next chunk must replace. Never equal to a line's text (a line holds no "\r").
+_REPLACED = "\r"
 
 
 class LineRedraw:
@@ -58,7 +61,7 @@ class LineRedraw:
             if m.group() == "\r":
                 self.flush()
                 if self.appended:  # what follows replaces the pieces on screen
-                    self.appended, self.last = False, "\r"  # (never equal to a line's text)
+                    self.appended, self.last = False, _REPLACED
                 self.pending = ""
             else:
                 self.out(("\r" if self.last else "") + self.pending + "\n")
@@ -76,7 +79,7 @@ class LineRedraw:
                 self.out(self.pending)
                 self.pending = ""
         elif self.pending and self.pending != self.last:
-            grew = self.last not in ("", "\r") and self.pending.startswith(self.last)
+            grew = self.last not in ("", _REPLACED) and self.pending.startswith(self.last)
             # A line that only grew (dots, each flushed) gets the new text as an append.
             self.out(self.pending[len(self.last):] if grew else "\r" + self.pending)
             self.last = self.pending
