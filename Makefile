@@ -48,8 +48,10 @@ lint: $(VENV)/.installed
 test: lint setup system-deps
 	$(PY) -m pytest -q
 
+# The quick lane leaves out the tests that need Chromium, a Ray head, the sandbox or full-size data
+# (markers set in tests/conftest.py); `make test` runs them all.
 test-quick: setup
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow and not browser and not ray and not sandbox"
 
 # Every script runs, even after one misses its target or fails (a missed figure must not hide
 # the others); the exit status says whether any did.

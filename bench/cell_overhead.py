@@ -2,7 +2,7 @@
 
 A real server on 127.0.0.1 (threaded Werkzeug, as in the tests), a python-socketio client over
 websocket, one kernel process kept warm. The MLSQL cell is `select 1 as a as t;`; the Python
-cell returns one row through ray_context.build_result (needs console.runtime and Ray).
+cell returns one row through ray_context.build_result (needs Ray).
 
     python bench/cell_overhead.py [--repeats N]
 """
@@ -84,7 +84,7 @@ def main() -> int:
         print(f"python_cell_p50: {statistics.median(py):.1f} ms (target ≤250 ms)")
         print(f"python_cell_p95: {sorted(py)[int(len(py) * 0.95) - 1]:.1f} ms (no target)")
     else:
-        print("python_cell_p50: not measured (console.runtime.PythonRuntime is not available) (target ≤250 ms)")
+        print("python_cell_p50: not measured (console.kernel.python_runtime is not importable) (target ≤250 ms)")
     return 0
 
 

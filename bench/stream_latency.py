@@ -7,7 +7,7 @@ sources at once; every line must arrive, in order per source):
 - "session": the scripted kernel engine (tests/support) prints from two threads, so only our path is measured
   (kernel pipe, 50 ms batcher, store, Socket.IO);
 - "ray": a Python cell whose two Ray actors print, the path the issue asks about; Ray's own
-  log forwarding adds ~50 ms. Runs when console.runtime provides PythonRuntime.
+  log forwarding adds ~50 ms. Needs Ray.
 
     python bench/stream_latency.py [--lines N]
 """

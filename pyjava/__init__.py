@@ -1,2 +1,2 @@
-"""pyjava compatibility: the names MLSQL cells import, implemented by console.runtime."""
+"""pyjava compatibility: the names MLSQL cells import, implemented by console.worker and console.actors."""
 __version__ = "0.3.3"

@@ -31,6 +31,27 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 
+# ---------------------------------------------------------------- lanes
+# Each test belongs to the lanes it needs, so `make test-quick` can leave the heavy ones out:
+# browser (Chromium), ray (a real Ray head or cluster), sandbox (bubblewrap walls against a real
+# server), slow (full-size runs). `make test` runs every lane.
+_LANE_FOLDERS = {"browser": "browser", "sandbox": "sandbox"}
+_RAY_FIXTURES = frozenset({"ray_head", "ray_session", "ray_server", "ray_cfg", "ray_viewer"})
+# Files that start a Ray of their own (a second node, an external cluster, the server's own head).
+_RAY_FILES = frozenset({"test_two_nodes.py", "test_external_cluster.py", "test_server_owns_ray_head.py",
+                        "test_seed.py", "test_seed_notebook.py", "test_ml_ray.py"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.fspath))
+        folder = path.parent.name
+        if folder in _LANE_FOLDERS:
+            item.add_marker(getattr(pytest.mark, _LANE_FOLDERS[folder]))
+        if _RAY_FIXTURES.intersection(getattr(item, "fixturenames", ())) or path.name in _RAY_FILES:
+            item.add_marker(pytest.mark.ray)
+
+
 @pytest.fixture
 def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
     # The developer's own CONSOLE_* variables must not leak into tests.

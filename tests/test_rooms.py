@@ -1,5 +1,5 @@
 """The rooms of console/ keep their shape: no import circle, no private names across rooms, and
-imports that follow the dependency order of docs/architecture.md (DESIGN section 6).
+imports that follow the dependency order of docs/architecture.md (its "Rooms" section).
 
 A room is a folder under console/ (`kernel`, `server`, …) or a top-level module (`config`,
 `messages`, …). Imports are read with ast: module-level and function-local ones, relative ones

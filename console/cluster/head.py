@@ -34,7 +34,7 @@ from console.config import PRIVATE_DIR_NAME
 
 log = logging.getLogger(__name__)
 
-# Set on the head and inherited by everything it spawns (DESIGN §7 explains each one).
+# Set on the head and inherited by everything it spawns (docs/architecture.md and docs/python-runtime.md explain them).
 RAY_ENV: dict[str, str] = {
     "RAY_USAGE_STATS_ENABLED": "0",
     "RAY_DEDUP_LOGS": "0",

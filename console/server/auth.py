@@ -16,7 +16,7 @@ that reaches the server through a loopback Host name the local admin, without a 
 requests carry no cookie, so CSRF is refused by the Origin / Sec-Fetch-Site headers instead, and
 a non-loopback Host header (DNS rebinding) is anonymous.
 
-`current_user()` is the one indirection the rest of web/ calls.
+`current_user()` is the one indirection the rest of server/ calls.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`from pyjava.api.mlsql import RayContext` as in MLSQL notebooks; implemented by console.runtime."""
+"""`from pyjava.api.mlsql import RayContext` as in MLSQL notebooks; implemented by console.worker and console.actors."""
 from console.worker.context import PythonContext, RayContext
 from console.actors.data import DataServer
 
