@@ -171,8 +171,6 @@ def test_json_str_and_csv_str_read_a_variable(tmp_path: Path) -> None:
 
 
 def test_load_json_str_in_a_session(session: Session) -> None:
-    if getattr(session.source_context(), "variables", None) is None:
-        pytest.skip("the session does not pass its variables to sources yet (SourceContext.variables)")
     ok(session, "set abc='''\n{\"x\": 120, \"y\": 100}\n{\"x\": 130}\n''';\nload jsonStr.`abc` as t;")
     assert session.tables["t"].to_pylist() == [{"x": 120, "y": 100}, {"x": 130, "y": None}]
 

@@ -124,8 +124,6 @@ def test_model_trained_with_another_algorithm(session: Session) -> None:
 
 def test_jsonstr_data_train_predict_register(session: Session) -> None:
     out = session.run_cell(JSON_DATA)
-    if not out.ok and out.error is not None and "passes none to its sources" in out.error.message:
-        pytest.skip("the session does not hand its variables to sources yet (console/kernel/session.py)")
     assert out.ok, out.error
     assert session.tables["data1"].num_rows == 10
     ok(session, 'train data1 as RandomForest.`models/js` where evaluateTable="data1" as r;\n'

@@ -124,10 +124,7 @@ def test_partition_by_is_refused(sqlite_ctx: SourceContext, jdbc, people: pa.Tab
 @pytest.mark.postgres
 def test_postgresql_round_trip(request: pytest.FixtureRequest, ctx: SourceContext, jdbc, people: pa.Table,
                                rows) -> None:
-    try:
-        url = request.getfixturevalue("postgres_url")
-    except pytest.FixtureLookupError:
-        pytest.skip("no postgres_url fixture in tests/conftest.py")
+    url = request.getfixturevalue("postgres_url")
     ctx.connections["pg"] = {"url": url}
     jdbc.write(ctx, people, "pg.people_src_test", "overwrite", {}, [])
     jdbc.write(ctx, people, "pg.people_src_test", "append", {}, [])
