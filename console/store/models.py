@@ -2,7 +2,7 @@
 
 Only the repository modules of console/store use these classes; everything outside the store
 sees plain records (console/store/records.py). Alembic migrations in store/migrations must
-match this file; tests/store/test_migrations.py fails when they drift apart.
+match this file; tests/store/test_store_migrations.py fails when they drift apart.
 """
 from __future__ import annotations
 
