@@ -1,0 +1,199 @@
+"""The server <-> kernel vocabulary: the two pipes between the web process and one kernel process.
+
+The kernel runs a member's code, so everything it writes is untrusted input: it speaks only
+about the run the server told it to execute, by that run's id, and never names a notebook or a
+cell; the server accepts what concerns the kernel's current run and stamps it with its own
+ids (console/server/kernels.py). FROM_KERNEL is what the server decodes, on a 1 MiB line cap;
+TO_KERNEL what the kernel decodes. docs/protocol.md lists both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar, Literal
+
+from console.ids import CellId, RunId
+from console.wire.codec import Max, Message, Vocabulary
+
+Stream = Literal["stdout", "stderr", "system", "image"]
+RunEnd = Literal["done", "error", "interrupted"]
+Short = Annotated[str, Max(200)]  # a source tag, an error's kind
+RequestId = Annotated[str, Max(64)]
+Run = Annotated[RunId, Max(64)]
+TO_KERNEL = Vocabulary("server->kernel")
+FROM_KERNEL = Vocabulary("kernel->server")
+
+
+# ---------------------------------------------------------------- server -> kernel
+
+
+@TO_KERNEL.register
+@dataclass(frozen=True)
+class ExecuteCommand(Message):
+    """Run `source` (a cell of `kind` mlsql or python) as run `run_id` of cell `cell_id`."""
+
+    type: ClassVar[str] = "execute"
+    run_id: Run
+    cell_id: Annotated[CellId, Max(64)]
+    source: str
+    kind: Literal["mlsql", "python"] = "mlsql"
+
+
+@TO_KERNEL.register
+@dataclass(frozen=True)
+class KernelInterrupt(Message):
+    """Interrupt the running cell, or the one sent but not yet started."""
+
+    type: ClassVar[str] = "kernel_interrupt"
+
+
+@TO_KERNEL.register
+@dataclass(frozen=True)
+class NotebookCells(Message):
+    """The answer to a notebook_request: cells as [kind, source] pairs, or the error."""
+
+    type: ClassVar[str] = "notebook_cells"
+    request_id: RequestId
+    cells: list[list[str]] = field(default_factory=list)
+    error: str = ""
+
+
+@TO_KERNEL.register
+@dataclass(frozen=True)
+class KernelQuery(Message):
+    """The server asks the kernel about its session, answered by kernel_answer.
+
+    what: a row of console/kernel/queries.py HANDLERS: "result_page" (args: cell, offset, limit,
+    sort), "result_file" (args: cell, format, name, sort), "complete" (args: source, cursor,
+    kind), "inspect" (args: name). Answered on the kernel's command thread, so a query does not
+    wait for a running cell.
+    """
+
+    type: ClassVar[str] = "kernel_query"
+    request_id: RequestId
+    what: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- kernel -> server
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class KernelReady(Message):
+    """The kernel has started and waits for execute commands."""
+
+    type: ClassVar[str] = "kernel_ready"
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class RunStarted(Message):
+    """The run began on the kernel."""
+
+    type: ClassVar[str] = "run_started"
+    run_id: Run
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class RunOutput(Message):
+    """Text the run printed; a long text comes as several of these (console/wire/channel.py)."""
+
+    type: ClassVar[str] = "run_output"
+    in_pieces: ClassVar[bool] = True
+    run_id: Run
+    text: str
+    source: Short = "driver"
+    stream: Stream = "stdout"
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class RunMetrics(Message):
+    """One metrics point of the run (Keras epochs, log_metrics): finite numbers by name."""
+
+    type: ClassVar[str] = "run_metrics"
+    run_id: Run
+    values: Annotated[dict[str, float], Max(1000)]
+    source: Short = "driver"
+    step: int | None = None
+    ts: float = 0.0
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class RunResult(Message):
+    """The run's result table: first rows, total row count, columns [{"name", "type"}]."""
+
+    type: ClassVar[str] = "run_result"
+    run_id: Run
+    name: str
+    columns: list[dict[str, str]]
+    rows: list[list[Any]]
+    total_rows: int
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class RunError(Message):
+    """Why the run failed, as much as its user may see (fields as the browser's error event)."""
+
+    type: ClassVar[str] = "run_error"
+    run_id: Run
+    kind: Short
+    message: str
+    line: int | None = None
+    column: int | None = None
+    traceback: str = ""
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class RunEnded(Message):
+    """The run ended: how, and after how long."""
+
+    type: ClassVar[str] = "run_ended"
+    run_id: Run
+    status: RunEnd
+    elapsed_ms: int | None = None
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class KernelLogEvent(Message):
+    """A record of the kernel's own log, written to the server's log, never shown.
+
+    level: a logging level number; text: the formatted record, traceback included.
+    """
+
+    type: ClassVar[str] = "kernel_log"
+    level: int
+    text: str
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class NotebookRequest(Message):
+    """The kernel asks for a notebook's cells by name, for `include notebook.`name``.
+
+    The server reads its store and answers with notebook_cells; the kernel never opens the database.
+    """
+
+    type: ClassVar[str] = "notebook_request"
+    request_id: RequestId
+    name: Annotated[str, Max(1024)]
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class KernelAnswer(Message):
+    """The answer to a kernel_query: data, or error (a message the asker may see)."""
+
+    type: ClassVar[str] = "kernel_answer"
+    request_id: RequestId
+    data: dict[str, Any] = field(default_factory=dict)
+    error: str = ""
+    bad_request: bool = False  # the error is about the question (a ValueError), not a missing answer
+
+
+RunMessage = RunStarted | RunOutput | RunMetrics | RunResult | RunError | RunEnded
