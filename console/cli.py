@@ -98,14 +98,22 @@ def init(data_dir: str | None) -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @data_dir_option
 @click.option("--cell", type=int, default=None, help="Run only cell N (1-based).")
-def run(file: str, data_dir: str | None, cell: int | None) -> None:
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A value for a parameter (set NAME = … where type=\"defaultParam\"); repeatable.")
+def run(file: str, data_dir: str | None, cell: int | None, params: tuple[str, ...]) -> None:
     """Run a notebook file (.json) or an MLSQL script (.mlsql) without the browser."""
     try:
         from console.kernel.headless import run_file
     except ImportError as exc:
         raise click.ClickException(f"the headless runner is not available: {exc}") from exc
+    values: dict[str, str] = {}
+    for item in params:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--param")
+        values[name.strip()] = value
     cfg = _config(data_dir)
-    sys.exit(run_file(Path(file), cfg, cell=cell))
+    sys.exit(run_file(Path(file), cfg, cell=cell, params=values))
 
 
 @main.group()

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from console.config import Config
 from console.messages import ErrorEvent, Message, MetricsEvent, OutputEvent
 from console.kernel.results import format_table
 from console.kernel.session import Session
+from console.lang import params as notebook_params
 
 NOTEBOOK_FORMAT = "mlsql-console-notebook"
 Out = Callable[[str], None]
@@ -95,14 +96,20 @@ def describe_error(cell: int, error: ErrorEvent) -> str:
     return f"{where}: {error.message}"
 
 
-def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = print) -> int:
-    """Run the file's cells in order (or only cell N, 1-based); 0 when all succeed, 1 at the first failure."""
+def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = print,
+             params: Mapping[str, str] | None = None) -> int:
+    """Run the file's cells in order (or only cell N, 1-based); 0 when all succeed, 1 at the first failure.
+
+    params: values for the notebook's parameters (console/lang/params.py); an undeclared one is refused.
+    """
     path = Path(path)
     try:
         cells = read_cells(path)
+        overrides = notebook_params.check(notebook_params.declared(cells), params or {})
     except (OSError, ValueError) as exc:
         out(f"error: {exc}")
         return 2
+    cells = [(kind, notebook_params.apply(kind, source, overrides)) for kind, source in cells]
     numbered = list(enumerate(cells, start=1))
     if cell is not None:
         if not 1 <= cell <= len(cells):

@@ -5,6 +5,7 @@ so this module and console/kernel/session.py import one way only.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Protocol, TypeVar
@@ -16,6 +17,7 @@ from console.kernel.catalog import Catalog, Entry, LazyTable, as_table
 from console.kernel.errors import CellError
 from console.kernel.job import PythonCellError, PythonJob
 from console.lang import Run
+from console.lang.params import PARAMS_KEY
 
 
 class JobSource(Protocol):
@@ -25,6 +27,8 @@ class JobSource(Protocol):
     python_conf: dict[str, str]
     python_env: dict[str, str]
     partitions: dict[str, int]  # run … as TableRepartition
+    variables: dict[str, str]
+    params: dict[str, None]  # the names declared by set … where type="defaultParam"
 
 
 class Runtime(Protocol):
@@ -69,6 +73,8 @@ def build_job(session: JobSource, stmt: Run) -> PythonJob:
     conf.update({k: v for k, v in opts.items() if k not in _NOT_CONF})
     if opts.get("confTable"):
         conf.update(_conf_rows(_table(session, opts["confTable"], stmt, "confTable"), opts["confTable"], stmt))
+    if session.params:  # the parameters' values now (a run's overrides included): context.params
+        conf[PARAMS_KEY] = json.dumps({k: session.variables.get(k, "") for k in session.params})
     model = opts.get("model")
     input_table = _entry(session, input_name, stmt, "input") if input_name else None
     if input_table is not None and input_name is not None:

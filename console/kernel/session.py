@@ -57,6 +57,7 @@ class Session:
         self.notebook_loader = notebook_loader
         self.tables = Catalog()
         self.variables: dict[str, str] = {}
+        self.params: dict[str, None] = {}       # names set … where type="defaultParam" declared
         self.conf: dict[str, str] = {}          # set … where type="conf"
         self.python_conf: dict[str, str] = {}   # !python conf
         self.python_env: dict[str, str] = {}    # !python env
@@ -273,6 +274,7 @@ class Session:
         kind = stmt.type
         if kind == "defaultParam":
             self.variables.setdefault(stmt.key, stmt.value)
+            self.params.setdefault(stmt.key)  # Python cells see it in context.params
         elif kind == "conf":
             self.conf[stmt.key] = stmt.value
             if stmt.key.startswith("duckdb."):  # e.g. set duckdb.threads = 2 where type="conf"
@@ -345,6 +347,9 @@ class Session:
             except ImportError as exc:
                 raise CellError("python", "Python cells need the Python runtime, which is not available: "
                                           f"{exc}") from None
+            from console.kernel import userdirs
+
+            userdirs.apply(self.cache_dir)  # the worker inherits them
             self._runtime = PythonRuntime(self.cfg, self.emit)
         return self._runtime
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     CheckConstraint,
     DateTime,
     Float,
@@ -254,3 +255,70 @@ class LoginFailure(Base):
     failures: Mapped[int] = mapped_column(Integer, default=0)
     last_failure_at: Mapped[datetime] = mapped_column(default=utcnow)
     locked_until: Mapped[datetime | None] = mapped_column()
+
+
+class Job(Base):
+    """A notebook run on a schedule as its owner (console/store/jobs.py says how firings are claimed).
+
+    next_run_at is the occurrence due next (NULL while disabled): a process fires it by moving it
+    on in a compare-and-set UPDATE, so one occurrence is claimed once however many servers look.
+    running_run_id is the job's one slot: the job run now holding it (NULL when none runs).
+    """
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        CheckConstraint("schedule_kind IN ('cron', 'every')", name="schedule_kind"),
+        CheckConstraint("overlap IN ('skip', 'queue')", name="overlap"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(255))
+    notebook_id: Mapped[str] = mapped_column(ForeignKey("notebooks.id", ondelete="CASCADE"), index=True)
+    owner_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    schedule_kind: Mapped[str] = mapped_column(String(16))
+    cron: Mapped[str] = mapped_column(String(128), default="")
+    every_minutes: Mapped[int | None] = mapped_column(Integer)
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    retries: Mapped[int] = mapped_column(Integer, default=0)
+    timeout_seconds: Mapped[int] = mapped_column(Integer, default=3600)
+    overlap: Mapped[str] = mapped_column(String(8), default="skip")
+    webhook_url: Mapped[str] = mapped_column(String(2048), default="")
+    notify_success: Mapped[bool] = mapped_column(Boolean, default=False)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    disabled_reason: Mapped[str] = mapped_column(String(512), default="")
+    next_run_at: Mapped[datetime | None] = mapped_column(index=True)
+    running_run_id: Mapped[str | None] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class JobRun(Base):
+    """One attempt of a job: its trigger, parameters, the notebook revision it ran, the cell runs
+    it made (runs.id, in order), how it ended and the webhook's delivery. A running one belongs to
+    lease_holder until lease_until; a lapsed lease means its server died (status interrupted)."""
+
+    __tablename__ = "job_runs"
+    __table_args__ = (
+        # One row per occurrence and attempt: a second process claiming the same firing fails here.
+        UniqueConstraint("job_id", "scheduled_for", "attempt", name="uq_job_runs_occurrence"),
+        Index("ix_job_runs_job_started", "job_id", "started_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    trigger: Mapped[str] = mapped_column(String(16))
+    attempt: Mapped[int] = mapped_column(Integer, default=1)
+    status: Mapped[str] = mapped_column(String(16), default="queued")
+    scheduled_for: Mapped[datetime | None] = mapped_column()
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column()
+    ended_at: Mapped[datetime | None] = mapped_column()
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    revision: Mapped[int | None] = mapped_column(Integer)
+    run_ids: Mapped[list[str]] = mapped_column(JSON)
+    error: Mapped[str] = mapped_column(Text, default="")
+    triggered_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    webhook: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    lease_holder: Mapped[str] = mapped_column(String(128), default="")
+    lease_until: Mapped[datetime | None] = mapped_column()

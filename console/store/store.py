@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from console.store.cells import CellsMixin
 from console.store.folders import FoldersMixin
+from console.store.jobs import JobsMixin
 from console.store.logins import LoginsMixin
 from console.store.notebooks import NotebooksMixin
 from console.store.revisions import RevisionsMixin
@@ -13,7 +14,7 @@ from console.store.users import UsersMixin
 
 class Store(
     UsersMixin, NotebooksMixin, FoldersMixin, CellsMixin, RevisionsMixin, RunsMixin, SharingMixin,
-    LoginsMixin,
+    LoginsMixin, JobsMixin,
 ):
     """`Store(url)` connects, applies migrations, and offers the operations of each mixin.
 

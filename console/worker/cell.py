@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import gc
+import json
 import linecache
 import logging
 import os
@@ -21,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from console.actors.data import DataServer, clear_registry
+from console.lang.params import PARAMS_KEY
 from console.messages import (CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob, WorkerComplete,
                               WorkerCompletion, fd_mark)
 from console.worker.actorlogs import for_current_job
@@ -255,12 +257,18 @@ class CellRunner:
         # The session's Python globals: every driver-side cell of this worker shares them, as in a
         # Jupyter kernel; a kernel restart ends the worker and so clears them.
         self.globals: dict[str, Any] = new_globals()
+        self.interrupt_next = False  # SIGINT came while a completion ran (see complete)
 
     def complete(self, msg: WorkerComplete) -> None:
-        """Answer a completion request over the session's globals (between cells only)."""
-        from console.worker.complete import python_items
+        """Answer a completion request over the session's globals (between cells only).
 
-        items = python_items(msg.source, msg.line, msg.column, self.globals)
+        Bounded in time (complete.WORKER_SECONDS); an interrupt that arrives meanwhile is for
+        the job the kernel sent after it, which then ends at once as interrupted.
+        """
+        from console.worker.complete import bounded_items
+
+        items, interrupted = bounded_items(msg.source, msg.line, msg.column, self.globals)
+        self.interrupt_next = self.interrupt_next or interrupted
         self.channel.send(WorkerCompletion(request_id=msg.request_id, items=items))
 
     def ask_cluster(self) -> dict[str, Any]:
@@ -276,6 +284,9 @@ class CellRunner:
         self.channel.job_id = job.job_id
         result_path, error = None, None
         try:
+            if self.interrupt_next:
+                self.interrupt_next = False
+                raise KeyboardInterrupt
             host = WorkerHost(self, job)
             conf = dict(job.conf)
             if _USES_RAY.search(job.code):
@@ -308,7 +319,8 @@ class CellRunner:
         host.connect_ray("auto")
         servers = context.rayContext.data_servers()
         actor: Any = ray.remote(num_cpus=0)(CellExecutor).remote()  # an ActorHandle
-        output, error = ray.get(actor.run.remote(job.code, job.code_line, context.conf, servers))
+        conf = {**context.conf, PARAMS_KEY: json.dumps(context.params)}  # the actor's context.params
+        output, error = ray.get(actor.run.remote(job.code, job.code_line, conf, servers))
         if error is not None:
             raise _RemoteCellError(error)
         return output

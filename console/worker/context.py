@@ -6,6 +6,7 @@ pyjava) the same classes work on their own, like pyjava's "not in MLSQL" mode.
 """
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from typing import Any, Callable, Iterable, Iterator, Protocol
@@ -15,6 +16,7 @@ import pyarrow as pa
 from console.actors import data, fragments
 from console.actors.capture import metrics_line
 from console.actors.data import DataServer
+from console.lang.params import PARAMS_KEY
 from console.worker.schema import SchemaError, parse_schema, rows_to_table
 from console.worker import streaming_tar
 
@@ -75,6 +77,8 @@ class PythonContext:
         # Direct reads: the kernel named the loaded table's files instead of writing it out;
         # the table is read here only if the cell asks for it in the driver.
         self._fragments = fragments.parse(conf.pop(fragments.FRAGMENTS_KEY, None))
+        # The notebook's parameters (set … where type="defaultParam") with this run's values.
+        self.params: dict[str, str] = json.loads(conf.pop(PARAMS_KEY, None) or "{}")
         self._table_value = table if table is not None or self._fragments else pa.table({})
         self._model_table = model_table
         self._host: JobHost = host or _StandaloneHost()
