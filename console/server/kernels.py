@@ -4,6 +4,12 @@ A run is stored (status queued) before it is queued, so a viewer that joins sees
 A session sends one ExecuteCommand at a time and the next when the kernel reports the cell's end;
 interrupt cancels the queue and interrupts the running cell; a dying kernel fails its running
 cell with the reason, cancels the queue and is announced as dead, and nothing else is touched.
+
+The kernel runs a member's code, so what it says is untrusted (console/wire/kernel.py): output,
+metrics, results, errors and ends are accepted only for the run it is executing (output and
+metrics also for the run it executed last: an actor's late line), and become events stamped
+with this server's own notebook, cell and run ids; anything else is dropped and logged once
+per kernel. A kernel that breaks the protocol itself is stopped (kernel_process.py).
 """
 from __future__ import annotations
 
@@ -11,27 +17,32 @@ import dataclasses
 import logging
 import threading
 import time
-import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from console.config import Config
+from console.lang import params as notebook_params
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
-from console.messages import (CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelAnswer,
-                              KernelLogEvent, KernelQuery, KernelState, KernelStatusEvent, Message, MetricsEvent,
-                              NotebookRequest, OutputEvent, ResultEvent)
+from console.messages import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
+                              OutputEvent, ResultEvent)
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
 from console.server import includes
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
+from console.wire.channel import new_request_id
+from console.wire.codec import Message
+from console.wire.kernel import (ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent, KernelQuery,
+                                 KernelReady, NotebookRequest, RunEnded, RunError, RunMessage, RunMetrics, RunOutput,
+                                 RunResult, RunStarted)
 
 log = logging.getLogger(__name__)
 
 Broadcast = Callable[[str, list[dict[str, Any]]], None]  # (notebook_id, wire dicts)
 RUN_MODES = ("cell", "all", "from")
+_LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
 NOT_STARTED = "not started"
 
 
@@ -53,17 +64,20 @@ class KernelSession:
     user_id: UserId | None
     notebook_id: NotebookId
     kernel: KernelProcess | None = None
+    lane: str = ""  # "" = the notebook's interactive session; a job's own session has its own lane
     status: KernelState = "dead"
     reason: str = "not started"  # NOT_STARTED: never had a kernel, so there is nothing to report
     queue: deque[_Run] = field(default_factory=deque)
     current: _Run | None = None
     last_run: RunId = RunId("")
+    last: _Run | None = None  # the kernel's last finished run: an actor's late line still belongs to it
+    dropped: int = 0  # messages of the current kernel about other runs, dropped
     last_active: float = field(default_factory=time.monotonic)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
     @property
     def session_id(self) -> SessionId:
-        return SessionId(f"{self.notebook_id}-u{self.user_id}")
+        return SessionId(f"{self.notebook_id}-u{self.user_id}" + (f"-{self.lane}" if self.lane else ""))
 
     def busy(self) -> bool:
         return self.current is not None or bool(self.queue)
@@ -86,12 +100,10 @@ class SessionManager:
         self.locks = NotebookLocks()
         self.batcher = OutputBatcher(store, self._publish, self.locks, flush_interval, data_dir=cfg.data_dir,
                                      inline_bytes=cfg.OUTPUT_INLINE_BYTES)
-        self._sessions: dict[tuple[UserId | None, NotebookId], KernelSession] = {}
+        self._sessions: dict[tuple[UserId | None, NotebookId, str], KernelSession] = {}
         self._guard = threading.Lock()
         self._stop = threading.Event()
         self._culler: threading.Thread | None = None
-        self._answers: dict[str, KernelAnswer] = {}
-        self._answered = threading.Condition()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SessionManager":
@@ -121,21 +133,36 @@ class SessionManager:
             t.join(timeout=15)
         self.batcher.stop()
 
-    def session(self, user_id: UserId | None, notebook_id: NotebookId) -> KernelSession:
+    def session(self, user_id: UserId | None, notebook_id: NotebookId, lane: str = "") -> KernelSession:
         with self._guard:
-            key = (user_id, notebook_id)
+            key = (user_id, notebook_id, lane)
             if key not in self._sessions:
-                self._sessions[key] = KernelSession(user_id, notebook_id)
+                self._sessions[key] = KernelSession(user_id, notebook_id, lane=lane)
             return self._sessions[key]
 
     def sessions_of(self, notebook_id: NotebookId) -> list[KernelSession]:
         with self._guard:
-            return [s for (_, nb), s in self._sessions.items() if nb == notebook_id]
+            return [s for (_, nb, _), s in self._sessions.items() if nb == notebook_id]
+
+    def close(self, user_id: UserId | None, notebook_id: NotebookId, lane: str) -> None:
+        """Stop a lane's session and forget it (a job's, when the job run ends)."""
+        with self._guard:
+            session = self._sessions.pop((user_id, notebook_id, lane), None)
+        if session is None:
+            return
+        with session.lock:
+            self._cancel_queue(session, "the session was closed")
+            kp, session.kernel = session.kernel, None
+        if kp is not None:
+            threading.Thread(target=kp.stop, args=(3.0,), name="kernel-stop", daemon=True).start()
 
     # ------------------------------------------------------------------ commands
     def run(self, user_id: UserId | None, notebook_id: NotebookId, mode: str = "cell",
-            cell_id: CellId | None = None) -> list[RunId]:
-        """Queue one cell, all cells, or a cell and those after it; returns the new run ids."""
+            cell_id: CellId | None = None, *, params: Mapping[str, str] | None = None) -> list[RunId]:
+        """Queue one cell, all cells, or a cell and those after it; returns the new run ids.
+
+        params: checked values of the notebook's parameters (console/lang/params.py).
+        """
         nb = self.store.get_notebook(notebook_id)
         cells = [c for c in nb.cells]
         if mode not in RUN_MODES:
@@ -150,29 +177,36 @@ class SessionManager:
         cells = [c for c in cells if c.kind != "markdown"]
         # A run marks a state worth finding again in the history (a no-op when it has its row).
         self.store.snapshot_notebook(notebook_id, author_id=user_id)
-        session = self.session(user_id, notebook_id)
+        return self.queue_cells(user_id, notebook_id,
+                                [(CellId(c.id), notebook_params.apply(c.kind, c.source, params or {}), c.kind)
+                                 for c in cells])
+
+    def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
+                    lane: str = "") -> list[RunId]:
+        """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids."""
+        session = self.session(user_id, notebook_id, lane)
         ids: list[RunId] = []
         with session.lock:
-            for c in cells:
-                cell, rec = CellId(c.id), self.store.create_run(notebook_id, CellId(c.id), c.source, user_id=user_id)
+            for cell_id, source, kind in cells:
+                cell, rec = cell_id, self.store.create_run(notebook_id, cell_id, source, user_id=user_id)
                 run_id = RunId(rec.id)
                 self.batcher.open_run(run_id, notebook_id, cell)
-                session.queue.append(_Run(run_id, cell, c.source, c.kind))
+                session.queue.append(_Run(run_id, cell, source, kind))
                 self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued")])
                 ids.append(run_id)
             session.last_active = time.monotonic()
             self._pump(session)
         return ids
 
-    def interrupt(self, user_id: UserId | None, notebook_id: NotebookId) -> dict[str, Any]:
+    def interrupt(self, user_id: UserId | None, notebook_id: NotebookId, lane: str = "") -> dict[str, Any]:
         """Cancel the queued cells and interrupt the running one."""
-        session = self.session(user_id, notebook_id)
+        session = self.session(user_id, notebook_id, lane)
         with session.lock:
             cancelled = self._cancel_queue(session, "cancelled by an interrupt")
             running = session.current.run_id if session.current else None
             if session.current is not None and session.kernel is not None:
                 session.current.interrupted = True
-                session.kernel.send(InterruptCommand(notebook_id))
+                session.kernel.send(KernelInterrupt())
         return {"interrupted": running, "cancelled": cancelled}
 
     def restart(self, user_id: UserId | None, notebook_id: NotebookId) -> None:
@@ -187,7 +221,7 @@ class SessionManager:
                 self._finish(session, run, "interrupted")
             self._start_kernel(session)
         if old is not None:
-            old.send(InterruptCommand(notebook_id))
+            old.send(KernelInterrupt())
             threading.Thread(target=old.stop, args=(2.0,), name="kernel-stop", daemon=True).start()
 
     def query(self, user_id: UserId | None, notebook_id: NotebookId, what: str, args: dict[str, Any],
@@ -196,13 +230,12 @@ class SessionManager:
         kp = session.kernel
         if kp is None or not kp.alive():
             raise LookupError("the kernel is not running; run the cell again")
-        request_id = uuid.uuid4().hex
-        if not kp.send(KernelQuery(request_id, what, args)):
-            raise LookupError("the kernel is not running; run the cell again")
-        with self._answered:
-            if not self._answered.wait_for(lambda: request_id in self._answers, timeout):
-                raise TimeoutError(f"the kernel did not answer {what} within {timeout:.0f} s")
-            answer = self._answers.pop(request_id)
+        try:
+            answer = kp.request(KernelQuery(new_request_id(), what, args), KernelAnswer, timeout)
+        except ConnectionError:
+            raise LookupError("the kernel is not running; run the cell again") from None
+        except TimeoutError:
+            raise TimeoutError(f"the kernel did not answer {what} within {timeout:.0f} s") from None
         if answer.error:
             raise (ValueError if answer.bad_request else LookupError)(answer.error)
         return answer.data
@@ -229,7 +262,7 @@ class SessionManager:
         run = session.current = session.queue.popleft()
         session.last_run = run.run_id
         self._set_status(session, "busy" if session.status != "starting" else "starting")
-        session.kernel.send(ExecuteCommand(session.notebook_id, run.cell_id, run.run_id, run.source, run.kind))
+        session.kernel.send(ExecuteCommand(run.run_id, run.cell_id, run.source, run.kind))  # type: ignore[arg-type]
 
     def _start_kernel(self, session: KernelSession) -> None:
         kp: KernelProcess | None = None
@@ -250,7 +283,7 @@ class SessionManager:
 
         kp = KernelProcess(self.cfg, session.notebook_id, session.session_id, on_event, on_system, on_exit,
                            self.kernel_env, self.kernel_module)
-        session.kernel = kp
+        session.kernel, session.last, session.dropped = kp, None, 0
         self._set_status(session, "starting")
         try:
             kp.start()
@@ -264,18 +297,10 @@ class SessionManager:
         return CellId("")
 
     def _on_event(self, session: KernelSession, kp: KernelProcess | None, msg: Message) -> None:
-        if isinstance(msg, (OutputEvent, MetricsEvent)):
-            if msg.run_id:
-                self.batcher.add(msg)
-            return
         if isinstance(msg, KernelLogEvent):
             # The kernel's own log (an internal error's traceback under its id): ours, never a viewer's.
-            log.log(msg.level, "kernel %s: %s", session.session_id, msg.text)
-            return
-        if isinstance(msg, KernelAnswer):
-            with self._answered:
-                self._answers[msg.request_id] = msg
-                self._answered.notify_all()
+            log.log(msg.level if msg.level in _LEVELS else logging.WARNING, "kernel %s: %s", session.session_id,
+                    msg.text)
             return
         if isinstance(msg, NotebookRequest):
             if kp is not None:
@@ -285,28 +310,49 @@ class SessionManager:
         with session.lock:
             if kp is not session.kernel:
                 return  # a stopped kernel's last words about a run already closed
-            if isinstance(msg, KernelStatusEvent):
+            if isinstance(msg, KernelReady):
                 self._set_status(session, "busy" if session.current else "idle")
+            elif isinstance(msg, RunMessage):
+                self._on_run_message(session, msg)
+
+    def _on_run_message(self, session: KernelSession, msg: RunMessage) -> None:
+        """A kernel's word about a run, kept only for its current run (session.lock held)."""
+        run = session.current
+        if run is None or msg.run_id != run.run_id:
+            late = session.last
+            if isinstance(msg, (RunOutput, RunMetrics)) and late is not None and msg.run_id == late.run_id:
+                run = late
+            else:
+                self._drop(session, msg)
                 return
-            run = session.current
-            if run is None or getattr(msg, "run_id", None) != run.run_id:
-                return
-            if isinstance(msg, ResultEvent):
-                run.result = msg
-            elif isinstance(msg, ErrorEvent):
-                run.error = msg
-            elif isinstance(msg, CellStatusEvent) and msg.status == "running":
-                with self.locks(session.notebook_id):
-                    self.store.set_run_status(run.run_id, "running")
-                    self._publish(session.notebook_id, [msg])
-            elif isinstance(msg, CellStatusEvent):
-                session.current = None
-                status = "interrupted" if run.interrupted and msg.status == "error" else msg.status
-                self._finish(session, run, status, msg.elapsed_ms)
-                session.last_active = time.monotonic()
-                if not session.queue:
-                    self._set_status(session, "idle")
-                self._pump(session)
+        ids = (session.notebook_id, run.cell_id, run.run_id)
+        if isinstance(msg, RunOutput):
+            self.batcher.add(OutputEvent(msg.text, msg.source, msg.stream, *ids))
+        elif isinstance(msg, RunMetrics):
+            self.batcher.add(MetricsEvent(dict(msg.values), msg.source, msg.step, *ids, ts=time.time()))
+        elif isinstance(msg, RunResult):
+            run.result = ResultEvent(msg.name, msg.columns, msg.rows, msg.total_rows, *ids)
+        elif isinstance(msg, RunError):
+            run.error = ErrorEvent(msg.kind, msg.message, msg.line, msg.column, msg.traceback, *ids)
+        elif isinstance(msg, RunStarted):
+            with self.locks(session.notebook_id):
+                self.store.set_run_status(run.run_id, "running")
+                self._publish(session.notebook_id, [CellStatusEvent(*ids, "running")])
+        elif isinstance(msg, RunEnded):
+            session.current, session.last = None, run
+            status: CellState = "interrupted" if run.interrupted and msg.status == "error" else msg.status
+            self._finish(session, run, status, msg.elapsed_ms)
+            session.last_active = time.monotonic()
+            if not session.queue:
+                self._set_status(session, "idle")
+            self._pump(session)
+
+    def _drop(self, session: KernelSession, msg: Message) -> None:
+        """A kernel spoke of a run it is not executing: dropped, and said once per kernel."""
+        session.dropped += 1
+        if session.dropped == 1:
+            log.warning("kernel %s spoke of a run it is not executing (%s %s); dropped, and later ones too",
+                        session.session_id, msg.type, str(getattr(msg, "run_id", ""))[:64])
 
     def _on_exit(self, session: KernelSession, kp: KernelProcess | None, reason: str, expected: bool) -> None:
         with session.lock:
@@ -325,9 +371,7 @@ class SessionManager:
         """Flush the run's output, store how it ended, then tell the room (output before result)."""
         self.batcher.flush_run(run.run_id)
         ids = (session.notebook_id, run.cell_id, run.run_id)
-        if run.result:
-            run.result = dataclasses.replace(run.result, notebook_id=ids[0], cell_id=ids[1], run_id=ids[2])
-        if run.error:
+        if run.error:  # the server's own (a restart, a dead kernel, a cancel) name no run yet
             run.error = dataclasses.replace(run.error, notebook_id=ids[0], cell_id=ids[1], run_id=ids[2])
         with self.locks(session.notebook_id):
             try:
