@@ -1,61 +1,66 @@
 """The kernel process: `python -m console.kernel.main`, one per (user, notebook) session.
 
 It owns an engine (console.kernel.session.Session, or the one a test injects through
-`main(engine_factory=...)`) and talks to the web process over two dedicated pipes of JSON lines
-(to_wire dicts of console.messages): commands in, events out. Its stdout/stderr are left to
-libraries that write there; the web process reads them as "system" output. Its own log (the
-`console` loggers) travels as kernel_log events into the server's log, never to a viewer.
-Commands are read on a thread, so an interrupt reaches a running cell; cells run one at a time
-on the main thread, in the order they came.
+`main(engine_factory=...)`) and talks to the web process over one Channel on two dedicated
+pipes (console/wire/kernel.py): commands in, events out. It speaks only of the run the server
+told it to execute, by that run's id; the server stamps what it accepts with its own notebook
+and cell ids. Its stdout/stderr are left to libraries that write there; the web process reads
+them as "system" output. Its own log (the `console` loggers) travels as kernel_log events into
+the server's log, never to a viewer. Commands are read on a thread, so an interrupt reaches a
+running cell; cells run one at a time on the main thread, in the order they came.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
+import math
 import os
 import queue
 import sys
 import threading
 import time
-import uuid
-from typing import IO
+from collections.abc import Mapping
 
 from console.config import KERNEL_CONFIG_ENV, Config, load_config
 from console.ids import NotebookId, SessionId
 from console.kernel.errors import internal_error
 from console.kernel.session import Session
-from console.messages import (CellState, CellStatusEvent, ErrorEvent, ExecuteCommand, InterruptCommand, KernelAnswer,
-                              KernelLogEvent, KernelQuery, KernelStatusEvent, Message, MetricsEvent, NotebookCells,
-                              NotebookRequest, OutputEvent, from_wire)
+from console.messages import ErrorEvent, MetricsEvent, OutputEvent
 from console.protocols import Engine, EngineFactory
+from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
+from console.wire.codec import Message
+from console.wire.kernel import (TO_KERNEL, ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent,
+                                 KernelQuery, KernelReady, NotebookCells, NotebookRequest, RunEnd, RunEnded,
+                                 RunError, RunMetrics, RunOutput, RunResult, RunStarted)
 
 log = logging.getLogger(__name__)
 
 
-class EventWriter:
-    """JSON lines onto the event pipe; one lock, because output comes from many threads."""
+def finite(values: Mapping[str, object]) -> dict[str, float]:
+    """The values that are finite numbers (the server refuses the others)."""
+    out: dict[str, float] = {}
+    for name, value in values.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            out[str(name)] = float(value)
+    return out
 
-    def __init__(self, fh: IO[bytes]) -> None:
-        self._fh = fh
-        self._lock = threading.Lock()
+
+class ServerLink:
+    """The kernel's end of its channel to the server; a send that fails means the server is gone."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
 
     def send(self, msg: Message) -> None:
-        line = json.dumps(msg.to_wire(), default=str).encode() + b"\n"
-        with self._lock:
-            try:
-                self._fh.write(line)
-                self._fh.flush()
-            except (BrokenPipeError, ValueError):
-                # The web process is gone: nobody is left to serve, so stop at once.
-                os._exit(3)
+        if not self.channel.send(msg):
+            os._exit(3)  # the web process is gone: nobody is left to serve, so stop at once
 
 
 class PipeLogHandler(logging.Handler):
     """The kernel's log records as kernel_log events: the server writes them to its own log."""
 
-    def __init__(self, out: EventWriter) -> None:
+    def __init__(self, out: ServerLink) -> None:
         super().__init__(logging.INFO)
         self.out = out
         self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
@@ -70,68 +75,60 @@ class PipeLogHandler(logging.Handler):
 class PipeNotebookLoader:
     """`include notebook.`name``: the cells come from the server, which reads its store, over the pipes.
 
-    Called on the cell's thread; the answer arrives on the command thread (deliver).
+    Called on the cell's thread; the answer arrives on the command thread (Channel.messages).
     """
 
-    def __init__(self, out: EventWriter, timeout: float = 60.0) -> None:
-        self.out = out
+    def __init__(self, channel: Channel, timeout: float = 60.0) -> None:
+        self.channel = channel
         self.timeout = timeout
-        self._answers: dict[str, NotebookCells] = {}
-        self._cond = threading.Condition()
 
     def __call__(self, name: str) -> list[tuple[str, str]]:
-        request_id = uuid.uuid4().hex
-        self.out.send(NotebookRequest(request_id, name))
-        with self._cond:
-            if not self._cond.wait_for(lambda: request_id in self._answers, self.timeout):
-                raise LookupError(f"the server did not send notebook {name!r} within {self.timeout:.0f} s")
-            answer = self._answers.pop(request_id)
+        try:
+            answer = self.channel.request(NotebookRequest(new_request_id(), name), NotebookCells, self.timeout)
+        except TimeoutError:
+            raise LookupError(f"the server did not send notebook {name!r} within {self.timeout:.0f} s") from None
+        except ConnectionError as exc:
+            raise LookupError(str(exc)) from None
         if answer.error:
             raise LookupError(answer.error)
         return [(kind, source) for kind, source in answer.cells]
 
-    def deliver(self, answer: NotebookCells) -> None:
-        with self._cond:
-            self._answers[answer.request_id] = answer
-            self._cond.notify_all()
-
 
 class Kernel:
-    def __init__(self, cfg: Config, out: EventWriter, notebook_id: NotebookId, session_id: SessionId,
+    def __init__(self, cfg: Config, channel: Channel, notebook_id: NotebookId, session_id: SessionId,
                  engine_factory: EngineFactory) -> None:
-        self.out = out
+        self.channel = channel
+        self.out = ServerLink(channel)
         self.notebook_id = notebook_id
         self.current: ExecuteCommand | None = None
         self.last: ExecuteCommand | None = None
         self.commands: queue.Queue[ExecuteCommand | None] = queue.Queue()
-        self.notebooks = PipeNotebookLoader(out)
+        self.notebooks = PipeNotebookLoader(channel)
         self.engine: Engine = engine_factory(cfg, self.emit, session_id=session_id, notebook_loader=self.notebooks)
 
     def emit(self, msg: Message) -> None:
-        """Stamp output of the engine/runtime with the run it belongs to, then send it."""
-        if isinstance(msg, (OutputEvent, MetricsEvent)) and not msg.run_id:
-            # Late lines (an actor's last print after the cell returned) go to the last run.
-            cmd = self.current or self.last
-            if cmd is None:
-                return
-            msg = dataclasses.replace(msg, notebook_id=cmd.notebook_id, cell_id=cmd.cell_id, run_id=cmd.run_id)
-        self.out.send(msg)
+        """Output of the engine/runtime, sent as the running run's (late lines: the last run's)."""
+        cmd = self.current or self.last
+        if cmd is None:
+            return
+        if isinstance(msg, OutputEvent):
+            self.out.send(RunOutput(cmd.run_id, msg.text, msg.source, msg.stream))  # type: ignore[arg-type]
+        elif isinstance(msg, MetricsEvent):
+            values = finite(msg.values)
+            if values:  # a NaN loss is not a point the chart can draw
+                self.out.send(RunMetrics(cmd.run_id, values, msg.source, msg.step, msg.ts or time.time()))
 
-    def read_commands(self, fh: IO[bytes]) -> None:
-        for line in fh:
-            try:
-                msg = from_wire(json.loads(line))
-            except ValueError as exc:
-                log.warning("bad command: %s", exc)
-                continue
-            if isinstance(msg, ExecuteCommand):
-                self.commands.put(msg)
-            elif isinstance(msg, InterruptCommand):
-                self.interrupt()
-            elif isinstance(msg, NotebookCells):
-                self.notebooks.deliver(msg)
-            elif isinstance(msg, KernelQuery):
-                self.out.send(self.answer(msg))
+    def read_commands(self) -> None:
+        try:
+            for msg in self.channel.messages():
+                if isinstance(msg, ExecuteCommand):
+                    self.commands.put(msg)
+                elif isinstance(msg, KernelInterrupt):
+                    self.interrupt()
+                elif isinstance(msg, KernelQuery):
+                    self.out.send(self.answer(msg))
+        except ProtocolError as exc:  # the server never sends one; stop rather than guess
+            log.error("the server's command pipe broke the protocol: %s", exc)
         self.commands.put(None)  # the web process closed the pipe: shut down
 
     def answer(self, query: KernelQuery) -> KernelAnswer:
@@ -157,27 +154,26 @@ class Kernel:
             if cmd is None:
                 self.commands.put(None)
                 return
-            self.out.send(ErrorEvent(kind="interrupted", message="interrupted before it started",
-                                     notebook_id=cmd.notebook_id, cell_id=cmd.cell_id, run_id=cmd.run_id))
-            self.out.send(CellStatusEvent(cmd.notebook_id, cmd.cell_id, cmd.run_id, "interrupted", 0))
+            self.out.send(RunError(cmd.run_id, kind="interrupted", message="interrupted before it started"))
+            self.out.send(RunEnded(cmd.run_id, "interrupted", 0))
 
     def serve(self) -> None:
-        self.out.send(KernelStatusEvent(self.notebook_id, "idle"))
+        self.out.send(KernelReady())
         while (cmd := self.commands.get()) is not None:
             self.execute(cmd)
         self.shutdown()
 
     def execute(self, cmd: ExecuteCommand) -> None:
         self.current = cmd
-        self.out.send(CellStatusEvent(cmd.notebook_id, cmd.cell_id, cmd.run_id, "running"))
+        self.out.send(RunStarted(cmd.run_id))
         started = time.monotonic()
-        status: CellState = "done"
+        status: RunEnd = "done"
         error: ErrorEvent | None = None
         try:
             outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id)
             if outcome.result is not None:
-                self.out.send(dataclasses.replace(outcome.result, notebook_id=cmd.notebook_id,
-                                                  cell_id=cmd.cell_id, run_id=cmd.run_id))
+                r = outcome.result
+                self.out.send(RunResult(cmd.run_id, r.name, r.columns, r.rows, r.total_rows))
             error = outcome.error
             if error is None and not outcome.ok:
                 status = "error"
@@ -190,11 +186,10 @@ class Kernel:
         finally:
             self.last, self.current = cmd, None
         if error is not None:
-            self.out.send(dataclasses.replace(error, notebook_id=cmd.notebook_id, cell_id=cmd.cell_id,
-                                              run_id=cmd.run_id))
+            self.out.send(RunError(cmd.run_id, error.kind, error.message, error.line, error.column, error.traceback))
             status = "interrupted" if error.kind == "interrupted" else "error"
         elapsed = int((time.monotonic() - started) * 1000)
-        self.out.send(CellStatusEvent(cmd.notebook_id, cmd.cell_id, cmd.run_id, status, elapsed))
+        self.out.send(RunEnded(cmd.run_id, status, elapsed))
 
     def shutdown(self) -> None:
         try:
@@ -211,14 +206,14 @@ def main(argv: list[str] | None = None, engine_factory: EngineFactory = Session)
     parser.add_argument("--session-id", required=True)
     args = parser.parse_args(argv)
     cfg = load_config(json.loads(os.environ.get(KERNEL_CONFIG_ENV, "{}")))
-    out = EventWriter(os.fdopen(args.event_fd, "wb", buffering=0))
+    channel = Channel(TO_KERNEL, read=args.cmd_fd, write=args.event_fd, answers=(NotebookCells,),
+                      line_cap=TRUSTED_LINE_CAP, name="server->kernel")
     own_log = logging.getLogger("console")
-    own_log.addHandler(PipeLogHandler(out))
+    own_log.addHandler(PipeLogHandler(ServerLink(channel)))
     own_log.setLevel(logging.INFO)
     own_log.propagate = False  # not to stderr, where it would show as the running cell's output
-    commands = os.fdopen(args.cmd_fd, "rb")
-    kernel = Kernel(cfg, out, NotebookId(args.notebook_id), SessionId(args.session_id), engine_factory)
-    threading.Thread(target=kernel.read_commands, args=(commands,), name="kernel-commands", daemon=True).start()
+    kernel = Kernel(cfg, channel, NotebookId(args.notebook_id), SessionId(args.session_id), engine_factory)
+    threading.Thread(target=kernel.read_commands, name="kernel-commands", daemon=True).start()
     kernel.serve()
     return 0
 

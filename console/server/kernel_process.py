@@ -1,6 +1,7 @@
 """The web process's handle on one kernel process: spawn, send commands, read events, see it die.
 
-Three reader threads per kernel: the event pipe (typed messages), and the kernel's own stdout
+Three reader threads per kernel: the event pipe (console/wire/kernel.py's messages through a
+Channel: a kernel that breaks the protocol is stopped with the reason), and the kernel's own stdout
 and stderr (anything a library writes there becomes "system" output of the running cell).
 A waiter thread turns the exit status into a sentence a user can act on.
 
@@ -28,7 +29,9 @@ from console.cluster import sandbox
 from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_dir
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
-from console.messages import Message, from_wire
+from console.wire.channel import Channel, ProtocolError
+from console.wire.codec import M, Message
+from console.wire.kernel import FROM_KERNEL, KernelAnswer
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +130,8 @@ class KernelProcess:
         self.on_system = on_system
         self.on_exit = on_exit
         self.proc: subprocess.Popen[bytes] | None = None
-        self._cmd: IO[bytes] | None = None
+        self.channel: Channel | None = None
+        self.violation = ""  # how the kernel broke the protocol, when it did: why it was stopped
         self._send_lock = threading.Lock()
         self._stopping = False
         self._stderr_tail: deque[str] = deque(maxlen=5)
@@ -169,11 +173,11 @@ class KernelProcess:
             os.close(cmd_r)
             os.close(evt_w)
             head_theirs.close()
-        self._cmd = os.fdopen(cmd_w, "wb", buffering=0)
-        events = os.fdopen(evt_r, "rb")
+        self.channel = Channel(FROM_KERNEL, read=evt_r, write=cmd_w, answers=(KernelAnswer,),
+                               name=f"kernel {self.session_id}")
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._readers = [
-            self._thread("events", self._read_events, events),
+            self._thread("events", self._read_events, self.channel),
             self._thread("stdout", self._read_text, self.proc.stdout, "stdout"),
             self._thread("stderr", self._read_text, self.proc.stderr, "stderr"),
         ]
@@ -187,25 +191,18 @@ class KernelProcess:
 
     def send(self, msg: Message) -> bool:
         """Write one command; False when the kernel is gone (its exit is reported separately)."""
-        line = json.dumps(msg.to_wire()).encode() + b"\n"
-        with self._send_lock:
-            if self._cmd is None:
-                return False
-            try:
-                self._cmd.write(line)
-                return True
-            except (BrokenPipeError, ValueError, OSError):
-                return False
+        return self.channel is not None and self.channel.send(msg)
+
+    def request(self, msg: Message, kind: type[M], timeout: float) -> M:
+        """Send a question and wait for its answer of type `kind` (console/wire/channel.py Channel.request)."""
+        if self.channel is None:
+            raise ConnectionError("the kernel is not running")
+        return self.channel.request(msg, kind, timeout)
 
     def _close_commands(self) -> None:
         """EOF on the command pipe: the kernel's reader ends (once; later sends return False)."""
-        with self._send_lock:
-            if self._cmd is not None:
-                try:
-                    self._cmd.close()
-                except OSError:
-                    pass
-                self._cmd = None
+        if self.channel is not None:
+            self.channel.close()
 
     def stop(self, grace: float = 5.0) -> None:
         """Ask the kernel to finish (EOF on its command pipe), then SIGTERM, then SIGKILL its group."""
@@ -232,18 +229,25 @@ class KernelProcess:
         except (ProcessLookupError, PermissionError):
             pass
 
-    def _read_events(self, fh: IO[bytes]) -> None:
-        for line in fh:
-            try:
-                msg = from_wire(json.loads(line))
-            except ValueError:
-                log.warning("kernel %s sent a bad event: %r", self.pid, line[:200])
-                continue
-            try:
-                self.on_event(msg)
-            except Exception:  # one bad event must not stop the stream
-                log.exception("handling kernel event %s failed", msg.type)
-        fh.close()
+    def _read_events(self, channel: Channel) -> None:
+        try:
+            for msg in channel.messages():
+                try:
+                    self.on_event(msg)
+                except Exception:  # one event we fail to handle must not stop the stream
+                    log.exception("handling kernel event %s failed", msg.type)
+        except ProtocolError as exc:
+            self.stop_for(str(exc))
+        finally:
+            assert channel.read_fd is not None
+            os.close(channel.read_fd)
+
+    def stop_for(self, violation: str) -> None:
+        """The kernel broke the protocol: stop it; its death is reported with this reason."""
+        log.warning("kernel %s (session %s) broke the protocol and is stopped: %s", self.pid, self.session_id,
+                    violation)
+        self.violation = f"stopped: it broke the kernel protocol ({violation[:200]})"
+        self._thread("stop", self.stop, 1.0)
 
     def _read_text(self, fh: IO[bytes], stream: str) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -269,4 +273,4 @@ class KernelProcess:
             t.join(timeout=5)
         self._close_commands()
         last = self._stderr_tail[-1] if self._stderr_tail else ""
-        self.on_exit(exit_reason(code, last), self._stopping)
+        self.on_exit(self.violation or exit_reason(code, last), self._stopping and not self.violation)

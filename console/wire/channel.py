@@ -60,10 +60,11 @@ class Part(Message):
 
 
 class _Waiter:
-    __slots__ = ("event", "answer")
+    __slots__ = ("event", "kind", "answer")
 
-    def __init__(self) -> None:
+    def __init__(self, kind: type[Message]) -> None:
         self.event = threading.Event()
+        self.kind = kind
         self.answer: Message | None = None
 
 
@@ -87,7 +88,9 @@ class Channel:
 
     # ---- sending
     def send(self, msg: Message) -> bool:
-        """Write the message (in pieces or parts if long); False when the other end is gone."""
+        """Write the message (in pieces or parts if long); False when the other end is gone.
+
+        A message that cannot be JSON (a NaN, an object) raises ValueError: the sender's fault."""
         lines = [line + b"\n" for piece in _pieces(msg) for line in self._lines(piece)]
         with self._send_lock:
             if self.write_fd is None or self._closed:
@@ -109,21 +112,22 @@ class Channel:
         return [encode(Part(c, last=n == len(chunks) - 1)) for n, c in enumerate(chunks)]
 
     # ---- requests and answers
-    def request(self, msg: Message, timeout: float) -> Message:
-        """Send msg (its request_id a fresh one: new_request_id()) and return the answer with that id.
+    def request(self, msg: Message, kind: type[M], timeout: float) -> M:
+        """Send msg (its request_id a fresh one: new_request_id()) and return the answer of type
+        `kind` with that id.
 
         ConnectionError when it cannot be sent, TimeoutError when no answer comes in time.
         """
         request_id = getattr(msg, "request_id", "")
         if not request_id:
             raise ValueError(f"{msg.type} carries no request_id")
-        waiter = _Waiter()
+        waiter = _Waiter(kind)
         with self._waiters_lock:
             self._waiters[request_id] = waiter
         try:
             if not self.send(msg):
                 raise ConnectionError(f"the {self.name} channel is closed")
-            if not waiter.event.wait(timeout) or waiter.answer is None:
+            if not waiter.event.wait(timeout) or not isinstance(waiter.answer, kind):
                 raise TimeoutError(f"no answer to {msg.type} within {timeout:.0f} s")
             return waiter.answer
         finally:
@@ -134,7 +138,7 @@ class Channel:
         """Hand an answer to the request waiting for its id; one nobody waits for is dropped."""
         with self._waiters_lock:
             waiter = self._waiters.get(getattr(msg, "request_id", ""))
-            if waiter is not None and waiter.answer is None:
+            if waiter is not None and waiter.answer is None and isinstance(msg, waiter.kind):
                 waiter.answer = msg
                 waiter.event.set()
                 return True
@@ -218,7 +222,8 @@ _PARTS.register(Part)
 
 def encode(msg: Message) -> bytes:
     """One JSON line (without its newline); non-ASCII text stays UTF-8, not 6-byte escapes."""
-    return json.dumps(msg.to_wire(), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    return json.dumps(msg.to_wire(), ensure_ascii=False, allow_nan=False, separators=(",", ":"),
+                      default=str).encode()
 
 
 def loads(line: bytes | str, where: str) -> Any:
@@ -233,7 +238,7 @@ def _pieces(msg: Message) -> list[Message]:
     text = getattr(msg, "text", None)
     if not getattr(msg, "in_pieces", False) or not isinstance(text, str) or len(text) <= PIECE_CHARS:
         return [msg]
-    return [dataclasses.replace(msg, text=text[i:i + PIECE_CHARS])  # type: ignore[type-var]
+    return [dataclasses.replace(msg, text=text[i:i + PIECE_CHARS])  # type: ignore[call-arg]
             for i in range(0, len(text), PIECE_CHARS)]
 
 
