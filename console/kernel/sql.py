@@ -1,12 +1,14 @@
 """The SQL engine behind `select … as t`: Spark SQL transpiled by sqlglot, run by DuckDB over Arrow tables.
 
+The translation keeps Spark's answers (console/kernel/sqlengines/duckdb.py); a select may run on
+the session's Ray cluster instead (console/kernel/sqlengines/, docs/cluster-sql.md).
+
 Kept lean on purpose (bench/sql_overhead.py holds it to <= 1.15x plain DuckDB): transpiles are
 cached by SQL text, and catalog tables are registered with DuckDB (zero-copy) only when a query
 names them and only again when the name points at a new table.
 """
 from __future__ import annotations
 
-import functools
 import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -14,6 +16,10 @@ from typing import Any, Callable, Mapping, Sequence
 import pyarrow as pa
 
 from console.kernel.errors import CellError
+from console.kernel.sqlengines.duckdb import transpile
+from console.kernel.sqlengines.spark import Untranslatable
+
+__all__ = ["SETTABLE", "SqlEngine", "transpile"]
 
 _DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
     # No network here, and a query must never fetch code: extensions stay as installed.
@@ -25,41 +31,6 @@ _DUCKDB_CONFIG: dict[str, str | bool | int | float | list[str]] = {
 SETTABLE = ("threads", "memory_limit", "max_memory", "default_order", "default_null_order",
             "preserve_insertion_order", "timezone", "calendar", "default_collation", "integer_division",
             "max_expression_depth", "ordered_aggregate_threshold")
-
-
-@functools.lru_cache(maxsize=1024)
-def transpile(sql: str) -> tuple[str, tuple[str, ...]]:
-    """(DuckDB SQL, names of the tables the query reads) for a Spark SQL select.
-
-    Raises sqlglot's ParseError for text that is not SQL.
-    """
-    import sqlglot
-    from sqlglot import exp
-
-    tree = sqlglot.parse_one(sql, read="spark")
-    _spark_range(tree)
-    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-    refs: list[str] = []
-    for t in tree.find_all(exp.Table):
-        if not isinstance(t.this, exp.Identifier):  # table functions such as range(10)
-            continue
-        name = ".".join(p for p in (t.catalog, t.db, t.name) if p)
-        if name.lower() not in ctes and name not in refs:
-            refs.append(name)
-    return tree.sql(dialect="duckdb"), tuple(refs)
-
-
-def _spark_range(tree: Any) -> None:
-    """`range(n)` names its column `id`, as in Spark (DuckDB's own name is `range`)."""
-    from sqlglot import exp
-
-    for table in tree.find_all(exp.Table):
-        fn = table.this
-        alias = table.args.get("alias")
-        if not (isinstance(fn, exp.Anonymous) and fn.name.lower() == "range") or (alias and alias.columns):
-            continue
-        name = alias.name if alias and alias.name else "range"
-        table.set("alias", exp.TableAlias(this=exp.to_identifier(name), columns=[exp.to_identifier("id")]))
 
 
 # DuckDB's "No function matches … 'sum(VARCHAR)'": the usual cause is a CSV read without
@@ -85,16 +56,25 @@ def find_word(sql: str, word: str) -> int:
     return m.start() if m else -1
 
 
+def untranslatable_error(exc: Untranslatable, sql: str, line: int, column: int) -> CellError:
+    """The cell error for a construct an engine refuses, at the construct's first word."""
+    word = re.search(r"(\w+)\(", exc.construct) or re.match(r"(?:the |an? )?(\w+)", exc.construct)
+    at = find_word(sql, word.group(1)) if word else -1
+    return CellError("sql", str(exc), *locate(sql, max(at, 0), line, column))
+
+
 class SqlEngine:
     """One DuckDB connection per session; queries see the session's catalog of Arrow tables.
 
     The connection reaches no file outside `roots` (table functions such as read_csv, COPY,
     ATTACH, EXPORT, extensions): DuckDB's enable_external_access is off with the roots as its
     allowed_directories, and the configuration is locked so no statement can turn that back.
-    temp_dir is where DuckDB may spill (none when not given).
+    temp_dir is where DuckDB may spill (none when not given); memory_limit (bytes) bounds what
+    it holds in memory before it spills there (DuckDB's own default when not given).
     """
 
-    def __init__(self, roots: Sequence[Path] = (), temp_dir: Path | None = None) -> None:
+    def __init__(self, roots: Sequence[Path] = (), temp_dir: Path | None = None,
+                 memory_limit: int | None = None) -> None:
         import duckdb
 
         self._duckdb = duckdb
@@ -102,6 +82,8 @@ class SqlEngine:
         try:
             # Order matters: allowed_directories cannot change once external access is off.
             con.execute("SET temp_directory = ?", [str(temp_dir) if temp_dir else ""])
+            if memory_limit:
+                con.execute("SET memory_limit = ?", [f"{max(memory_limit // 1024, 1024)}KiB"])
             con.execute("SET allowed_directories = ?", [[str(r).rstrip("/") + "/" for r in roots]])
             con.execute("SET allowed_configs = ?", [list(SETTABLE)])
             con.execute("SET enable_external_access = false")
@@ -148,6 +130,8 @@ class SqlEngine:
                             cell_line, cell_col) from None
         except sqlglot.errors.SqlglotError as exc:
             raise CellError("sql", f"SQL error: {exc}", line, column) from None
+        except Untranslatable as exc:
+            raise untranslatable_error(exc, sql, line, column) from None
         missing = self._bind(refs, tables)
         if missing is not None:
             names = ", ".join(sorted(tables)) or "none yet"

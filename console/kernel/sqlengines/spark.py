@@ -1,0 +1,127 @@
+"""What both engines share when they read Spark SQL: the parse, the table names a select reads,
+Java date patterns, and the error a construct gets when an engine cannot keep Spark's meaning.
+
+The parse keeps date patterns as the user wrote them (Java's `yyyy-MM-dd`, not sqlglot's own
+strftime guess), so each engine turns them into its own format with `java_pattern`, which knows
+every letter it converts and refuses the others by name. A letter sqlglot does not know would
+otherwise come back as literal text in every row (what Daft did with raw Spark text).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+
+
+class Untranslatable(Exception):
+    """A construct this engine cannot run with Spark's meaning: fails the statement by name."""
+
+    def __init__(self, construct: str, engine: str, hint: str = "") -> None:
+        self.construct = construct
+        self.engine = engine
+        super().__init__(f"{construct} is not supported on {engine}" + (f": {hint}" if hint else ""))
+
+
+class SparkSql(Spark):
+    """Spark SQL with date patterns left as written (no TIME_MAPPING), converted per engine."""
+
+    TIME_MAPPING: dict[str, str] = {}
+
+
+def parse(sql: str) -> exp.Expr:
+    import sqlglot
+
+    tree = sqlglot.parse_one(sql, read=SparkSql)
+    if tree is None:
+        raise Untranslatable("an empty statement", "SQL")
+    return tree
+
+
+def table_refs(tree: exp.Expr) -> tuple[str, ...]:
+    """Names of the catalog tables a select reads (CTE names and table functions left out)."""
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    refs: list[str] = []
+    for t in tree.find_all(exp.Table):
+        if not isinstance(t.this, exp.Identifier):  # table functions such as range(10)
+            continue
+        name = ".".join(p for p in (t.catalog, t.db, t.name) if p)
+        if name.lower() not in ctes and name not in refs:
+            refs.append(name)
+    return tuple(refs)
+
+
+# Java (DateTimeFormatter) letters -> a field name; each engine maps the names to its own codes.
+_FIELDS: dict[str, dict[int, str]] = {
+    "y": {1: "year", 2: "year2", 4: "year"},
+    "M": {1: "month_np", 2: "month", 3: "month_abbr", 4: "month_name"},
+    "d": {1: "day_np", 2: "day"},
+    "H": {1: "hour_np", 2: "hour"},
+    "h": {1: "hour12_np", 2: "hour12"},
+    "m": {1: "minute_np", 2: "minute"},
+    "s": {1: "second_np", 2: "second"},
+    "S": {3: "millis"},
+    "a": {1: "ampm"},
+    "E": {1: "weekday_abbr", 2: "weekday_abbr", 3: "weekday_abbr", 4: "weekday_name"},
+}
+
+
+def java_pattern(pattern: str, codes: dict[str, str], engine: str, function: str) -> str:
+    """A Java date pattern in an engine's strftime codes (`codes`: field name -> code).
+
+    Quoted text ('T', and '' for a quote) stays literal; a letter (or a run length) that has no
+    code here raises Untranslatable naming it, never a format that prints the letter as text.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        ch = pattern[i]
+        if ch == "'":
+            end = pattern.find("'", i + 1)
+            if end == i + 1:  # '' is a quote
+                out.append("'")
+                i += 2
+                continue
+            if end < 0:
+                raise Untranslatable(f"the unclosed quote in {function}'s pattern {pattern!r}", engine)
+            out.append(pattern[i + 1:end].replace("%", "%%"))
+            i = end + 1
+            continue
+        if ch.isalpha():
+            run = 1
+            while i + run < n and pattern[i + run] == ch:
+                run += 1
+            field = _FIELDS.get(ch, {}).get(run)
+            code = codes.get(field) if field else None
+            if code is None:
+                raise Untranslatable(f"the date pattern letter {ch * run!r} in {function}({pattern!r})", engine,
+                                     "use letters among y M d H h m s SSS a E, or format the parts yourself")
+            out.append(code)
+            i += run
+            continue
+        out.append("%%" if ch == "%" else ch)
+        i += 1
+    return "".join(out)
+
+
+# Nodes whose `format` is a Java date pattern after the parse (date_format, from_unixtime,
+# to_date/to_timestamp/unix_timestamp with a pattern).
+FORMATTED = (exp.TimeToStr, exp.UnixToStr, exp.TsOrDsToDate, exp.StrToUnix, exp.StrToTime, exp.StrToDate,
+             exp.TimeStrToUnix)
+
+
+def literal_format(node: exp.Expr, engine: str) -> str | None:
+    """The node's pattern text, None when it has none; a pattern that is not one literal is refused."""
+    fmt = node.args.get("format")
+    if fmt is None:
+        return None
+    if isinstance(fmt, exp.Literal) and fmt.is_string:
+        return str(fmt.this)
+    raise Untranslatable(f"a date pattern that is not a single quoted text ({fmt.sql('spark')})", engine)
+
+
+def function_name(node: Any) -> str:
+    """How the user wrote a function, for messages (sqlglot's class name otherwise)."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    return str(getattr(node, "sql_name", lambda: type(node).__name__)()).lower()
