@@ -42,6 +42,16 @@ def _sandbox_mode(text: str) -> str:
     return mode
 
 
+SQL_ENGINES = ("auto", "local", "cluster")
+
+
+def _sql_engine(text: str) -> str:
+    engine = text.strip().lower()
+    if engine not in SQL_ENGINES:
+        raise ValueError(f"expected one of {', '.join(SQL_ENGINES)}")
+    return engine
+
+
 def _setting(default: Any, help: str, parse: Callable[[str], Any] = str) -> Any:
     """A Config field: its default, its help (the README's text) and how its env value is parsed."""
     meta = {"help": help, "parse": parse}
@@ -85,9 +95,22 @@ class Config(Mapping[str, Any]):
     COEDIT_SAVE_SECONDS: float = _setting(
         1.0, "A notebook being edited live is stored this long after its last keystroke (and at least "
              "every 5 seconds while typing goes on).", float)
+    DOC_MAX_BYTES: int = _setting(
+        8 * 1024 * 1024, "Largest live co-editing document: its encoded size plus 200 bytes per Yjs item (what "
+                         "it costs the server's memory); an edit past it is refused.", int)
     RESULT_KEEP_BYTES: int = _setting(
         256 * 1024 * 1024, "Memory a kernel keeps for its cells' whole results (sort, paging, download); "
                            "older results beyond it move to the session's cache folder.", int)
+    SESSION_MEMORY_BYTES: int | None = _setting(
+        None, "Memory one session's SQL may use; DuckDB spills the rest to the session's cache folder. "
+              "Default: a quarter of this machine's memory.", int)
+    SQL_ENGINE: str = _setting(
+        "auto", "Where a select runs unless the session sets sql.engine: local (DuckDB in the kernel), cluster "
+                "(Daft on the session's Ray cluster), or auto (the cluster only for big inputs on two or more "
+                "nodes; docs/cluster-sql.md).", _sql_engine)
+    SQL_CLUSTER_TIMEOUT_SECONDS: float = _setting(
+        600.0, "A select on the cluster that runs longer is cancelled and fails (a query waiting for CPUs "
+               "that other jobs hold never hangs the notebook).", float)
     SINGLE_USER: bool = _setting(
         False, "Skip login: every request is the local admin. Honoured only when HOST is a loopback address; "
                "`make run` turns it on.", _bool)

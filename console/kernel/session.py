@@ -80,7 +80,11 @@ class Session:
             from console.sources.paths import sql_roots
 
             # SQL reads files only where load/save may (the lake, this session's cache, the roots).
-            self._sql = SqlEngine(sql_roots(self.source_context()), temp_dir=self.cache_dir / ".duckdb_tmp")
+            from console.kernel.sqlengines.choice import session_memory_bytes
+
+            # DuckDB holds at most the session's memory and spills the rest into the session's cache.
+            self._sql = SqlEngine(sql_roots(self.source_context()), temp_dir=self.cache_dir / ".duckdb_tmp",
+                                  memory_limit=session_memory_bytes(self.cfg))
             from console.kernel.ml import functions
 
             functions.install(self._sql)
