@@ -74,6 +74,7 @@ def serve(host: str | None, port: int | None, data_dir: str | None, dev: bool, t
     if demo_id is not None:
         click.echo(f"demo notebook: http://{cfg.HOST}:{cfg.PORT}/notebooks/{demo_id}")
     if dev:
+        app.extensions["console.jobs"].start()  # gunicorn's worker starts it after its fork
         socketio = app.extensions["socketio"]
         socketio.run(app, host=cfg.HOST, port=cfg.PORT, allow_unsafe_werkzeug=True, use_reloader=False)
         return

@@ -27,8 +27,6 @@ class JobSource(Protocol):
     python_conf: dict[str, str]
     python_env: dict[str, str]
     partitions: dict[str, int]  # run … as TableRepartition
-    variables: dict[str, str]
-    params: dict[str, None]  # the names declared by set … where type="defaultParam"
 
 
 class Runtime(Protocol):
@@ -73,8 +71,9 @@ def build_job(session: JobSource, stmt: Run) -> PythonJob:
     conf.update({k: v for k, v in opts.items() if k not in _NOT_CONF})
     if opts.get("confTable"):
         conf.update(_conf_rows(_table(session, opts["confTable"], stmt, "confTable"), opts["confTable"], stmt))
-    if session.params:  # the parameters' values now (a run's overrides included): context.params
-        conf[PARAMS_KEY] = json.dumps({k: session.variables.get(k, "") for k in session.params})
+    declared, values = getattr(session, "params", None), getattr(session, "variables", {})
+    if declared:  # the parameters' values now (a run's overrides included): context.params
+        conf[PARAMS_KEY] = json.dumps({k: values.get(k, "") for k in declared})
     model = opts.get("model")
     input_table = _entry(session, input_name, stmt, "input") if input_name else None
     if input_table is not None and input_name is not None:

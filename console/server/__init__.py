@@ -90,6 +90,9 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
 
     atexit.register(init_coedit(app).stop)  # live documents with unstored edits are stored on exit
     _attach_kernels(app, cfg, store, socketio, kernel_module)
+    from console.server.jobs import init_jobs
+
+    atexit.register(init_jobs(app).stop)  # started by the serving process (console/server/server.py)
     app.after_request(_no_store_for_api)
     app.wsgi_app = no_delay(app.wsgi_app)  # type: ignore[method-assign,assignment]  # Flask's own middleware idiom
     return app

@@ -20,6 +20,7 @@ handler. A request or command without a row (or one added per app with `classify
     <site> login             any logged-in user of that site role; the handler narrows (listings, folders)
     <site> notebook:<role>   also <role> on the notebook (the URL's <notebook_id>, a command's notebook_id)
     <site> run:<role>        also at least <role> on the notebook of the URL's <run_id>
+    <site> job:<role>        also at least <role> on the notebook of the URL's <job_id>
 """
 from __future__ import annotations
 
@@ -105,6 +106,18 @@ POLICIES: dict[str, str] = {
     "runs.get_run": "reader run:viewer",
     "runs.outputs": "reader run:viewer",
     "runs.log": "reader run:viewer",
+    # jobs (console/server/jobs.py): a job's rows name a role on the job's notebook; it runs as its owner
+    "jobs.page": "public",  # the single page; its data comes from the rows below
+    "jobs.preview": "member login",  # the next firing times of a schedule being written
+    "jobs.create": "member login",  # the handler asks the editor role on the body's notebook
+    "jobs.list": "reader login",  # the handler keeps the jobs of notebooks the caller sees
+    "jobs.notebook_jobs": "reader notebook:viewer",
+    "jobs.params": "reader notebook:viewer",
+    "jobs.get": "reader job:viewer",
+    "jobs.update": "member job:editor",  # and the handler: the job's owner or the notebook's owner
+    "jobs.delete": "member job:editor",
+    "jobs.run": "member job:runner",
+    "jobs.runs": "reader job:viewer",
     # the same over the socket (console/server/sockets.py); leaving a room needs only the login
     "socket:join": "reader notebook:viewer",
     "socket:leave": "reader login",
@@ -124,7 +137,7 @@ class Policy(NamedTuple):
     """One row, parsed: site None for a public row; role None for a plain login row."""
 
     site: str | None
-    kind: str  # public | login | notebook | run
+    kind: str  # public | login | notebook | run | job
     role: str | None
 
 
@@ -142,7 +155,7 @@ def parse_policy(policy: str) -> Policy:
         raise ValueError(f"access policy {policy!r} must start with a site role ({', '.join(SITE_RANK)})")
     if what == "login":
         return Policy(site, "login", None)
-    if kind not in ("notebook", "run") or role not in ROLE_RANK:
+    if kind not in ("notebook", "run", "job") or role not in ROLE_RANK:
         raise ValueError(f"unknown access policy {policy!r}")
     if not at_least(SITE_CAP[site], role):  # type: ignore[index]
         raise ValueError(f"access policy {policy!r}: a {site} holds at most {SITE_CAP[site]}")  # type: ignore[index]
@@ -365,7 +378,7 @@ def policy_of(key: str) -> str:
     return policy
 
 
-def check(policy: str, notebook_id: str | None = None, run_id: str | None = None) -> Any:
+def check(policy: str, notebook_id: str | None = None, run_id: str | None = None, job_id: str | None = None) -> Any:
     """Apply a policy to the current user; returns the user (None for a public row)."""
     from console.server import auth
 
@@ -390,6 +403,10 @@ def check(policy: str, notebook_id: str | None = None, run_id: str | None = None
         if run_id is None:
             raise _api_error(400, "which run? 'run_id' is missing")
         require(_store().get_run(run_id).notebook_id, row.role or "viewer")
+    elif row.kind == "job":
+        if job_id is None:
+            raise _api_error(400, "which job? 'job_id' is missing")
+        require(_store().get_job(job_id).notebook_id, row.role or "viewer")
     return user
 
 
@@ -399,7 +416,8 @@ def enforce() -> None:
     if endpoint is None:  # no route matched: Flask answers 404/405 itself
         return
     args = request.view_args or {}
-    check(policy_of(endpoint), notebook_id=args.get("notebook_id"), run_id=args.get("run_id"))
+    check(policy_of(endpoint), notebook_id=args.get("notebook_id"), run_id=args.get("run_id"),
+          job_id=args.get("job_id"))
 
 
 def authorize_command(command_type: str, notebook_id: str | None) -> Any:
@@ -432,6 +450,6 @@ def init_access(app: Flask) -> None:
     bad = {key: policy for key, policy in POLICIES.items() if not valid_policy(policy)}
     if bad:  # a row the enforcer cannot read: refuse to start rather than refuse at request time
         raise RuntimeError(f"access policies the enforcer does not know: {bad} (a row is 'public' or "
-                           "'<reader|member|admin> login|notebook:<role>|run:<role>')")
+                           "'<reader|member|admin> login|notebook:<role>|run:<role>|job:<role>')")
     app.extensions[POLICIES_KEY] = dict(POLICIES)
     app.before_request(enforce)

@@ -14,6 +14,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from console.server.deps import SESSIONS_KEY
+from console.server.scheduler import JOBS_KEY
 from console.server.wsgi import SOCKET_LIMIT_KEY
 
 DEFAULT_THREADS = 1024
@@ -36,6 +37,10 @@ def _post_fork(_arbiter: Any, worker: Any) -> None:
     holder = app.extensions.get(SESSIONS_KEY)
     if holder is not None:
         holder.get()
+    # Jobs fire in the worker that runs kernels, never in the arbiter that forked it.
+    scheduler = app.extensions.get(JOBS_KEY)
+    if scheduler is not None:
+        scheduler.start()
 
 
 class GunicornServer(BaseApplication):

@@ -78,7 +78,7 @@ class PythonContext:
         # the table is read here only if the cell asks for it in the driver.
         self._fragments = fragments.parse(conf.pop(fragments.FRAGMENTS_KEY, None))
         # The notebook's parameters (set … where type="defaultParam") with this run's values.
-        self.params: dict[str, str] = json.loads(conf.pop(PARAMS_KEY, None) or "{}")
+        self.params: dict[str, str] = json.loads(conf.pop(PARAMS_KEY, "") or "{}")
         self._table_value = table if table is not None or self._fragments else pa.table({})
         self._model_table = model_table
         self._host: JobHost = host or _StandaloneHost()

@@ -1,0 +1,181 @@
+"""One job run, headless: the notebook's revision at firing, as the job's owner, cell by cell.
+
+The run happens in a kernel session of its own (lane `job-<id>` of the owner's sessions,
+console/server/kernels.py), started for the run and closed after it; every cell run is an
+ordinary stored run, so the notebook page shows its output. The first cell that does not end
+`done` ends the job run; a run past the job's timeout is interrupted. The owner must still hold
+the editor role on the notebook when it fires; if not, the job is disabled with the reason.
+Then a retry is queued (trigger `retry`) while attempts remain, and the webhook is told of the
+final outcome (every failure, successes when asked), retried with backoff and recorded.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from console.ids import CellId, NotebookId, RunId, UserId
+from console.lang import params as notebook_params
+from console.protocols import KernelManager
+from console.roles import at_least
+from console.store import FINAL_STATES, NotFound, Store
+from console.store.jobs import JobRecord, JobRunRecord
+
+log = logging.getLogger(__name__)
+POLL_SECONDS = 0.2
+WEBHOOK_TRIES = 4  # then give up; each delivery attempt is recorded
+WEBHOOK_TIMEOUT = 10.0
+SCHEDULE_ROLE = "editor"  # the least role on the notebook that may schedule it (and keep it scheduled)
+
+
+def lane_of(job_id: str) -> str:
+    return f"job-{job_id}"
+
+
+def owner_problem(store: Store, job: JobRecord) -> str | None:
+    """Why the owner may no longer run this job, or None."""
+    from console.server.access import role_of
+
+    if job.owner_id is None:
+        return "its owner's account was deleted"
+    try:
+        owner = store.get_user(job.owner_id)
+        nb = store.get_notebook_info(job.notebook_id)
+    except NotFound:
+        return "its owner's account was deleted"
+    have = role_of(store, owner, nb)
+    if not at_least(have, SCHEDULE_ROLE):
+        return (f"its owner {owner.username} no longer has the {SCHEDULE_ROLE} role on the notebook "
+                f"(now: {have or 'no access'})")
+    return None
+
+
+def first_line(error: dict[str, Any] | None) -> str:
+    if not error:
+        return ""
+    text = str(error.get("message") or error.get("kind") or "")
+    line = text.strip().split("\n", 1)[0]
+    where = f"cell {error.get('cell_id')}: " if error.get("cell_id") else ""
+    return (where + line)[:500]
+
+
+class JobRunner:
+    """Runs claimed job runs; `renew` keeps their leases while they go (called by the scheduler)."""
+
+    def __init__(self, store: Store, manager: Callable[[], KernelManager], base_url: str,
+                 webhook_backoff: float = 1.0) -> None:
+        self.store = store
+        self.manager = manager
+        self.base_url = base_url.rstrip("/")
+        self.webhook_backoff = webhook_backoff
+
+    def run(self, run: JobRunRecord, stopping: Callable[[], bool] = lambda: False) -> JobRunRecord:
+        job = self.store.get_job(run.job_id)
+        problem = owner_problem(self.store, job)
+        if problem is not None:
+            self.store.update_job(job.id, enabled=False, disabled_reason=f"disabled: {problem}")
+            ended = self.store.finish_job_run(run.id, "error", f"not run: {problem}")
+            self._notify(job, ended)
+            return ended
+        status, error = self._run_cells(job, run, stopping)
+        ended = self.store.finish_job_run(run.id, status, error)
+        if status != "done" and run.attempt <= job.retries and not stopping():
+            self.store.queue_job_run(job.id, "retry", run.params, attempt=run.attempt + 1,
+                                     scheduled_for=run.scheduled_for, triggered_by=run.triggered_by)
+        elif status != "done" or job.notify_success:
+            self._notify(job, ended)
+        return ended
+
+    def _run_cells(self, job: JobRecord, run: JobRunRecord, stopping: Callable[[], bool]) -> tuple[str, str]:
+        owner, nb_id, lane = UserId(job.owner_id or 0), NotebookId(job.notebook_id), lane_of(job.id)
+        self.store.snapshot_notebook(nb_id, author_id=owner)  # the revision it runs is in the history
+        nb = self.store.get_notebook(nb_id)
+        cells = [c for c in nb.cells if c.kind != "markdown"]
+        try:
+            values = notebook_params.check(notebook_params.declared([(c.kind, c.source) for c in nb.cells]),
+                                           run.params)
+        except notebook_params.UnknownParams as exc:  # the notebook lost a parameter since the job was made
+            self.store.set_job_run(run.id, revision=nb.revision)
+            return "error", str(exc)
+        self.store.set_job_run(run.id, revision=nb.revision)
+        deadline = time.monotonic() + job.timeout_seconds
+        manager, ran = self.manager(), []
+        try:
+            for c in cells:
+                source = notebook_params.apply(c.kind, c.source, values)
+                (rid,) = manager.queue_cells(owner, nb_id, [(CellId(c.id), source, c.kind)], lane=lane)
+                ran.append(rid)
+                self.store.set_job_run(run.id, run_ids=list(ran))
+                status = self._wait(rid, deadline, stopping)
+                if status is None:
+                    manager.interrupt(owner, nb_id, lane)
+                    self._wait(rid, time.monotonic() + 10, stopping)
+                    if stopping():
+                        return "interrupted", "the server stopped while the job ran"
+                    return "timeout", f"timed out after {job.timeout_seconds} s (in cell {c.id})"
+                if status != "done":
+                    record = self.store.get_run(rid)
+                    return "error", first_line({**(record.error or {}), "cell_id": c.id}) or f"cell {c.id}: {status}"
+            return "done", ""
+        finally:
+            manager.close(owner, nb_id, lane)
+
+    def _wait(self, run_id: RunId, deadline: float, stopping: Callable[[], bool]) -> str | None:
+        """The cell run's final status; None at the deadline (or when the server stops)."""
+        while time.monotonic() < deadline and not stopping():
+            status = self.store.get_run(run_id).status
+            if status in FINAL_STATES:
+                return status
+            time.sleep(POLL_SECONDS)
+        return None
+
+    # ------------------------------------------------------------------ the webhook
+    def payload(self, job: JobRecord, run: JobRunRecord) -> dict[str, Any]:
+        try:
+            notebook_name = self.store.get_notebook_info(job.notebook_id).name
+        except NotFound:
+            notebook_name = ""
+
+        def iso(t: datetime | None) -> str | None:
+            return t.isoformat() if t else None
+
+        return {
+            "job": {"id": job.id, "name": job.name},
+            "notebook": {"id": job.notebook_id, "name": notebook_name},
+            "run": {"id": run.id, "trigger": run.trigger, "attempt": run.attempt, "started": iso(run.started_at),
+                    "ended": iso(run.ended_at), "params": run.params, "revision": run.revision,
+                    "cell_runs": run.run_ids},
+            "status": run.status,
+            "error": run.error.split("\n", 1)[0] if run.error else "",
+            "link": f"{self.base_url}/jobs?job={job.id}&run={run.id}",
+        }
+
+    def _notify(self, job: JobRecord, run: JobRunRecord) -> None:
+        if not job.webhook_url:
+            return
+        body = json.dumps(self.payload(job, run)).encode()
+        tries: list[dict[str, Any]] = []
+        for n in range(WEBHOOK_TRIES):
+            if n:
+                time.sleep(self.webhook_backoff * 2 ** (n - 1))
+            req = urllib.request.Request(job.webhook_url, data=body, method="POST", headers={
+                "Content-Type": "application/json", "User-Agent": "mlsql-console-jobs"})
+            try:
+                with urllib.request.urlopen(req, timeout=WEBHOOK_TIMEOUT) as resp:  # http(s) only: jobs.py checks
+                    tries.append({"status": resp.status})
+                    break
+            except urllib.error.HTTPError as exc:
+                tries.append({"status": exc.code, "error": str(exc.reason)[:200]})
+                if 400 <= exc.code < 500 and exc.code != 429:
+                    break  # the receiver refuses it; asking again will not change that
+            except (urllib.error.URLError, OSError) as exc:
+                tries.append({"error": str(getattr(exc, "reason", exc))[:200]})
+        ok = bool(tries) and 200 <= int(tries[-1].get("status") or 0) < 300
+        self.store.record_webhook(run.id, {"url": job.webhook_url, "delivered": ok, "attempts": tries})
+        if not ok:
+            log.warning("job %s: the webhook for run %s was not delivered: %s", job.id, run.id, tries[-1])

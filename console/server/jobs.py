@@ -1,0 +1,327 @@
+"""The jobs API: schedule a notebook, list and change jobs, run one now, read its history.
+
+Roles come from the policy table (console/server/access.py): a job's URL carries <job_id> and its
+row names a role on the job's notebook (`job:<role>`). Scheduling needs the editor role on the
+notebook (the body names it, so the handler checks it); changing or deleting a job is for its
+owner, the notebook's owner and admins; running one now needs the runner role, and it runs as
+the job's owner. Bodies are decoded by `decode_job`: every field typed, unknown ones refused.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Flask, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from console.lang import params as notebook_params
+from console.outputs.view import view_run
+from console.server import access, auth, schedule, serialize
+from console.server.deps import SESSIONS_KEY, get_config, get_store
+from console.server.errors import ApiError
+from console.server.jobrun import SCHEDULE_ROLE, JobRunner, owner_problem
+from console.server.scheduler import JOBS_KEY, JobScheduler, schedule_of
+from console.server.validate import field, json_body, query_int
+from console.store import NotFound
+from console.store.jobs import OVERLAPS, JobRecord, JobRunRecord
+
+MAX_RETRIES = 10
+MAX_TIMEOUT = 7 * 24 * 3600
+_FIELDS = ("notebook_id", "name", "cron", "every_minutes", "timezone", "params", "retries", "timeout_seconds",
+           "overlap", "webhook_url", "notify_success", "enabled")
+
+
+@dataclass
+class JobBody:
+    """A decoded create or PATCH body: None = not given."""
+
+    notebook_id: str | None = None
+    name: str | None = None
+    cron: str | None = None
+    every_minutes: int | None = None
+    timezone: str | None = None
+    params: dict[str, str] | None = None
+    retries: int | None = None
+    timeout_seconds: int | None = None
+    overlap: str | None = None
+    webhook_url: str | None = None
+    notify_success: bool | None = None
+    enabled: bool | None = None
+
+    @property
+    def touches_schedule(self) -> bool:
+        return self.cron is not None or self.every_minutes is not None or self.timezone is not None
+
+
+def decode_params(raw: Any, name: str = "params") -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise ApiError(400, f"{name!r} must be an object of parameter names to text values")
+    for key, value in raw.items():
+        if not isinstance(value, str):
+            raise ApiError(400, f"{name}.{key} must be a string (parameters are text, as `set` values are)")
+    return dict(raw)
+
+
+def decode_job(body: dict[str, Any]) -> JobBody:
+    unknown = sorted(set(body) - set(_FIELDS))
+    if unknown:
+        raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                            f"a job has {', '.join(_FIELDS)}")
+    out = JobBody(
+        notebook_id=field(body, "notebook_id", str, None), name=field(body, "name", str, None),
+        cron=field(body, "cron", str, None), every_minutes=field(body, "every_minutes", int, None),
+        timezone=field(body, "timezone", str, None), retries=field(body, "retries", int, None),
+        timeout_seconds=field(body, "timeout_seconds", int, None), overlap=field(body, "overlap", str, None),
+        webhook_url=field(body, "webhook_url", str, None), notify_success=field(body, "notify_success", bool, None),
+        enabled=field(body, "enabled", bool, None))
+    if body.get("params") is not None:
+        out.params = decode_params(body["params"])
+    if out.name is not None and not 1 <= len(out.name.strip()) <= 255:
+        raise ApiError(400, "'name' must be 1 to 255 characters")
+    if out.retries is not None and not 0 <= out.retries <= MAX_RETRIES:
+        raise ApiError(400, f"'retries' must be between 0 and {MAX_RETRIES}")
+    if out.timeout_seconds is not None and not 1 <= out.timeout_seconds <= MAX_TIMEOUT:
+        raise ApiError(400, f"'timeout_seconds' must be between 1 and {MAX_TIMEOUT}")
+    if out.overlap is not None and out.overlap not in OVERLAPS:
+        raise ApiError(400, f"'overlap' must be one of {', '.join(OVERLAPS)}")
+    if out.webhook_url:
+        parts = urlsplit(out.webhook_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc or len(out.webhook_url) > 2048:
+            raise ApiError(400, "'webhook_url' must be an http:// or https:// URL (at most 2048 characters)")
+    return out
+
+
+def _schedule(cron: str | None, every: int | None, tz: str | None) -> schedule.Schedule:
+    try:
+        return schedule.parse(cron, every, tz)
+    except schedule.BadSchedule as exc:
+        raise ApiError(400, str(exc)) from None
+
+
+def _declared(notebook_id: str) -> list[notebook_params.Param]:
+    nb = get_store().get_notebook(notebook_id)
+    return notebook_params.declared([(c.kind, c.source) for c in nb.cells])
+
+
+def _checked_params(notebook_id: str, values: dict[str, str]) -> dict[str, str]:
+    declared = _declared(notebook_id)
+    try:
+        return notebook_params.check(declared, values)
+    except notebook_params.UnknownParams as exc:
+        raise ApiError(400, str(exc), declared=[p.name for p in declared]) from None
+
+
+def _scheduler() -> JobScheduler:
+    from flask import current_app
+
+    scheduler: JobScheduler = current_app.extensions[JOBS_KEY]
+    return scheduler
+
+
+def _preview(sched: schedule.Schedule, anchor: datetime | None = None) -> dict[str, Any]:
+    times = schedule.next_times(sched, datetime.now(timezone.utc), 3, anchor)
+    return {"description": sched.describe(), "next": [t.isoformat() for t in times],
+            "readable": [schedule.readable(t) for t in times]}
+
+
+def _job_json(job: JobRecord, last: JobRunRecord | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = serialize.plain(job)
+    d["schedule"] = _preview(schedule_of(job), job.created_at) if job.enabled else {
+        "description": schedule_of(job).describe(), "next": [], "readable": []}
+    d["last_run"] = serialize.plain(last) if last else None
+    return d
+
+
+def _may_change(job: JobRecord) -> None:
+    """Changing what a job runs as someone is for that someone, the notebook's owner and admins."""
+    user = auth.signed_in()
+    nb = get_store().get_notebook_info(job.notebook_id)
+    if job.owner_id != user.id and access.role_of(get_store(), user, nb) != "owner":
+        raise ApiError(403, "only the job's owner or the notebook's owner may change or delete this job")
+
+
+# ---------------------------------------------------------------------- handlers
+def preview() -> ResponseReturnValue:
+    every = request.args.get("every_minutes")
+    try:
+        minutes = int(every) if every else None
+    except ValueError:
+        raise ApiError(400, "'every_minutes' must be an integer") from None
+    return jsonify(_preview(_schedule(request.args.get("cron"), minutes, request.args.get("timezone"))))
+
+
+def create() -> ResponseReturnValue:
+    spec = decode_job(json_body())
+    if not spec.notebook_id:
+        raise ApiError(400, "'notebook_id' is required: the notebook to schedule")
+    user, nb = access.require(spec.notebook_id, SCHEDULE_ROLE)
+    sched = _schedule(spec.cron, spec.every_minutes, spec.timezone)
+    params = _checked_params(nb.id, spec.params or {})
+    now = datetime.now(timezone.utc)
+    enabled = True if spec.enabled is None else spec.enabled
+    job = get_store().create_job(
+        nb.id, user.id, (spec.name or f"{nb.name} job").strip(), schedule_kind=sched.kind, cron=sched.cron,
+        every_minutes=sched.every_minutes, timezone=sched.timezone, params=params, retries=spec.retries or 0,
+        timeout_seconds=spec.timeout_seconds or 3600, overlap=spec.overlap or "skip",
+        webhook_url=spec.webhook_url or "", notify_success=bool(spec.notify_success), enabled=enabled,
+        next_run_at=schedule.first_after(sched, now, anchor=now))
+    _scheduler().wake()
+    return jsonify(_job_json(job)), 201
+
+
+def list_jobs() -> ResponseReturnValue:
+    store, user = get_store(), auth.signed_in()
+    infos: dict[str, Any] = {}
+    visible = []
+    for job in store.list_jobs():
+        if job.notebook_id not in infos:
+            try:
+                infos[job.notebook_id] = store.get_notebook_info(job.notebook_id)
+            except NotFound:
+                continue
+        if access.role_of(store, user, infos[job.notebook_id]) is not None:
+            visible.append(job)
+    last = store.last_job_runs([j.id for j in visible])
+    out = []
+    for job in visible:
+        d = _job_json(job, last.get(job.id))
+        d["notebook_name"] = infos[job.notebook_id].name
+        out.append(d)
+    return jsonify({"jobs": out})
+
+
+def notebook_jobs(notebook_id: str) -> ResponseReturnValue:
+    """The notebook's jobs, and which of its cell runs a job made (the page's "run by job …")."""
+    store = get_store()
+    jobs = store.list_jobs(notebook_id)
+    last = store.last_job_runs([j.id for j in jobs])
+    made_by = {run: {"job": name, "job_run": jr} for run, (name, jr) in store.job_run_of_cell_runs(notebook_id).items()}
+    return jsonify({"jobs": [_job_json(j, last.get(j.id)) for j in jobs], "cell_runs": made_by})
+
+
+def notebook_params_list(notebook_id: str) -> ResponseReturnValue:
+    return jsonify({"params": [{"name": p.name, "default": p.default, "cell": p.cell}
+                               for p in _declared(notebook_id)]})
+
+
+def get_job(job_id: str) -> ResponseReturnValue:
+    store = get_store()
+    job = store.get_job(job_id)
+    return jsonify(_job_json(job, store.last_job_runs([job.id]).get(job.id)))
+
+
+def update(job_id: str) -> ResponseReturnValue:
+    store = get_store()
+    job = store.get_job(job_id)
+    _may_change(job)
+    spec = decode_job(json_body())
+    if spec.notebook_id is not None and spec.notebook_id != job.notebook_id:
+        raise ApiError(400, "a job's notebook cannot change; make a new job")
+    changes: dict[str, Any] = {k: getattr(spec, k) for k in ("name", "retries", "timeout_seconds", "overlap",
+                                                                "webhook_url", "notify_success")
+                               if getattr(spec, k) is not None}
+    if spec.params is not None:
+        changes["params"] = _checked_params(job.notebook_id, spec.params)
+    sched = schedule_of(job)
+    if spec.touches_schedule:
+        cron = spec.cron if spec.cron is not None else (None if spec.every_minutes is not None else job.cron or None)
+        every = spec.every_minutes if spec.every_minutes is not None else (
+            None if spec.cron is not None else job.every_minutes)
+        sched = _schedule(cron, every, spec.timezone or job.timezone)
+        changes.update(schedule_kind=sched.kind, cron=sched.cron, every_minutes=sched.every_minutes,
+                       timezone=sched.timezone)
+    enabled = job.enabled if spec.enabled is None else spec.enabled
+    if enabled and not job.enabled:
+        problem = owner_problem(store, job)
+        if problem is not None:
+            raise ApiError(409, f"this job cannot be enabled: {problem}")
+        changes["disabled_reason"] = ""
+    if spec.enabled is not None:
+        changes["enabled"] = enabled
+    if enabled and (spec.touches_schedule or not job.enabled):
+        now = datetime.now(timezone.utc)
+        changes["next_run_at"] = schedule.first_after(sched, now, anchor=job.created_at)
+    job = store.update_job(job_id, **changes)
+    _scheduler().wake()
+    return jsonify(_job_json(job))
+
+
+def delete(job_id: str) -> ResponseReturnValue:
+    store = get_store()
+    _may_change(store.get_job(job_id))
+    store.delete_job(job_id)
+    return jsonify({}), 200
+
+
+def run_now(job_id: str) -> ResponseReturnValue:
+    store = get_store()
+    job = store.get_job(job_id)
+    body = json_body(required=False)
+    unknown = sorted(set(body) - {"params"})
+    if unknown:
+        raise ApiError(400, f"unknown field {', '.join(unknown)}; run now takes 'params'")
+    overrides = decode_params(body["params"]) if body.get("params") is not None else {}
+    params = _checked_params(job.notebook_id, {**job.params, **overrides})
+    problem = owner_problem(store, job)
+    if problem is not None:
+        raise ApiError(409, f"this job cannot run: {problem}")
+    run = store.queue_job_run(job.id, "manual", params, triggered_by=auth.signed_in().id)
+    _scheduler().wake()
+    return jsonify(serialize.plain(run)), 202
+
+
+def job_runs(job_id: str) -> ResponseReturnValue:
+    """The job's runs, newest first, each with its cell runs' stored output."""
+    store, cfg = get_store(), get_config()
+    store.get_job(job_id)
+    out = []
+    for run in store.job_runs(job_id, limit=min(max(query_int("limit", 20), 1), 200)):
+        d: dict[str, Any] = serialize.plain(run)
+        views = []
+        for rid in run.run_ids:
+            try:
+                view = view_run(store, store.get_run(rid), inline_bytes=cfg.OUTPUT_INLINE_BYTES,
+                                result_rows=cfg.RESULT_ROWS)
+            except NotFound:  # cleared outputs take their runs with them
+                continue
+            views.append(serialize.run_view(view))
+        d["outputs"] = views
+        out.append(d)
+    return jsonify({"runs": out})
+
+
+def jobs_page() -> ResponseReturnValue:
+    from console.server.pages import index
+
+    return index()
+
+
+def create_blueprint() -> Blueprint:
+    bp = Blueprint("jobs", __name__)
+    bp.add_url_rule("/jobs", "page", jobs_page, methods=["GET"])
+    bp.add_url_rule("/api/jobs/preview", "preview", preview, methods=["GET"])
+    bp.add_url_rule("/api/jobs", "create", create, methods=["POST"])
+    bp.add_url_rule("/api/jobs", "list", list_jobs, methods=["GET"])
+    bp.add_url_rule("/api/notebooks/<notebook_id>/jobs", "notebook_jobs", notebook_jobs, methods=["GET"])
+    bp.add_url_rule("/api/notebooks/<notebook_id>/params", "params", notebook_params_list, methods=["GET"])
+    bp.add_url_rule("/api/jobs/<job_id>", "get", get_job, methods=["GET"])
+    bp.add_url_rule("/api/jobs/<job_id>", "update", update, methods=["PATCH"])
+    bp.add_url_rule("/api/jobs/<job_id>", "delete", delete, methods=["DELETE"])
+    bp.add_url_rule("/api/jobs/<job_id>/run", "run", run_now, methods=["POST"])
+    bp.add_url_rule("/api/jobs/<job_id>/runs", "runs", job_runs, methods=["GET"])
+    return bp
+
+
+def init_jobs(app: Flask) -> JobScheduler:
+    """The jobs blueprint and this app's scheduler (started by the serving process, not here)."""
+    cfg = app.extensions["config"]
+    store = app.extensions["store"]
+    holder = app.extensions[SESSIONS_KEY]
+    app.register_blueprint(create_blueprint())
+    runner = JobRunner(store, holder.get, base_url=f"http://{cfg.HOST}:{cfg.PORT}")
+    scheduler = JobScheduler(store, runner, lease_seconds=float(app.config.get("JOBS_LEASE_SECONDS", 30.0)))
+    app.extensions[JOBS_KEY] = scheduler
+    return scheduler
+

@@ -1,0 +1,142 @@
+"""The job scheduler: one thread per server process that fires due jobs and starts queued job runs.
+
+It sleeps until the earliest due time in the store (or a wake-up from this process's API, or at
+most a third of the lease), then: marks runs of servers that died (lapsed leases) interrupted,
+claims due occurrences (console/store/jobs.py: each is claimed by one process only), starts the
+queued runs whose job is free, each on a thread of its own, and renews its own runs' leases.
+Started by the serving process (gunicorn's post_fork, `serve --dev`), never at import or by
+create_app alone, so tests and the gunicorn arbiter do not fire jobs.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+
+from console.server import schedule
+from console.server.jobrun import JobRunner
+from console.store import Store
+from console.store.jobs import JobRecord, JobRunRecord
+
+log = logging.getLogger(__name__)
+JOBS_KEY = "console.jobs"
+LEASE_SECONDS = 30.0
+
+
+def schedule_of(job: JobRecord) -> schedule.Schedule:
+    return schedule.Schedule(job.schedule_kind, job.cron, job.every_minutes, job.timezone)
+
+
+def next_of(job: JobRecord, due: datetime, now: datetime) -> datetime | None:
+    """The store's `next_of`: the occurrence after `due` fired at `now` (misfires fire once)."""
+    return schedule.following(schedule_of(job), due, now, anchor=job.created_at)
+
+
+class JobScheduler:
+    def __init__(self, store: Store, runner: JobRunner, lease_seconds: float = LEASE_SECONDS,
+                 execute: Callable[[JobRunRecord], object] | None = None) -> None:
+        self.store = store
+        self.runner = runner
+        self.lease = timedelta(seconds=lease_seconds)
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._execute = execute or self._run_job
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+        self._mine: dict[str, threading.Thread] = {}
+        self._guard = threading.Lock()
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> JobScheduler:
+        """Start in this process (again after a fork: threads do not survive one)."""
+        with self._guard:
+            if self._thread is not None and self._pid == os.getpid() and self._thread.is_alive():
+                return self
+            self._pid = os.getpid()
+            self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._loop, name="job-scheduler", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self, wait: float = 15.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread.is_alive() and self._pid == os.getpid():
+            thread.join(timeout=wait)
+        for t in list(self._mine.values()):
+            t.join(timeout=wait)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and self._pid == os.getpid()
+
+    def wake(self) -> None:
+        """Look at the store now (a job was made, changed, or asked to run)."""
+        self._wake.set()
+
+    # ------------------------------------------------------------------ the loop
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except Exception:  # a database hiccup must not end the scheduler
+                log.exception("job scheduler tick failed")
+            self._wake.wait(self._sleep_for())
+            self._wake.clear()
+
+    def _sleep_for(self) -> float:
+        longest = self.lease.total_seconds() / 3
+        try:
+            due = self.store.next_due()
+        except Exception:
+            return longest
+        if due is None:
+            return longest
+        return max(0.0, min(longest, (due - datetime.now(timezone.utc)).total_seconds()))
+
+    def tick(self, now: datetime | None = None) -> list[JobRunRecord]:
+        """One pass; returns the runs this process started."""
+        for lapsed in self.store.reap_lapsed():
+            log.warning("job run %s of job %s was interrupted: %s", lapsed.id, lapsed.job_id, lapsed.error)
+        self.store.claim_due(now or datetime.now(timezone.utc), next_of)
+        started = []
+        for queued in self.store.queued_job_runs():
+            if self._stop.is_set():
+                break
+            run: JobRunRecord | None = self.store.start_job_run(queued.id, self.holder, self.lease)
+            if run is None:
+                continue  # another run of that job holds its slot, or another process took this one
+            started.append(run)
+            t = threading.Thread(target=self._guarded, args=(run,), name=f"job-run-{run.id}", daemon=True)
+            with self._guard:
+                self._mine[run.id] = t
+            t.start()
+        with self._guard:
+            mine = list(self._mine)
+        for run_id in mine:
+            self.store.renew_lease(run_id, self.holder, self.lease)
+        return started
+
+    def _guarded(self, run: JobRunRecord) -> None:
+        try:
+            self._execute(run)
+        except Exception as exc:
+            log.exception("job run %s failed in the server", run.id)
+            try:
+                self.store.finish_job_run(run.id, "error", f"the server failed running it: {type(exc).__name__}")
+            except Exception:
+                log.exception("recording the end of job run %s failed", run.id)
+        finally:
+            with self._guard:
+                self._mine.pop(run.id, None)
+            self._wake.set()  # a queued or retry run of the job may start now
+
+    def _run_job(self, run: JobRunRecord) -> None:
+        self.runner.run(run, stopping=self._stop.is_set)
