@@ -15,12 +15,19 @@ store and the document are compared with what they last agreed on (`saved`), and
 store changed since is applied, so keystrokes not yet stored survive a REST edit of another cell.
 After every store write the room gets doc_saved with the new revision, so pages keep a current
 base_revision for what still goes over REST (renames, result views).
+
+What pages send is checked before pycrdt holds it (console/server/yjs_wire.py): a document is
+capped at DOC_MAX_BYTES of weight (encoded bytes plus ITEM_BYTES per item: items, not bytes,
+are what a document costs in memory), and an edit past it is refused with 413. Presence goes
+only from a socket in the room, for its own awareness client id, with the state's `user` name
+and id replaced by the sender's account, so no page can speak as someone else.
 """
 from __future__ import annotations
 
 import base64
 import binascii
 import logging
+import re
 import secrets
 import threading
 import time
@@ -30,8 +37,9 @@ from typing import Any
 
 from pycrdt import Array, Doc, Map, Text, TransactionEvent
 
-from console.messages import DocChangedEvent, DocSavedEvent, PresenceEvent
+from console.server.yjs_wire import ITEM_BYTES, read_awareness, update_weight, write_awareness
 from console.store import Conflict, Invalid, NotFound, Store, valid_cell_id
+from console.wire.browser import DocChangedEvent, DocSavedEvent, PresenceEvent
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +49,8 @@ MAX_WAIT_SECONDS = 5.0  # continuous typing is still stored at least this often
 TICK_SECONDS = 0.2
 KINDS = ("mlsql", "python", "markdown")
 ORIGIN_STORE = "store"  # transaction origin of changes folded in from the store
+DOC_MAX_BYTES = 8 * 1024 * 1024  # the default of the DOC_MAX_BYTES setting
+_COLOUR = re.compile(r"#[0-9A-Fa-f]{3,8}")  # the page picks its colour; anything else is dropped
 
 CellTuple = tuple[str, str, str]  # (id, kind, source)
 # emit(event dict, notebook id, sid to skip or None)
@@ -83,6 +93,7 @@ class _Live:
     author_id: int | None = None  # who made the latest change not yet stored
     empty_since: float | None = None
     presence: dict[str, tuple[set[int], str]] = field(default_factory=dict)  # sid -> (client ids, last update)
+    weight: int = 0  # update_weight of what the document holds, at most (exact after _weigh)
 
 
 def _utf8_index(text: str, index: int) -> int:
@@ -195,11 +206,13 @@ def _id_of(item: Any) -> str | None:
 class CoEdit:
     """The live documents of one server; `tick` (on its own thread) stores and unloads them."""
 
-    def __init__(self, store: Store, emit: Emit, members: Callable[[str], int], save_seconds: float) -> None:
+    def __init__(self, store: Store, emit: Emit, members: Callable[[str], int], save_seconds: float,
+                 max_bytes: int = DOC_MAX_BYTES) -> None:
         self.store = store
         self.emit = emit
         self.members = members  # notebook id -> sockets in its room now
         self.save_seconds = save_seconds
+        self.max_bytes = max_bytes
         self._docs: dict[str, _Live] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -227,29 +240,57 @@ class CoEdit:
         live = self._get(notebook_id, load=False)
         if live is None or epoch != live.epoch:
             raise CoEditError(409, "the shared document was reloaded on the server: sync again (doc_sync)")
+        try:
+            weight = update_weight(data)
+        except ValueError as exc:
+            raise CoEditError(400, f"update is not a Yjs update: {exc}") from None
         with live.lock:
+            if live.weight + weight > self.max_bytes:
+                live.weight = _weigh(live.doc)  # the running sum counts merged and deleted items twice
+            if live.weight + weight > self.max_bytes:
+                raise CoEditError(413, f"this edit would make the notebook's shared document larger than its "
+                                       f"limit of {self.max_bytes} bytes (DOC_MAX_BYTES: encoded size plus "
+                                       f"{ITEM_BYTES} bytes per edit item); it holds {live.weight} now")
             try:
                 live.doc.apply_update(data)
             except Exception as exc:
                 raise CoEditError(400, f"update could not be applied: {exc}") from exc
+            live.weight += weight
             now = time.monotonic()
             live.first_change = live.first_change or now
             live.last_change = now
             live.author_id = author_id
         self.emit(DocChangedEvent(notebook_id, update, live.epoch).to_wire(), notebook_id, sid)  # type: ignore[arg-type]
 
-    def awareness(self, notebook_id: str, sid: str, client_id: int, update: str) -> None:
+    def awareness(self, notebook_id: str, sid: str, client_id: int, update: str, user: dict[str, Any]) -> None:
+        """Relay the page's presence: only entries of its own `client_id`, each state's `user` being
+        the sender's account (`user`: {id, name}) whatever the page wrote there."""
         if not update:
             return
-        b64decode(update, "update")
+        try:
+            entries = read_awareness(b64decode(update, "update"))
+        except ValueError as exc:
+            raise CoEditError(400, f"update is not an awareness update: {exc}") from None
+        if any(client != client_id for client, _clock, _state in entries):
+            raise CoEditError(403, "an awareness update may carry only this page's own client_id")
+        stamped = []
+        for client, clock, state in entries:
+            if state is not None:
+                own = state.get("user") if isinstance(state.get("user"), dict) else {}
+                colours = {k: v for k, v in own.items()
+                           if k in ("color", "colorLight") and isinstance(v, str) and _COLOUR.fullmatch(v)}
+                state = {**state, "user": {**colours, "id": user["id"], "name": user["name"]}}
+            stamped.append((client, clock, state))
+        relayed = b64(write_awareness(stamped))
         live = self._get(notebook_id, load=True)
         assert live is not None
         with live.lock:
+            if any(client_id in ids for s, (ids, _) in live.presence.items() if s != sid):
+                raise CoEditError(403, "that awareness client_id belongs to another page")
             ids, _ = live.presence.get(sid, (set(), ""))
-            if isinstance(client_id, int) and not isinstance(client_id, bool) and 0 <= client_id < 2**53:
-                ids.add(client_id)
-            live.presence[sid] = (ids, update)
-        self.emit(PresenceEvent(notebook_id, update=update).to_wire(), notebook_id, sid)  # type: ignore[arg-type]
+            ids.add(client_id)
+            live.presence[sid] = (ids, relayed)
+        self.emit(PresenceEvent(notebook_id, update=relayed).to_wire(), notebook_id, sid)  # type: ignore[arg-type]
 
     def left(self, sid: str, notebook_id: str | None = None) -> None:
         """A socket left a room (or every room): its presence goes from the others' pages."""
@@ -299,7 +340,7 @@ class CoEdit:
             with doc.transaction(origin=ORIGIN_STORE):
                 for cid, kind, source in stored:
                     cells.append(_cell_map(cid, kind, source))
-            live = _Live(notebook_id, doc, cells, secrets.token_hex(8), stored, rec.revision)
+            live = _Live(notebook_id, doc, cells, secrets.token_hex(8), stored, rec.revision, weight=_weigh(doc))
             self._docs[notebook_id] = live
             self._start()
             return live
@@ -385,6 +426,10 @@ class CoEdit:
                           live.notebook_id, None)
 
 
+def _weigh(doc: Doc) -> int:
+    return update_weight(doc.get_update())
+
+
 def observe_updates(doc: Doc, sink: Callable[[bytes], None]) -> Any:
     """Call `sink` with each transaction's update (tests use it to follow a document)."""
 
@@ -411,7 +456,7 @@ def init_coedit(app: Any) -> CoEdit:
         with app.app_context():
             return len(registry().memberships(None, notebook_id))
 
-    coedit = CoEdit(app.extensions["store"], emit, members, float(cfg.COEDIT_SAVE_SECONDS))
+    coedit = CoEdit(app.extensions["store"], emit, members, float(cfg.COEDIT_SAVE_SECONDS), int(cfg.DOC_MAX_BYTES))
     app.extensions[COEDIT_KEY] = coedit
 
     def after_write(resp: Any) -> Any:

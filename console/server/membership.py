@@ -71,6 +71,12 @@ class Registry:
             if sid in self._sockets:
                 self._sockets[sid].notebooks.discard(notebook_id)
 
+    def rooms_of(self, sid: str) -> set[str]:
+        """The notebooks whose rooms the socket joined (and still may be in)."""
+        with self._lock:
+            sock = self._sockets.get(sid)
+            return set(sock.notebooks) if sock else set()
+
     def count(self) -> int:
         with self._lock:
             return len(self._sockets)

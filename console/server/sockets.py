@@ -3,12 +3,14 @@
 Who may send which command is the policy table's (console/server/access.py, rows `socket:<type>`),
 applied to every command before its handler; this module names no role.
 
-Wire: the browser emits `command` with a to_wire() dict of a *Command (console/messages.py) and
-gets an ack `{ok: true, ...}` or `{ok: false, status, error}`; the server emits `event` with a
-to_wire() dict of an *Event to the room `notebook:<id>`. docs/protocol.md has the details.
+Wire: the browser emits `command` with a to_wire() dict of a *Command (console/wire/browser.py)
+and gets an ack `{ok: true, ...}` or `{ok: false, status, error}`; the server emits `event` with a
+to_wire() dict of an *Event to the room `notebook:<id>`. docs/protocol.md has the details. The
+browser vocabulary's decoder checks every field's type and size first: a command that is not
+what it says is a 400 before the policy table or a handler sees it.
 
 Live co-editing (doc_sync, doc_update, awareness) is console/server/coedit.py's; the handlers
-here only check the fields' types and pass the socket's id along (its own updates are not echoed).
+here pass the socket's id and the sender's account along (its own updates are not echoed).
 
 Sockets from nobody never get this far (console/server/wsgi.py `socket_gate` refuses them before
 Engine.IO holds anything). Each socket and the rooms it joins are registered in
@@ -23,27 +25,26 @@ from typing import Any
 from flask import Flask, current_app, request
 from flask_socketio import SocketIO, emit, join_room, leave_room
 
-from console.messages import (
+from console.wire.browser import (
     AwarenessCommand,
     DocSyncCommand,
     DocUpdateCommand,
     InterruptCommand,
     JoinCommand,
     LeaveCommand,
-    Message,
     RestartCommand,
     RunAllCommand,
     RunCellCommand,
     RunFromCommand,
-    from_wire,
+    decode_command,
 )
+from console.wire.codec import DecodeError, Message
 
 from console.server import auth
 from console.server.coedit import COEDIT_KEY, CoEdit, CoEditError
 from console.server.access import authorize_command, can, command_types
 from console.server.deps import get_manager
 from console.server.errors import ApiError
-from console.server.limits import INT_MAX, INT_MIN
 from console.server.membership import NAMESPACE, init_registry, registry, room
 from console.server.wsgi import socket_gate
 
@@ -116,12 +117,10 @@ def _coedit() -> CoEdit:
 def _command(data: Any = None, *_extra: Any) -> dict[str, Any]:
     # `data` defaults: a client may emit `command` with no argument, which must get an error ack.
     try:
-        if not isinstance(data, dict):
-            raise ApiError(400, "a command is a JSON object with a 'type'")
         try:
-            msg = from_wire(data)
-        except ValueError as exc:
-            raise ApiError(400, str(exc)) from exc
+            msg = decode_command(data)
+        except DecodeError as exc:
+            raise ApiError(exc.status, exc.message) from None
         # The policy table decides first; a message type without a row (an event, the kernel's
         # execute) is refused there, so only commands with a policy reach a handler.
         user = authorize_command(msg.type, getattr(msg, "notebook_id", None))
@@ -136,17 +135,8 @@ def _command(data: Any = None, *_extra: Any) -> dict[str, Any]:
         return {"ok": False, "status": 500, "error": "internal server error (the server log has the details)"}
 
 
-def _check_map(name: str, value: Any) -> dict[str, int]:
-    if not isinstance(value, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and INT_MIN <= v <= INT_MAX
-            for k, v in value.items()):
-        raise ApiError(400, f"{name!r} must map run ids to 64-bit integers")
-    return value
-
-
-def _join(msg: Message, user: Any) -> dict[str, Any]:
-    assert isinstance(msg, JoinCommand)
-    since, metrics_since = _check_map("since", msg.since), _check_map("metrics_since", msg.metrics_since)
+def _join(msg: JoinCommand, user: Any) -> dict[str, Any]:
+    since, metrics_since = msg.since, msg.metrics_since
     manager = get_manager()
     # Under the notebook's lock no batch is stored or broadcast: the replay ends exactly where
     # the live stream this viewer gets after join_room begins.
@@ -165,8 +155,7 @@ def _join(msg: Message, user: Any) -> dict[str, Any]:
     return {"replayed": len(events)}
 
 
-def _leave(msg: Message, user: Any) -> dict[str, Any]:
-    assert isinstance(msg, LeaveCommand)
+def _leave(msg: LeaveCommand, user: Any) -> dict[str, Any]:
     _leave_room(msg.notebook_id)
     return {}
 
@@ -177,36 +166,25 @@ def _leave_room(notebook_id: str) -> None:
     _coedit().left(request.sid, notebook_id)  # type: ignore[attr-defined]
 
 
-def _doc_sync(msg: Message, user: Any) -> dict[str, Any]:
-    assert isinstance(msg, DocSyncCommand)
-    if not isinstance(msg.state_vector, str) or not isinstance(msg.epoch, str):
-        raise ApiError(400, "state_vector and epoch are strings")
+def _doc_sync(msg: DocSyncCommand, user: Any) -> dict[str, Any]:
     return _coedit().sync(msg.notebook_id, msg.state_vector, msg.epoch, request.sid)  # type: ignore[attr-defined]
 
 
-def _doc_update(msg: Message, user: Any) -> dict[str, Any]:
-    assert isinstance(msg, DocUpdateCommand)
-    if not isinstance(msg.epoch, str):
-        raise ApiError(400, "epoch is a string")
+def _doc_update(msg: DocUpdateCommand, user: Any) -> dict[str, Any]:
     _coedit().update(msg.notebook_id, msg.update, msg.epoch, user.id, request.sid)  # type: ignore[attr-defined]
     return {}
 
 
-def _awareness(msg: Message, user: Any) -> dict[str, Any]:
-    assert isinstance(msg, AwarenessCommand)
-    if not isinstance(msg.client_id, int) or isinstance(msg.client_id, bool):
-        raise ApiError(400, "client_id is an integer")
-    if msg.update and len(msg.update) > _AWARENESS_LIMIT:
-        raise ApiError(413, f"an awareness update is at most {_AWARENESS_LIMIT} characters")
-    _coedit().awareness(msg.notebook_id, request.sid, msg.client_id, msg.update)  # type: ignore[attr-defined]
+def _awareness(msg: AwarenessCommand, user: Any) -> dict[str, Any]:
+    # Presence is for the pages in the room: a socket that has not joined has no one to be present to.
+    if msg.notebook_id not in registry().rooms_of(request.sid):  # type: ignore[attr-defined]
+        raise ApiError(403, "join the notebook before sending awareness")
+    _coedit().awareness(msg.notebook_id, request.sid, msg.client_id, msg.update,  # type: ignore[attr-defined]
+                        {"id": user.id, "name": user.display_name or user.username})
     return {}
 
 
-_AWARENESS_LIMIT = 64 * 1024  # a name, a colour, a cell and a cursor: far less
-
-
-def _run(msg: Message, user: Any) -> dict[str, Any]:
-    assert isinstance(msg, (RunCellCommand, RunAllCommand, RunFromCommand))
+def _run(msg: RunCellCommand | RunAllCommand | RunFromCommand, user: Any) -> dict[str, Any]:
     mode = {RunCellCommand: "cell", RunAllCommand: "all", RunFromCommand: "from"}[type(msg)]
     # The kernel runs the stored source: what was typed live is stored first.
     _coedit().flush(msg.notebook_id)
@@ -214,19 +192,17 @@ def _run(msg: Message, user: Any) -> dict[str, Any]:
     return {"run_ids": ids}
 
 
-def _interrupt(msg: Message, user: Any) -> dict[str, Any]:
-    assert isinstance(msg, InterruptCommand)
+def _interrupt(msg: InterruptCommand, user: Any) -> dict[str, Any]:
     return get_manager().interrupt(user.id, msg.notebook_id)
 
 
-def _restart(msg: Message, user: Any) -> dict[str, Any]:
-    assert isinstance(msg, RestartCommand)
+def _restart(msg: RestartCommand, user: Any) -> dict[str, Any]:
     get_manager().restart(user.id, msg.notebook_id)
     return {}
 
 
 # The commands of the namespace; each gets the user its policy row let through.
-_HANDLERS: dict[type[Message], Callable[[Message, Any], dict[str, Any]]] = {
+_HANDLERS: dict[type[Message], Callable[[Any, Any], dict[str, Any]]] = {
     JoinCommand: _join, LeaveCommand: _leave, RunCellCommand: _run, RunAllCommand: _run,
     RunFromCommand: _run, InterruptCommand: _interrupt, RestartCommand: _restart,
     DocSyncCommand: _doc_sync, DocUpdateCommand: _doc_update, AwarenessCommand: _awareness,
