@@ -275,5 +275,8 @@ def complete_python(session: SessionHost, source: str, cursor: int) -> dict[str,
     if runtime is not None:
         items = runtime.complete(source, line, column)
     if items is None:
+        from console.kernel import userdirs
+
+        userdirs.apply_to_kernel(session.cache_dir)  # before jedi's first import: a writable cache
         items = python_items(source, line, column, None)
     return _answer(start, cursor, items, before[start:])

@@ -42,9 +42,11 @@ class PythonRuntime:
     interrupt() may be called from any thread.
     """
 
-    def __init__(self, cfg: Any, emit: Emit, cluster: RayCluster | None = None) -> None:
+    def __init__(self, cfg: Any, emit: Emit, cluster: RayCluster | None = None,
+                 user_env: dict[str, str] | None = None) -> None:
         self.cfg = cfg
         self.emit = emit
+        self.user_env = dict(user_env or {})  # the session's writable folders (kernel/userdirs.py)
         self.cluster = cluster or RayCluster(cfg)
         self._worker: WorkerProcess | None = None
         self._lock = threading.Lock()
@@ -179,7 +181,7 @@ class PythonRuntime:
                 return worker
         if worker is not None:
             worker.stop()
-        env = {**os.environ, **RAY_ENV, "TF_USE_LEGACY_KERAS": "1", "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, **RAY_ENV, "TF_USE_LEGACY_KERAS": "1", "PYTHONUNBUFFERED": "1", **self.user_env}
         env.update(dict(env_pairs))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
         env.pop("RAY_ADDRESS", None)

@@ -353,8 +353,7 @@ class Session:
                                           f"{exc}") from None
             from console.kernel import userdirs
 
-            userdirs.apply(self.cache_dir)  # the worker inherits them
-            self._runtime = PythonRuntime(self.cfg, self.emit)
+            self._runtime = PythonRuntime(self.cfg, self.emit, user_env=userdirs.folders(self.cache_dir))
         return self._runtime
 
     def _run_include(self, stmt: lang.Include, run: CellRun, cell: Any) -> None:

@@ -2,7 +2,7 @@
 
 A matplotlib figure becomes a PNG, sent as one output chunk with stream "image" whose text is
 the base64 PNG (messages.OutputEvent); the page draws it where the cell's output is. Figures are
-drawn with the Agg backend: the worker has no display, and Agg needs none.
+drawn with Agg (the worker has no display) through mplinline, whose plt.show() sends them here.
 """
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def install(channel: Channel) -> None:
     """At worker start: images go to this channel; `display` becomes a builtin (unless one exists)."""
     global _channel
     _channel = channel
-    os.environ.setdefault("MPLBACKEND", "Agg")
+    # plt.show() draws into the output (mplinline); a backend chosen in the environment is kept.
+    os.environ.setdefault("MPLBACKEND", "module://console.worker.mplinline")
     if not hasattr(builtins, "display"):
         builtins.display = display  # type: ignore[attr-defined]
 
