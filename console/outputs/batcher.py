@@ -25,7 +25,7 @@ from console.messages import Message, MetricsEvent, OutputEvent
 from console.outputs.collapse import StreamCollapser
 from console.outputs.keeper import RunKeeper
 from console.outputs.live import LiveTail
-from console.outputs.logfile import LogWriter, relative_path
+from console.outputs.logfile import LogFolder, LogWriter
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +120,7 @@ class OutputBatcher:
         self.locks = locks
         self.interval = interval
         self.data_dir = data_dir
+        self.logs = LogFolder(data_dir) if data_dir is not None else None
         self.inline_bytes = inline_bytes
         self._runs: dict[RunId, _RunBuffer] = {}
         self._dirty: set[RunId] = set()
@@ -259,13 +260,13 @@ class OutputBatcher:
         return events
 
     def _write_log(self, run_id: RunId, buf: _RunBuffer, events: list[OutputEvent]) -> None:
-        if self.data_dir is None or buf.log_failed:
+        if self.logs is None or buf.log_failed:
             return
         try:
             if buf.log is None:
-                rel = relative_path(buf.notebook_id, run_id)
-                buf.log = LogWriter(self.data_dir / rel)
-                self.sink.set_log_file(run_id, rel)
+                # The ids are the server's own (kernels.py stamps every event it accepts).
+                buf.log = self.logs.writer(buf.notebook_id, run_id)
+                self.sink.set_log_file(run_id, buf.log.rel)
             buf.log.write(events, events[-1].seq)
         except Exception:
             # Without its file the run keeps every chunk as a row, as before log files.

@@ -10,19 +10,23 @@ kill reads fine up to its last whole member. Each member's header comment names 
 its batch (`seq=123`); after a crash `repair` cuts members the database never recorded, so the
 file and the database's tail end at the same chunk.
 
-The server writes it, under <data_dir>/server/, which sandboxed kernels cannot see.
+The server writes it, under <data_dir>/server/, which sandboxed kernels cannot see. Every open,
+removal and repair goes through `LogFolder`: the folders below the data dir are opened one at a
+time relative to their parent's descriptor with O_NOFOLLOW, and the names are ids of the
+store's alphabet, so no id and no link can make the server write, read or delete anywhere else.
 """
 from __future__ import annotations
 
+import errno
 import os
-import shutil
+import re
 import struct
 import time
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Protocol, cast
 
 from console.config import PRIVATE_DIR_NAME
 
@@ -45,16 +49,146 @@ class Chunk(Protocol):
     def stream(self) -> str: ...
 
 
+SUFFIX = ".log.gz"
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # the store's ids (console/store/db.py new_id, cell ids)
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _id(value: str, what: str) -> str:
+    if not isinstance(value, str) or not _ID.match(value):
+        raise ValueError(f"a log file's {what} must be an id of letters, digits, '_' or '-', not {str(value)[:40]!r}")
+    return value
+
+
 def relative_path(notebook_id: str, run_id: str) -> str:
     """runs.log_file for a run: relative to the data folder, in the server's private folder."""
-    return f"{PRIVATE_DIR_NAME}/{LOGS_DIR}/{notebook_id}/{run_id}.log.gz"
+    return f"{PRIVATE_DIR_NAME}/{LOGS_DIR}/{_id(notebook_id, 'notebook')}/{_id(run_id, 'run')}{SUFFIX}"
+
+
+def _ids_of(rel: str) -> tuple[str, str]:
+    """(notebook id, run id) of a runs.log_file value; ValueError for anything else."""
+    parts = rel.split("/")
+    if len(parts) != 4 or parts[:2] != [PRIVATE_DIR_NAME, LOGS_DIR] or not parts[3].endswith(SUFFIX):
+        raise ValueError(f"not a log file's place: {rel[:120]!r}")
+    return _id(parts[2], "notebook"), _id(parts[3][:-len(SUFFIX)], "run")
+
+
+class LogFolder:
+    """<data_dir>/server/logs/<notebook>/<run>.log.gz, reached through directory descriptors.
+
+    Each folder below the data dir is opened relative to its parent with O_NOFOLLOW and each
+    file with O_NOFOLLOW too, so a link anywhere on the way is refused (ELOOP), never followed.
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = Path(data_dir)
+
+    def _folder(self, names: tuple[str, ...], create: bool) -> int:
+        """A descriptor of data_dir/names[0]/names[1]/..., each opened in its parent (the caller closes it)."""
+        fd = os.open(self.data_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the operator's own setting
+        try:
+            for name in names:
+                if create:
+                    try:
+                        os.mkdir(name, 0o700, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                child = os.open(name, _DIR, dir_fd=fd)
+                os.close(fd)
+                fd = child
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _notebook_dir(self, notebook_id: str, create: bool) -> int:
+        return self._folder((PRIVATE_DIR_NAME, LOGS_DIR, _id(notebook_id, "notebook")), create)
+
+    def _open(self, rel: str, flags: int, create: bool = False) -> BinaryIO:
+        notebook_id, run_id = _ids_of(rel)
+        folder = self._notebook_dir(notebook_id, create)
+        try:
+            fd = os.open(run_id + SUFFIX, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
+        finally:
+            os.close(folder)
+        mode = "ab" if flags & os.O_APPEND else ("r+b" if flags & os.O_RDWR else "rb")
+        return cast(BinaryIO, os.fdopen(fd, mode))
+
+    def writer(self, notebook_id: str, run_id: str) -> "LogWriter":
+        """The run's file, opened to append (created with its folders)."""
+        rel = relative_path(notebook_id, run_id)
+        return LogWriter(self._open(rel, os.O_WRONLY | os.O_APPEND | os.O_CREAT, create=True), rel)
+
+    def open(self, rel: str) -> BinaryIO | None:
+        """The file runs.log_file names, to read; None if it is missing (ValueError: not a log's place)."""
+        try:
+            return self._open(rel, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+
+    def repair(self, rel: str, last_seq: int) -> int:
+        """`repair` on the file runs.log_file names; 0 when it is missing."""
+        try:
+            fh = self._open(rel, os.O_RDWR)
+        except FileNotFoundError:
+            return 0
+        with fh:
+            return repair(fh, last_seq)
+
+    def remove(self, rel: str) -> bool:
+        """Delete the file runs.log_file names (unlink never follows a link). True if one went."""
+        notebook_id, run_id = _ids_of(rel)
+        try:
+            folder = self._notebook_dir(notebook_id, create=False)
+        except FileNotFoundError:
+            return False
+        try:
+            os.unlink(run_id + SUFFIX, dir_fd=folder)
+            return True
+        except FileNotFoundError:
+            return False
+        finally:
+            os.close(folder)
+
+    def remove_notebook(self, notebook_id: str) -> None:
+        """Delete a deleted notebook's log folder: its files, then the folder (a link in its
+        place: only the link)."""
+        try:
+            logs = self._folder((PRIVATE_DIR_NAME, LOGS_DIR), create=False)
+        except FileNotFoundError:
+            return
+        try:
+            try:
+                folder = os.open(_id(notebook_id, "notebook"), _DIR, dir_fd=logs)
+            except FileNotFoundError:
+                return
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    os.unlink(notebook_id, dir_fd=logs)
+                    return
+                raise
+            try:
+                for name in os.listdir(folder):
+                    try:
+                        os.unlink(name, dir_fd=folder)
+                    except IsADirectoryError:  # nothing of ours; left alone
+                        continue
+            finally:
+                os.close(folder)
+            try:
+                os.rmdir(notebook_id, dir_fd=logs)
+            except OSError:
+                pass  # not empty: what is not ours stays
+        finally:
+            os.close(logs)
 
 
 def remove_notebook_logs(data_dir: Path, notebook_id: str) -> None:
     """Delete a deleted notebook's log files (the store's rows went with the notebook)."""
-    if not notebook_id or "/" in notebook_id or notebook_id in (".", ".."):
-        return  # ids come from the store; never let one name a folder outside logs/
-    shutil.rmtree(Path(data_dir) / PRIVATE_DIR_NAME / LOGS_DIR / notebook_id, ignore_errors=True)
+    try:
+        LogFolder(data_dir).remove_notebook(notebook_id)
+    except (OSError, ValueError):
+        pass  # nothing of ours there (or an id the store never makes)
 
 
 def image_line(text: str) -> str:
@@ -115,13 +249,12 @@ def member(data: bytes, seq: int) -> bytes:
 
 
 class LogWriter:
-    """Appends one member per batch to a run's file; each write is on disk (in the OS) when it returns."""
+    """Appends one member per batch to a run's file (LogFolder.writer opens it, to append: a late
+    line after the run was closed adds members); each write is in the OS when it returns."""
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Appending: output that comes after a run was closed (a late line) adds members.
-        self._fh: BinaryIO = open(path, "ab")  # held open for the run's life
-        self.path = path
+    def __init__(self, fh: BinaryIO, rel: str = "") -> None:
+        self._fh = fh  # held open for the run's life
+        self.rel = rel
         self.renderer = LogRenderer()
 
     def write(self, chunks: Iterable[Chunk], last_seq: int) -> None:
@@ -215,16 +348,16 @@ def _scan(fh: BinaryIO) -> Iterator[bytes | _End]:
         yield _End(seq, r.offset)
 
 
-def read_log(path: Path) -> Iterator[bytes]:
+def read_log(fh: BinaryIO) -> Iterator[bytes]:
     """The log's text as UTF-8 blocks, up to the last byte that can be read (a file being written,
-    or one a kill cut short, reads up to where it ends)."""
-    with open(path, "rb") as fh:
+    or one a kill cut short, reads up to where it ends); closes the file at the end."""
+    with fh:
         for item in _scan(fh):
             if isinstance(item, bytes):
                 yield item
 
 
-def repair(path: Path, last_seq: int) -> int:
+def repair(fh: BinaryIO, last_seq: int) -> int:
     """Cut the file after the last whole member whose batch the database has (seq <= last_seq).
 
     The batcher writes a batch to the file before it stores it, so a server killed in between
@@ -232,13 +365,13 @@ def repair(path: Path, last_seq: int) -> int:
     the stored tail end at the same chunk. Returns the bytes cut.
     """
     keep = 0
-    with open(path, "rb") as fh:
-        for item in _scan(fh):
-            if isinstance(item, _End):
-                if item.seq > last_seq:
-                    break
-                keep = item.offset
-    size = path.stat().st_size
+    fh.seek(0)
+    for item in _scan(fh):
+        if isinstance(item, _End):
+            if item.seq > last_seq:
+                break
+            keep = item.offset
+    size = os.fstat(fh.fileno()).st_size
     if keep < size:
-        os.truncate(path, keep)
+        os.ftruncate(fh.fileno(), keep)
     return size - keep

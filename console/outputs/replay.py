@@ -13,7 +13,7 @@ from pathlib import Path
 
 from console.messages import Message
 from console.ids import NotebookId, RunId
-from console.outputs.logfile import LogRenderer, read_log, repair
+from console.outputs.logfile import LogFolder, LogRenderer, read_log
 from console.outputs.view import latest_views
 from console.protocols import RunStore
 from console.store.records import OutputRecord
@@ -43,12 +43,17 @@ def full_log(store: RunStore, data_dir: Path, run_id: RunId) -> Iterator[bytes]:
     A file being written (a run in flight) reads up to its last whole batch so far.
     """
     rel = store.log_file_of(run_id)
-    path = data_dir / rel if rel else None
-    if path is not None and path.is_file():
-        yield from read_log(path)
+    fh = None
+    if rel:
+        try:
+            fh = LogFolder(data_dir).open(rel)
+        except (OSError, ValueError) as exc:  # a link or a foreign place is never followed
+            log.warning("run %s names the log file %s, which cannot be opened: %s", run_id, rel, exc)
+    if fh is not None:
+        yield from read_log(fh)
         return
     if rel:
-        log.warning("run %s names the log file %s, which is missing; giving its stored rows", run_id, path)
+        log.warning("run %s names the log file %s, which is missing; giving its stored rows", run_id, rel)
     for text in log_lines(store.iter_outputs(run_id)):
         yield text.encode("utf-8")
 
@@ -57,11 +62,11 @@ def repair_unfinished(store: RunStore, data_dir: Path) -> int:
     """Before a starting server closes what the last one left running: cut each such run's log
     file to the batches the database has (logfile.repair). Returns the runs whose file was cut."""
     cut = 0
+    logs = LogFolder(data_dir)
     for run_id, rel, last_seq in store.unfinished_logs():
-        path = data_dir / rel
         try:
-            if path.is_file() and repair(path, last_seq):
+            if logs.repair(rel, last_seq):
                 cut += 1
         except (OSError, ValueError):
-            log.exception("repairing the log file %s of run %s failed", path, run_id)
+            log.exception("repairing the log file %s of run %s failed", rel, run_id)
     return cut

@@ -102,7 +102,7 @@ def test_a_server_killed_mid_run_leaves_a_consistent_store(tmp_path: Path) -> No
         path = data_dir / rel
         # Whole gzip members only (repaired), readable by any gzip reader, and the download is it.
         text = gzip.decompress(path.read_bytes()).decode()
-        assert text == b"".join(read_log(path)).decode()
+        assert text == b"".join(read_log(path.open("rb"))).decode()
         with urllib.request.urlopen(f"{second.url}/api/runs/{run_id}/log", timeout=120) as resp:
             assert resp.read().decode() == text
         assert len(text) > 2000 * 4096 * 0.9 and set(text) == {"x", "\n"}

@@ -13,7 +13,7 @@ from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.outputs.inline import plan
 from console.outputs.keeper import RunKeeper
 from console.outputs.live import ViewerLog
-from console.outputs.logfile import LogRenderer, LogWriter, read_log, relative_path, repair
+from console.outputs.logfile import LogFolder, LogRenderer, read_log, relative_path
 from console.outputs.replay import full_log, repair_unfinished
 from console.outputs.view import gaps, view_run
 from console.store import Store
@@ -24,19 +24,21 @@ def ev(text: str, seq: int, source: str = "driver", stream: str = "stdout") -> O
 
 
 def test_members_read_back_as_the_rendered_log_by_us_and_by_gzip(tmp_path: Path) -> None:
-    path = tmp_path / "r.log.gz"
-    w = LogWriter(path)
+    logs = LogFolder(tmp_path)
+    w = logs.writer("nb", "r")
+    path = tmp_path / w.rel
     w.write([ev("a\nhalf", 1), ev("line\n", 2, source="Worker pid=7")], 2)
     w.write([ev("\rredrawn\n", 3), ev("é✓\n", 4)], 4)
     w.close()
     text = "a\nhalf\n(Worker pid=7) line\nredrawn\né✓\n"
-    assert b"".join(read_log(path)).decode() == text
+    assert b"".join(read_log(logs.open(w.rel))).decode() == text  # type: ignore[arg-type]
     assert gzip.decompress(path.read_bytes()).decode() == text  # a standard multi-member gzip file
 
 
 def test_a_cut_file_reads_to_its_last_whole_member_and_repair_trims_what_the_store_lacks(tmp_path: Path) -> None:
-    path = tmp_path / "r.log.gz"
-    w = LogWriter(path)
+    logs = LogFolder(tmp_path)
+    w = logs.writer("nb", "r")
+    path, rel = tmp_path / w.rel, w.rel
     batches = [f"batch {n} " * 2000 + "\n" for n in range(3)]
     sizes = []
     for n, text in enumerate(batches, 1):
@@ -48,13 +50,13 @@ def test_a_cut_file_reads_to_its_last_whole_member_and_repair_trims_what_the_sto
     path.write_bytes(path.read_bytes()[:cut])
     with pytest.raises(EOFError):
         gzip.decompress(path.read_bytes())
-    assert b"".join(read_log(path)).decode().startswith(batches[0] + batches[1])
+    assert b"".join(read_log(path.open("rb"))).decode().startswith(batches[0] + batches[1])
     # The store has batch 1 and 2 (seq 2): the partial third member goes, the file is whole again.
-    assert repair(path, 2) == cut - sizes[1]
+    assert logs.repair(rel, 2) == cut - sizes[1]
     assert gzip.decompress(path.read_bytes()).decode() == batches[0] + batches[1]
     # A whole member the store never recorded goes too.
-    assert repair(path, 1) == sizes[1] - sizes[0] and b"".join(read_log(path)).decode() == batches[0]
-    assert repair(path, 1) == 0
+    assert logs.repair(rel, 1) == sizes[1] - sizes[0] and b"".join(read_log(path.open("rb"))).decode() == batches[0]
+    assert logs.repair(rel, 1) == 0
 
 
 def test_renderer_matches_the_download_of_stored_rows() -> None:

@@ -11,11 +11,13 @@ and so does this (console/server/access.py), since it changes what every viewer 
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
+from console.outputs.logfile import LogFolder
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
 from console.server.validate import field, json_body
@@ -24,11 +26,10 @@ from console.server.validate import field, json_body
 def _remove_log(data_dir: Path, rel: str | None) -> None:
     if not rel:
         return
-    path = (data_dir / rel).resolve()
-    # The path comes from our own database, but it is checked anyway: only logs are removed.
-    if data_dir.resolve() not in path.parents or not path.name.endswith(".log.gz"):
-        return
-    path.unlink(missing_ok=True)
+    try:  # only a log's own place, through its folders' descriptors, never through a link
+        LogFolder(data_dir).remove(rel)
+    except (OSError, ValueError):
+        logging.getLogger(__name__).warning("the log file %s was not removed", rel, exc_info=True)
 
 
 def clear_outputs(notebook_id: str) -> ResponseReturnValue:
