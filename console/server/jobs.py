@@ -105,7 +105,7 @@ def _declared(notebook_id: str) -> list[notebook_params.Param]:
     return notebook_params.declared([(c.kind, c.source) for c in nb.cells])
 
 
-def _checked_params(notebook_id: str, values: dict[str, str]) -> dict[str, str]:
+def checked_params(notebook_id: str, values: dict[str, str]) -> dict[str, str]:
     declared = _declared(notebook_id)
     try:
         return notebook_params.check(declared, values)
@@ -158,7 +158,7 @@ def create() -> ResponseReturnValue:
         raise ApiError(400, "'notebook_id' is required: the notebook to schedule")
     user, nb = access.require(spec.notebook_id, SCHEDULE_ROLE)
     sched = _schedule(spec.cron, spec.every_minutes, spec.timezone)
-    params = _checked_params(nb.id, spec.params or {})
+    params = checked_params(nb.id, spec.params or {})
     now = datetime.now(timezone.utc)
     enabled = True if spec.enabled is None else spec.enabled
     job = get_store().create_job(
@@ -223,7 +223,7 @@ def update(job_id: str) -> ResponseReturnValue:
                                                                 "webhook_url", "notify_success")
                                if getattr(spec, k) is not None}
     if spec.params is not None:
-        changes["params"] = _checked_params(job.notebook_id, spec.params)
+        changes["params"] = checked_params(job.notebook_id, spec.params)
     sched = schedule_of(job)
     if spec.touches_schedule:
         cron = spec.cron if spec.cron is not None else (None if spec.every_minutes is not None else job.cron or None)
@@ -263,7 +263,7 @@ def run_now(job_id: str) -> ResponseReturnValue:
     if unknown:
         raise ApiError(400, f"unknown field {', '.join(unknown)}; run now takes 'params'")
     overrides = decode_params(body["params"]) if body.get("params") is not None else {}
-    params = _checked_params(job.notebook_id, {**job.params, **overrides})
+    params = checked_params(job.notebook_id, {**job.params, **overrides})
     problem = owner_problem(store, job)
     if problem is not None:
         raise ApiError(409, f"this job cannot run: {problem}")

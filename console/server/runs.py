@@ -24,6 +24,7 @@ from console.server.kernels import NOT_STARTED
 from console.server import auth, serialize
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
+from console.server.jobs import checked_params, decode_params
 from console.server.deps import get_manager
 from console.server.validate import field, json_body, query_int
 
@@ -45,7 +46,10 @@ def run_cells(notebook_id: str) -> ResponseReturnValue:
         mode, cell_id = "cell", field(body, "cell_id", str)
     else:
         raise ApiError(400, "give 'cell_id', 'from' (a cell id) or 'all': true")
-    ids = get_manager().run(_user_id(), NotebookId(notebook_id), mode, cell_id)
+    params = None
+    if body.get("params") is not None:  # values for the notebook's parameters (console/lang/params.py)
+        params = checked_params(notebook_id, decode_params(body["params"]))
+    ids = get_manager().run(_user_id(), NotebookId(notebook_id), mode, cell_id, params=params)
     return jsonify({"run_ids": ids}), 202
 
 

@@ -1,0 +1,54 @@
+"""A second server's share of the scheduler's store work, as its own process (test_jobs_two_processes.py).
+
+    python -m tests.jobs.claimer URL NOW START_AT
+
+Claims every occurrence due by NOW (each job's next is 50 ms after the last), then starts and
+finishes queued runs until none is left; prints what it claimed and started as JSON.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+
+from console.store import Store
+from console.store.jobs import JobRecord
+
+STEP = timedelta(milliseconds=50)
+
+
+def step(job: JobRecord, due: datetime, now: datetime) -> datetime:
+    return due + STEP
+
+
+def main() -> None:
+    url, now, start_at = sys.argv[1], datetime.fromisoformat(sys.argv[2]), float(sys.argv[3])
+    store = Store(url, run_migrations=False)
+    holder = f"p{sys.argv[4] if len(sys.argv) > 4 else ''}"
+    while time.time() < start_at:  # both processes begin together, for the most contention
+        time.sleep(0.001)
+    claimed = []
+    while True:
+        made = store.claim_due(now, step)
+        if not made and store.next_due() is not None and store.next_due() > now:  # type: ignore[operator]
+            break
+        claimed += [r.id for r in made]
+    started = []
+    idle = 0
+    while idle < 20:
+        queued = store.queued_job_runs()
+        idle = idle + 1 if not queued else 0
+        for q in queued:
+            run = store.start_job_run(q.id, holder, timedelta(seconds=30))
+            if run is not None:
+                started.append(run.id)
+                store.finish_job_run(run.id, "done")
+        if not queued:
+            time.sleep(0.01)
+    store.close()
+    print(json.dumps({"claimed": claimed, "started": started, "at": datetime.now(timezone.utc).isoformat()}))
+
+
+if __name__ == "__main__":
+    main()
