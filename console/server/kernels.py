@@ -17,6 +17,7 @@ import dataclasses
 import logging
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ class _Run:
     result: ResultEvent | None = None
     error: ErrorEvent | None = None
     interrupted: bool = False  # the user asked; however the cell then stops, it was interrupted
+    batch: str = ""  # the Run all / run-from-here it belongs to: its first failure cancels the rest
 
 
 @dataclass
@@ -179,10 +181,10 @@ class SessionManager:
         self.store.snapshot_notebook(notebook_id, author_id=user_id)
         return self.queue_cells(user_id, notebook_id,
                                 [(CellId(c.id), notebook_params.apply(c.kind, c.source, params or {}), c.kind)
-                                 for c in cells])
+                                 for c in cells], batch=uuid.uuid4().hex if mode != "cell" else "")
 
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
-                    lane: str = "") -> list[RunId]:
+                    lane: str = "", batch: str = "") -> list[RunId]:
         """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids."""
         session = self.session(user_id, notebook_id, lane)
         ids: list[RunId] = []
@@ -191,7 +193,7 @@ class SessionManager:
                 cell, rec = cell_id, self.store.create_run(notebook_id, cell_id, source, user_id=user_id)
                 run_id = RunId(rec.id)
                 self.batcher.open_run(run_id, notebook_id, cell)
-                session.queue.append(_Run(run_id, cell, source, kind))
+                session.queue.append(_Run(run_id, cell, source, kind, batch=batch))
                 self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued")])
                 ids.append(run_id)
             session.last_active = time.monotonic()
@@ -342,6 +344,8 @@ class SessionManager:
             session.current, session.last = None, run
             status: CellState = "interrupted" if run.interrupted and msg.status == "error" else msg.status
             self._finish(session, run, status, msg.elapsed_ms)
+            if status == "error" and run.batch:  # Run all stops at the first failure (Jupyter, Databricks)
+                self._cancel_batch(session, run.batch)
             session.last_active = time.monotonic()
             if not session.queue:
                 self._set_status(session, "idle")
@@ -392,6 +396,13 @@ class SessionManager:
             self._finish(session, run, "cancelled")
             cancelled.append(run.run_id)
         return cancelled
+
+    def _cancel_batch(self, session: KernelSession, batch: str) -> None:
+        for run in [r for r in session.queue if r.batch == batch]:
+            session.queue.remove(run)
+            run.error = ErrorEvent(kind="interrupted", message="not run: a cell above it failed, and Run all "
+                                                               "stops at the first failure")
+            self._finish(session, run, "cancelled")
 
     def _set_status(self, session: KernelSession, status: KernelState, reason: str = "") -> None:
         if status == session.status and reason == session.reason:
