@@ -77,6 +77,7 @@ def _trigger(schedule: Schedule, anchor: datetime) -> Any:
 def next_times(schedule: Schedule, after: datetime, count: int = 3, anchor: datetime | None = None) -> list[datetime]:
     """The next `count` firing times strictly after `after`, in the schedule's time zone."""
     trigger = _trigger(schedule, anchor or after)
+    zone = _zone(schedule.timezone)
     out: list[datetime] = []
     at = after + TICK
     previous = None
@@ -84,7 +85,9 @@ def next_times(schedule: Schedule, after: datetime, count: int = 3, anchor: date
         nxt = trigger.get_next_fire_time(previous, at)
         if nxt is None:
             break
-        out.append(nxt)
+        # Through UTC and back: a time in a spring-forward gap (02:30 that night) reads as the
+        # instant it is (03:30 summer time), not as a wall time that never exists.
+        out.append(nxt.astimezone(timezone.utc).astimezone(zone))
         previous, at = nxt, nxt + TICK
     return out
 
