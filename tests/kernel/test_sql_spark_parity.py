@@ -18,8 +18,8 @@ from tests.kernel.spark_parity.data import SCHEMA, rows
 from tests.kernel.spark_parity.snippets import SNIPPETS
 
 GOLDENS = json.loads((Path(__file__).parent / "spark_parity" / "goldens.json").read_text())
-# Snippets the local engine refuses by name (their construct has no DuckDB translation yet).
-REFUSED_LOCAL = {"date_format_quarter": "date pattern letter 'QQQ'"}
+# Snippets the local engine refuses by name (their construct has no DuckDB translation yet): none today.
+REFUSED_LOCAL: dict[str, str] = {}
 
 
 def parity_table() -> pa.Table:
@@ -71,6 +71,11 @@ def test_refused_construct_names_itself_at_its_place(engine: SqlEngine) -> None:
         engine.query("select id,\n  hash(id) as h from t", {"t": parity_table()}, line=3, column=8)
     assert "hash()" in info.value.message and "DuckDB" in info.value.message
     assert (info.value.line, info.value.column) == (4, 3)
+
+
+def test_unknown_date_letter_fails_by_name(engine: SqlEngine) -> None:
+    with pytest.raises(CellError, match="the date pattern letter 'G' in date_format"):
+        engine.query("select date_format(event_time, 'G yyyy') as e from t", {"t": parity_table()})
 
 
 def test_memory_limit_comes_from_the_session(engine: SqlEngine) -> None:

@@ -24,7 +24,8 @@ import json
 
 from sqlglot import exp
 
-from console.kernel.sqlengines.spark import FORMATTED, Untranslatable, java_pattern, literal_format, parse, table_refs
+from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, java_pattern, literal_format,
+                                             parse, pieces, quarter_text, table_refs)
 
 ENGINE = "DuckDB"
 _INTEGRAL = {exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT}
@@ -34,10 +35,11 @@ _REFUSED = {"hash": "Spark's murmur3 hash", "xxhash64": "Spark's xxhash64"}
 _FORMAT_CODES = {"year": "%Y", "year2": "%y", "month": "%m", "month_np": "%-m", "month_abbr": "%b",
                  "month_name": "%B", "day": "%d", "day_np": "%-d", "hour": "%H", "hour_np": "%-H",
                  "hour12": "%I", "hour12_np": "%-I", "minute": "%M", "minute_np": "%-M", "second": "%S",
-                 "second_np": "%-S", "millis": "%g", "ampm": "%p", "weekday_abbr": "%a", "weekday_name": "%A"}
+                 "second_np": "%-S", "millis": "%g", "ampm": "%p", "weekday_abbr": "%a", "weekday_name": "%A",
+                 **QUARTER_CODES}
 # strptime reads one or two digits for the padded codes; it has no unpadded ones.
-_PARSE_CODES = {**_FORMAT_CODES, "month_np": "%m", "day_np": "%d", "hour_np": "%H", "hour12_np": "%I",
-                "minute_np": "%M", "second_np": "%S"}
+_PARSE_CODES = {**{k: v for k, v in _FORMAT_CODES.items() if k not in QUARTER_CODES}, "month_np": "%m",
+                "day_np": "%d", "hour_np": "%H", "hour12_np": "%I", "minute_np": "%M", "second_np": "%S"}
 _PARSERS = (exp.TsOrDsToDate, exp.StrToUnix, exp.StrToTime, exp.StrToDate, exp.TimeStrToUnix)
 
 
@@ -59,7 +61,10 @@ def _rewrite(node: exp.Expr) -> exp.Expr:
         pattern = literal_format(node, ENGINE)
         if pattern is not None:
             codes = _PARSE_CODES if isinstance(node, _PARSERS) else _FORMAT_CODES
-            node.set("format", exp.Literal.string(java_pattern(pattern, codes, ENGINE, _name(node))))
+            parts = pieces(java_pattern(pattern, codes, ENGINE, _name(node)))
+            if len(parts) > 1 or (parts and parts[0][0] != "text"):
+                return _spliced(node, parts)
+            node.set("format", exp.Literal.string(parts[0][1] if parts else ""))
         return node
     if isinstance(node, (exp.Cast, exp.TryCast)) and node.to.this in _INTEGRAL:
         return _truncating_cast(node)
@@ -79,6 +84,20 @@ def _rewrite(node: exp.Expr) -> exp.Expr:
         name = str(node.name).lower()
         raise Untranslatable(f"{name}()", ENGINE, f"DuckDB's {name} gives other values than {_REFUSED[name]}")
     return node
+
+
+def _spliced(node: exp.Expr, parts: list[tuple[str, str]]) -> exp.Expr:
+    """date_format with a quarter: strftime pieces and QUARTER(ts) joined by || (NULL stays NULL)."""
+    ts = node.this if isinstance(node, exp.TimeToStr) else exp.UnixToTime(this=node.this)
+    out: exp.Expr | None = None
+    for kind, fmt in parts:
+        if kind == "text":
+            piece: exp.Expr = type(node)(this=node.this.copy(), format=exp.Literal.string(fmt))
+        else:
+            piece = quarter_text(kind, exp.Anonymous(this="QUARTER", expressions=[ts.copy()]), "VARCHAR")
+        out = piece if out is None else exp.DPipe(this=out, expression=piece)
+    assert out is not None
+    return exp.Paren(this=out)
 
 
 def _name(node: exp.Expr) -> str:

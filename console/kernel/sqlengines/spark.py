@@ -63,7 +63,28 @@ _FIELDS: dict[str, dict[int, str]] = {
     "S": {3: "millis"},
     "a": {1: "ampm"},
     "E": {1: "weekday_abbr", 2: "weekday_abbr", 3: "weekday_abbr", 4: "weekday_name"},
+    "Q": {1: "quarter", 2: "quarter2", 3: "quarter_abbr"},
 }
+# strftime has no quarter: formats mark it (QUARTER_CODES) and engines splice QUARTER(ts) in (`pieces`).
+QUARTER_CODES = {q: f"\x00{q}\x00" for q in ("quarter", "quarter2", "quarter_abbr")}
+
+
+def pieces(fmt: str) -> list[tuple[str, str]]:
+    """A converted format as ("text", strftime format) and ("quarter…", "") pieces, empty text left out."""
+    out: list[tuple[str, str]] = []
+    for i, part in enumerate(fmt.split("\x00")):
+        if i % 2:
+            out.append((part, ""))
+        elif part:
+            out.append(("text", part))
+    return out
+
+
+def quarter_text(kind: str, quarter: exp.Expr, varchar: str) -> exp.Expr:
+    """Spark's Q (4), QQ (04) and QQQ (Q4) from a quarter number expression."""
+    digit = exp.Cast(this=quarter, to=exp.DataType.build(varchar))
+    prefix = {"quarter": "", "quarter2": "0", "quarter_abbr": "Q"}[kind]
+    return exp.DPipe(this=exp.Literal.string(prefix), expression=digit) if prefix else digit
 
 
 def java_pattern(pattern: str, codes: dict[str, str], engine: str, function: str) -> str:
@@ -95,7 +116,7 @@ def java_pattern(pattern: str, codes: dict[str, str], engine: str, function: str
             code = codes.get(field) if field else None
             if code is None:
                 raise Untranslatable(f"the date pattern letter {ch * run!r} in {function}({pattern!r})", engine,
-                                     "use letters among y M d H h m s SSS a E, or format the parts yourself")
+                                     "use letters among y M d H h m s SSS a E Q, or format the parts yourself")
             out.append(code)
             i += run
             continue
