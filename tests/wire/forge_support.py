@@ -65,3 +65,34 @@ def reset_peak() -> None:
     """Start VmHWM (the peak RSS) again from the current RSS (Linux: clear_refs 5)."""
     with open("/proc/self/clear_refs", "w") as fh:
         fh.write("5")
+
+
+LONG_LINE = """
+block = b"x" * (1 << 20)
+try:
+    for _ in range(300):
+        os.write(_pipe, block)
+except OSError:
+    pass
+"""
+
+UNKNOWN_ANSWERS = """
+import uuid
+line = b"".join(json.dumps({"type": "kernel_answer", "request_id": uuid.uuid4().hex,
+                            "data": {"rows": [[1, 2, 3]] * 40}}).encode() + b"\\n" for _ in range(1000))
+for _ in range(100):
+    os.write(_pipe, line)
+"""
+
+
+def peak_growth_kb(live: Any, attack_body: str, user: str = "mallory") -> tuple[int, Any, Any]:
+    """Peak RSS growth of this process (the server) while a forging cell runs, after a warm cell
+    started the kernel and its worker: (KiB, the attack's run, the kernel session)."""
+    member = live.store.ensure_user(user)
+    nb = live.notebook(("python", "--%python\nprint('warm')\n"), forging_cell(attack_body), owner=user)
+    (warm,) = [wait_run(live, r) for r in live.manager.run(member.id, nb.id, "cell", nb.cells[0].id)]
+    assert warm.status == "done", warm.error
+    before = rss_kb()
+    reset_peak()
+    (attack,) = [wait_run(live, r) for r in live.manager.run(member.id, nb.id, "cell", nb.cells[1].id)]
+    return rss_kb("VmHWM") - before, attack, live.manager.session(member.id, nb.id)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from forge_support import forging_cell, reset_peak, rss_kb, run_all, stored, wait_run
+from forge_support import LONG_LINE, UNKNOWN_ANSWERS, forging_cell, peak_growth_kb, run_all, stored
 from tests.support.clients import http
 from tests.support.live_server import REAL_KERNEL, LiveServer
 
@@ -41,7 +41,8 @@ def victim(live: LiveServer) -> dict[str, Any]:
     assert run.status == "done", run.error
     log_file = live.store.log_file_of(run.id)
     assert log_file, "bob's run has a log file"
-    return {"nb": nb.id, "cell": nb.cells[0].id, "run": run.id, "log": Path(live.app.extensions["config"].data_dir) / log_file}
+    data_dir = Path(live.app.extensions["config"].data_dir)
+    return {"nb": nb.id, "cell": nb.cells[0].id, "run": run.id, "log": data_dir / log_file}
 
 
 def _mallory_runs(live: LiveServer, *cells: tuple[str, str]) -> tuple[Any, list[Any]]:
@@ -116,41 +117,14 @@ def test_the_kernels_own_output_is_stamped_with_the_servers_ids(live: LiveServer
     assert own.notebook_id == nb.id and live.store.log_file_of(own.id) == f"server/logs/{nb.id}/{own.id}.log.gz"
 
 
-def _grows_by_kb(live: LiveServer, attack_body: str) -> tuple[int, Any, Any]:
-    """Peak RSS growth of this process (the server) while the attack cell runs, after a warm cell."""
-    mallory = live.store.ensure_user("mallory")
-    nb = live.notebook(("python", "--%python\nprint('warm')\n"), forging_cell(attack_body), owner="mallory")
-    (warm,) = [wait_run(live, r) for r in live.manager.run(mallory.id, nb.id, "cell", nb.cells[0].id)]
-    assert warm.status == "done", warm.error
-    before = rss_kb()
-    reset_peak()
-    (attack,) = [wait_run(live, r) for r in live.manager.run(mallory.id, nb.id, "cell", nb.cells[1].id)]
-    return rss_kb("VmHWM") - before, attack, live.manager.session(mallory.id, nb.id)
-
-
 def test_a_300_mib_line_without_newline_stops_the_kernel_and_not_the_servers_memory(live: LiveServer) -> None:
-    body = """
-block = b"x" * (1 << 20)
-try:
-    for _ in range(300):
-        os.write(_pipe, block)
-except OSError:
-    pass
-"""
-    grew, attack, session = _grows_by_kb(live, body)
+    grew, attack, session = peak_growth_kb(live, LONG_LINE)
     assert grew < 50 * MB, f"the server grew by {grew // MB} MB"
     assert attack.status == "error" and "longer than 1048576 bytes" in session.reason, session.reason
 
 
 def test_100k_unknown_answers_are_dropped_not_kept(live: LiveServer) -> None:
-    body = """
-import uuid
-line = b"".join(json.dumps({"type": "kernel_answer", "request_id": uuid.uuid4().hex,
-                            "data": {"rows": [[1, 2, 3]] * 40}}).encode() + b"\\n" for _ in range(1000))
-for _ in range(100):
-    os.write(_pipe, line)
-"""
-    grew, attack, session = _grows_by_kb(live, body)
+    grew, attack, session = peak_growth_kb(live, UNKNOWN_ANSWERS)
     assert grew < 50 * MB, f"the server grew by {grew // MB} MB"
     assert attack.status == "done", attack.error  # answers nobody asked for are dropped, not a crime
     assert session.kernel is not None and session.kernel.channel.dropped >= 100_000
