@@ -46,12 +46,16 @@ SPEC: dict[str, str] = {
     "sharing.share_delete": "owner", "sharing.links": "owner", "sharing.link_create": "owner",
     "sharing.link_revoke": "owner", "sharing.folder_shares": "owner", "sharing.folder_share_set": "owner",
     "sharing.folder_share_delete": "owner",
+    # jobs: scheduling needs the editor role; changing a job, its owner (or the notebook's: alice is both)
+    "jobs.page": "login", "jobs.preview": "login", "jobs.list": "login", "jobs.create": "editor",
+    "jobs.notebook_jobs": "viewer", "jobs.params": "viewer", "jobs.get": "viewer", "jobs.runs": "viewer",
+    "jobs.run": "runner", "jobs.update": "owner", "jobs.delete": "owner",
 }
 
 # Endpoints that make a notebook or folder the caller owns (and so could run): members only, even
 # where the level above lets a viewer or any login in.
 MEMBERS_ONLY = {"api.notebooks.create", "api.transfer.import", "api.notebooks.duplicate", "api.notebooks.fork",
-                "api.folders.create"}
+                "api.folders.create", "jobs.create", "jobs.preview"}
 
 SOCKET_SPEC: dict[str, str] = {
     "join": "viewer", "leave": "login", "run_cell": "runner", "run_all": "runner", "run_from": "runner",
@@ -74,6 +78,7 @@ class World:
     share: int
     folder_share: int
     sub: str
+    job: str
 
 
 def build_world(store: Any) -> World:
@@ -95,7 +100,9 @@ def build_world(store: Any) -> World:
                                              "rows": [[1]], "total_rows": 1})
     link = store.create_link(nb.id, users["alice"].id)
     sub = store.create_folder(f"{folder}/proj/sub", owner_id=users["alice"].id)
-    return World(folder, nb.id, [c.id for c in nb.cells], run.id, link.token, share.id, fshare.id, sub)
+    job = store.create_job(nb.id, users["alice"].id, "nightly", schedule_kind="cron", cron="0 2 * * *",
+                           next_run_at=None)
+    return World(folder, nb.id, [c.id for c in nb.cells], run.id, link.token, share.id, fshare.id, sub, job.id)
 
 
 Request = tuple[str, str, Any]
@@ -170,6 +177,17 @@ def request_for(endpoint: str, w: World) -> Request:
         "sharing.folder_share_set": lambda: ("POST", "/api/folders/shares",
                                              {"path": w.folder, "user": "mallory", "role": "viewer"}),
         "sharing.folder_share_delete": lambda: ("DELETE", f"/api/folders/shares/{w.folder_share}", None),
+        "jobs.page": lambda: ("GET", "/jobs", None),
+        "jobs.preview": lambda: ("GET", "/api/jobs/preview?cron=0+2+*+*+*", None),
+        "jobs.list": lambda: ("GET", "/api/jobs", None),
+        "jobs.create": lambda: ("POST", "/api/jobs", {"notebook_id": w.nb, "cron": "0 2 * * *"}),
+        "jobs.notebook_jobs": lambda: ("GET", f"{nb}/jobs", None),
+        "jobs.params": lambda: ("GET", f"{nb}/params", None),
+        "jobs.get": lambda: ("GET", f"/api/jobs/{w.job}", None),
+        "jobs.runs": lambda: ("GET", f"/api/jobs/{w.job}/runs", None),
+        "jobs.run": lambda: ("POST", f"/api/jobs/{w.job}/run", {}),
+        "jobs.update": lambda: ("PATCH", f"/api/jobs/{w.job}", {"retries": 1}),
+        "jobs.delete": lambda: ("DELETE", f"/api/jobs/{w.job}", None),
     }
     return table[endpoint]()
 
