@@ -105,9 +105,13 @@ def complete_mlsql(session: SessionHost, source: str, cursor: int) -> dict[str, 
     # ${name}: typed "${na" or "$"
     dollar = before[:start].endswith("${") or typed.startswith("$")
     if dollar:
+        from console.sources.paths import scrub
+
         start = before.rfind("$", 0, cursor)
+        ctx = session.source_context()
         for name, value in sorted(session.variables_view().items()):
-            items.append({"label": "${" + name + "}", "type": "variable", "detail": _short(value)})
+            # ${__cache_dir__} is the server's folder: shown as cache:, as every path a user sees.
+            items.append({"label": "${" + name + "}", "type": "variable", "detail": _short(scrub(ctx, value))})
         return _answer(start, cursor, items, source[start:cursor])
 
     # t.col

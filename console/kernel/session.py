@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime as dt
 import functools
 import re
@@ -52,7 +53,8 @@ class Session:
     def __init__(self, cfg: Config, emit: Emit | None = None, session_id: str = "default",
                  notebook_loader: NotebookLoader | None = None) -> None:
         self.cfg = cfg
-        self.emit: Emit = emit or (lambda message: None)
+        self._emit: Emit = emit or (lambda message: None)
+        self.emit: Emit = self._emit_shown
         self.session_id = session_id
         self.notebook_loader = notebook_loader
         self.tables = Catalog()
@@ -74,6 +76,21 @@ class Session:
         self.last_command: str = ""             # the last statement run, for !lastCommand
 
     # ------------------------------------------------------------------ public surface
+    def _emit_shown(self, message: Any) -> None:
+        """Send output on; the text names no folder of the server (lake:…, cache:… instead)."""
+        if isinstance(message, OutputEvent) and message.stream != "image":
+            message = dataclasses.replace(message, text=self.shown(message.text))
+        elif isinstance(message, ErrorEvent):
+            message = dataclasses.replace(message, message=self.shown(message.message),
+                                          traceback=self.shown(message.traceback))
+        self._emit(message)
+
+    def shown(self, text: str) -> str:
+        """`text` with the data folder's paths as a user sees them (console/sources/paths.py)."""
+        from console.sources.paths import scrub
+
+        return scrub(self.source_context(), text) if text else text
+
     @property
     def sql(self) -> SqlEngine:
         if self._sql is None:
@@ -123,6 +140,8 @@ class Session:
             error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
         except Exception as exc:  # a bug or an unexpected library error: keep the session
             error = internal_error(exc, f"session {self.session_id}, cell {cell}")
+        if error is not None:
+            error = dataclasses.replace(error, message=self.shown(error.message), traceback=self.shown(error.traceback))
         result = None
         if error is None and run.last is not None:
             result = result_event(run.last[0], run.last[1], int(self.cfg.RESULT_ROWS))

@@ -1,7 +1,11 @@
-"""File paths for sources: resolving, the data-roots fence, listing data files, staged atomic writes."""
+"""File paths for sources: resolving, the data-roots fence, listing data files, staged atomic writes,
+and how a path is shown to a user (`shown`, `scrub`): never as the server's own folder.
+"""
 from __future__ import annotations
 
+import functools
 import os
+import re
 import shutil
 import uuid
 from contextlib import contextmanager
@@ -62,12 +66,53 @@ def check_roots(ctx: SourceContext, real: Path, shown: str) -> None:
     if _inside(real, private):
         # A root below the data folder opens that folder; one equal to or above it does not.
         if not any(_inside(real, r) and r != private and _inside(r, private) for r in configured):
-            raise SourceError(f"path {shown} is inside the server's private data folder {private}; "
+            raise SourceError(f"path {shown} is inside the server's private data folder; "
                               f"notebooks may use only {', '.join(str(r) for r in own)} there")
         return
     if configured and not any(_inside(real, r) for r in configured):
         raise SourceError(f"path {shown} is outside the allowed data roots: "
                           f"{', '.join(str(r) for r in configured + own)}")
+
+
+LAKE_PREFIX = "lake:"
+CACHE_PREFIX = "cache:"
+HIDDEN = "<server path>"
+
+
+def _shown_roots(ctx: SourceContext) -> list[tuple[str, str]]:
+    """(folder as text, what it is shown as), deepest first: the session's cache, the lake, then
+    the rest of the data folder; each as configured and as resolved (they differ under a link)."""
+    roots: list[tuple[str, str]] = []
+    for folder, prefix in [*((r, CACHE_PREFIX) for r in ctx.own_roots), (ctx.lake, LAKE_PREFIX),
+                           (Path(ctx.data_dir), "")]:
+        for form in {str(Path(folder)), str(_real(folder))}:
+            if form != "/":
+                roots.append((form.rstrip("/"), prefix))
+    return sorted(roots, key=lambda r: -len(r[0]))
+
+
+def shown(ctx: SourceContext, path: Path | str) -> str:
+    """A path as a user may see it: `lake:db/t` in the lake, `cache:tables/t.parquet` in the
+    session's cache, `<server path>` anywhere else in the data folder, as given outside it."""
+    text = str(path)
+    for root, prefix in _shown_roots(ctx):
+        if text == root or text.startswith(root + "/"):
+            return prefix + text[len(root) + 1:] if prefix else HIDDEN
+    return text
+
+
+def scrub(ctx: SourceContext, text: str) -> str:
+    """`text` with every path in the data folder written as `shown` writes it: what engines and
+    libraries say (errors, notes) names the files they touched by their full path."""
+    for root, prefix in _shown_roots(ctx):
+        if root in text:
+            pattern = re.escape(root) + r"(?![\w.-])(/[^\s'\"`,;()\[\]{}<>]*)?"
+            text = re.sub(pattern, functools.partial(_as_shown, prefix), text)
+    return text
+
+
+def _as_shown(prefix: str, match: re.Match[str]) -> str:
+    return prefix + (match.group(1) or "/")[1:] if prefix else HIDDEN
 
 
 def sql_roots(ctx: SourceContext) -> list[Path]:

@@ -135,9 +135,10 @@ def test_a_member_cannot_reach_the_store_or_the_secret_from_mlsql(cfg: Config, a
               for name, v in views.items()}
     assert errors["db"] == f"path {rel} does not exist"
     assert errors["key"] == f"path {rel.parent / 'secret_key'} does not exist"
-    for name, path in (("up", f"../{rel}"), ("abs", str(secret)), ("jdbc", str(db))):
+    for name, path in (("up", f"../{rel}"), ("abs", "<server path>"), ("jdbc", "<server path>")):
         assert errors[name] is not None and errors[name].startswith(  # type: ignore[union-attr]
-            f"path {path} is inside the server's private data folder {cfg.data_dir}"), errors[name]
+            f"path {path} is inside the server's private data folder; "), errors[name]
+        assert str(cfg.data_dir) not in errors[name]  # type: ignore[operator]
     assert errors["dummy"] is None and (cfg.data_dir / "lake" / "dummy.txt").is_dir()
     for name, path in (("passwd", "/etc/passwd"), ("dbsql", str(db))):
         assert errors[name] is not None and f'Cannot access file "{path}"' in errors[name], errors[name]

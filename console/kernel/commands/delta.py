@@ -101,10 +101,12 @@ def _info(table: Any) -> pa.Table:
 
 
 def _tables(session: SessionHost) -> pa.Table:
-    lake = session.source_context().lake
+    from console.sources.paths import shown
+
+    ctx = session.source_context()
     rows = []
-    if lake.is_dir():
-        for log in sorted(lake.glob("*/*/_delta_log")):
+    if ctx.lake.is_dir():
+        for log in sorted(ctx.lake.glob("*/*/_delta_log")):
             db, table = log.parent.parent.name, log.parent.name
-            rows.append((f"{db}.{table}", str(log.parent)))
+            rows.append((f"{db}.{table}", shown(ctx, log.parent)))  # lake:db/table
     return rows_table(["name", "path"], rows)

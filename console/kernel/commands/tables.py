@@ -16,6 +16,7 @@ import pyarrow as pa
 from console import lang
 from console.kernel.commands.base import command, emit_text, fail, named_args, rows_table, usage
 from console.kernel.host import CellRun, SessionHost
+from console.sources import paths
 
 _LIFETIMES = ("script", "session", "application")
 
@@ -39,8 +40,9 @@ def cache(session: SessionHost, stmt: lang.Command, run: CellRun) -> None:
     partial = path.with_name(f".{path.name}.partial")
     pq.write_table(table, partial)
     partial.replace(path)  # a reader never sees half a file
-    emit_text(session, f"cached {name} ({table.num_rows} rows) in {path}", "system")
-    run.show("cache", rows_table(["table", "rows", "path"], [(name, table.num_rows, str(path))],
+    shown = paths.shown(session.source_context(), path)  # cache:tables/t.parquet, never the server's folder
+    emit_text(session, f"cached {name} ({table.num_rows} rows) in {shown}", "system")
+    run.show("cache", rows_table(["table", "rows", "path"], [(name, table.num_rows, shown)],
                                  {"rows": pa.int64()}))
 
 

@@ -86,7 +86,9 @@ def train(session: SessionHost, stmt: lang.Run, alg: Algorithm, run: CellRun) ->
                         "startTime": r["startTime"], "endTime": r["endTime"]} for r in results]}
     blobs = {r["algIndex"]: r["model"] for r in results if r["status"] == "success"}
     folder, _ = models.save(session.source_context(), stmt.path, keep, meta, blobs)
-    out = result_table(alg, meta["groups"], folder)
+    from console.sources.paths import shown
+
+    out = result_table(alg, meta["groups"], shown(session.source_context(), folder))  # lake:…, not the server's path
     if stmt.output:
         session.put(stmt.output, out, run)
     else:
@@ -121,13 +123,13 @@ def _train_on_ray(session: SessionHost, stmt: lang.Run, alg: Algorithm, groups: 
     return list(result.to_pylist())
 
 
-def result_table(alg: Algorithm, groups: list[dict[str, Any]], folder: Path) -> pa.Table:
+def result_table(alg: Algorithm, groups: list[dict[str, Any]], folder: str) -> pa.Table:
     """Byzer's answer to train: name/value rows, one block per group."""
     names: list[str] = []
     values: list[str] = []
     for g in groups:
         params = ", ".join(f"{k} -> {v}" for k, v in g["params"].items())
-        rows = [("modelPath", str(folder / "model" / str(g["algIndex"]))), ("algIndex", str(g["algIndex"])),
+        rows = [("modelPath", f"{folder}/model/{g['algIndex']}"), ("algIndex", str(g["algIndex"])),
                 ("alg", alg.estimator), ("metrics", " ".join(f"{k}: {v}" for k, v in g["metrics"].items())),
                 ("status", g["status"]), ("message", g["message"]), ("startTime", g["startTime"]),
                 ("endTime", g["endTime"]), ("trainParams", f"Map({params})")]
