@@ -33,8 +33,9 @@ export class Cell {
     this.editing = false;
     this.readOnly = !allows(role, "edit");
 
+    // Icons carry their words as a tooltip and an accessible name (screen readers, tests).
     const button = (action, text, title) => allows(role, action)
-      ? h("button.icon", { type: "button", title, dataset: { action }, text }) : null;
+      ? h("button.icon", { type: "button", title, "aria-label": title, dataset: { action }, text }) : null;
     this.kindSelect = h("select.kind", { title: "Cell kind", dataset: { role: "kind" }, disabled: this.readOnly },
       KINDS.map(([value, label]) => h("option", { value, text: label, selected: value === kind })));
     this.statusEl = h("span.status", { dataset: { role: "status" } });
@@ -52,7 +53,7 @@ export class Cell {
 
     this.el = h("section.cell", { dataset: { cellId: id, kind }, tabIndex: -1 },
       h("div.cell-head", {},
-        button("run", "▶", "Run (Shift+Enter)"),
+        button("run", "▶ Run", "Run (Shift+Enter)"),
         this.kindSelect, this.statusEl, this.timeEl,
         h("span.spacer"), this.peersEl,
         button("collapse-input", "⌃", "Collapse or expand the input"),
@@ -176,6 +177,13 @@ export class Cell {
       this.editor.clearError();
       this.elapsedMs = null;
     }
+  }
+
+  // A deleted cell brought back (undo): the output it had, as it was on this page.
+  adoptOutput(output, view) {
+    this.output.el.replaceWith(output.el);
+    this.output = output;
+    this.view = view;
   }
 
   focus() {

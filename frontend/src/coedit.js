@@ -154,8 +154,8 @@ export class SharedDoc {
     return [null, -1];
   }
 
-  insertCell(position, kind, source = "") {
-    const id = newCellId();
+  // id: a deleted cell's own, when its deletion is undone (its stored runs keep their cell).
+  insertCell(position, kind, source = "", id = newCellId()) {
     const m = new Y.Map();
     m.set("id", id);
     m.set("kind", kind);

@@ -7,7 +7,7 @@ import {
   highlightSpecialChars, hoverTooltip, tooltips,
 } from "@codemirror/view";
 import {
-  autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap,
+  autocompletion, closeBrackets, closeBracketsKeymap, completionKeymap, completionStatus,
 } from "@codemirror/autocomplete";
 import {
   StreamLanguage, syntaxHighlighting, HighlightStyle, bracketMatching, indentOnInput, indentUnit,
@@ -221,6 +221,13 @@ export function createEditor(parent, opts) {
   };
 }
 
+// While the completion list is open (or waiting for its answer) Escape closes only the list:
+// the cell's Escape (leave the editor) would send what is typed next to command-mode keys.
+function yieldToCompletion(binding) {
+  if (binding.key !== "Escape") return binding;
+  return { ...binding, run: (view) => (completionStatus(view.state) ? false : binding.run(view)) };
+}
+
 // keys: cell-level bindings (Shift-Enter, Escape...) that must win over the editor's own.
 function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false, binding = null }) {
   let currentKind = kind;
@@ -233,7 +240,7 @@ function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false,
     state: EditorState.create({
       doc,
       extensions: [
-        Prec.highest(keymap.of(keys)),
+        Prec.highest(keymap.of(keys.map(yieldToCompletion))),
         lineNumbers(),
         highlightSpecialChars(),
         history(),

@@ -1,7 +1,8 @@
-// The notebook toolbar's menu of actions on the notebook as a whole: Share (owners), History,
-// Save version (editors), Fork, export as .ipynb, and who is logged in (account.js). notebook.js
-// adds notebookMenu(...) to its toolbar; these buttons use data-sec-action, not data-action, so
-// the notebook's own click handler leaves them alone.
+// The notebook toolbar's actions on the notebook as a whole: Share (owners) and History on the
+// toolbar; Save version (editors), Fork and export as .ipynb for its "More" menu; and who is
+// logged in (account.js). notebookMenu(...) returns {tools, items, account} for notebook.js to
+// place; these buttons use data-sec-action, not data-action, so the notebook's own click handler
+// leaves them alone.
 
 import { h } from "./dom.js";
 import { ask } from "./dialog.js";
@@ -43,12 +44,14 @@ export function notebookMenu(api, notebookId, { onRestored, onError, canRestore 
   const account = h("span.account-slot");
   // Who is logged in; the page asked GET /api/me already, this asks again rather than wait on it.
   Promise.resolve(api.me ? api.me() : null).then((me) => account.replaceWith(accountMenu(api, me))).catch(() => {});
-  return h("span.sec-tools", { dataset: { role: "sec-tools" } },
+  const tools = h("span.sec-tools", { dataset: { role: "nb-tools" } },
     btn("share", "Share", "Share with people and links (owners)", () => openShareDialog(api, notebookId), needs("share")),
-    btn("history", "History", "Revisions: diff, restore, versions", () => openRevisionsPanel(api, notebookId, { onRestored, canRestore: canRestore(), flush })),
+    btn("history", "History", "Revisions: diff, restore, versions", () => openRevisionsPanel(api, notebookId, { onRestored, canRestore: canRestore(), flush })));
+  const items = [
     btn("save-version", "Save version…", "Keep the current content as a named version (editors)",
       () => saveNamedVersion(api, notebookId, { flush, onSaved }), needs("save-version")),
     btn("fork", "Fork", "Copy into your own workspace (members)", () => forkNotebook(api, notebookId), needs("fork")),
-    h("a.button", { href: ipynbUrl(api, notebookId), download: "", title: "Download as a Jupyter notebook", text: ".ipynb" }),
-    account);
+    h("a.button", { href: ipynbUrl(api, notebookId), download: "", title: "Download as a Jupyter notebook", text: "Download .ipynb" }),
+  ];
+  return { tools, items, account };
 }

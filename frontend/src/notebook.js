@@ -20,10 +20,12 @@ import { confirmDialog } from "./dialog.js";
 import { clearOutputs } from "./clearoutputs.js";
 import { SharedDoc } from "./coedit.js";
 import { Presence, colourFor } from "./presence.js";
+import { dropdown } from "./menu.js";
 
 const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "kernel busy", dead: "kernel dead", none: "no kernel" };
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
 const FINAL = new Set(["done", "error", "interrupted", "cancelled"]);
+const UNDO_DEPTH = 20; // deletions z can undo
 
 export class NotebookPage {
   constructor(root, { api, config, notebookId }) {
@@ -37,6 +39,7 @@ export class NotebookPage {
     this.outputSeq = new SeqTracker();
     this.metricSeq = new SeqTracker();
     this.pendingRuns = new Map(); // cellId -> run id announced by cell_status, not yet drawn
+    this.deleted = []; // cells this page deleted, last last: what z brings back
     this.role = "viewer"; // until the notebook says otherwise (GET /api/notebooks/<id> has `role`)
     this.presence = new Presence({
       cellLabel: (id) => (this.order.includes(id) ? `cell ${this.order.indexOf(id) + 1}` : ""),
@@ -110,24 +113,30 @@ export class NotebookPage {
     this.banners = new Banners();
     this.kernelCard = h("div.kernel-card", { dataset: { role: "kernel-dead" }, hidden: true });
     this.cellList = h("div.cells", { dataset: { role: "cells" } });
+    // The notebook's own actions (notebook-menu.js): Share and History here, the rest in "More".
+    const nbMenu = notebookMenu(this.api, this.id, {
+      onRestored: () => location.reload(),
+      onError: (err) => this.banners.show("sharing", err.message),
+      canRestore: () => allows(this.role, "restore"),
+      flush: () => this.saver.flush(), // the name and views; the server stores the live cells itself
+    });
+    // One line from 1000 px up (style.css .toolbar): the everyday controls, then a menu.
+    const more = dropdown("More ▾", "More actions", [
+      btn("clear-all", "Clear all outputs", "Clear every cell's output (an editor's clear is stored; others clear this page only)"),
+      h("a.button", { href: `${this.api.exportUrl(this.id)}?outputs=1`, download: "", title: "Download as a notebook file (with outputs)", text: "Export notebook" }),
+      ...nbMenu.items,
+      btn("help", "Keyboard shortcuts (?)", "Keyboard shortcuts"),
+      nbMenu.account,
+    ], "more", "sec-tools");
     const toolbar = h("header.toolbar", {},
-      h("a.home", { href: "/", title: "Workspace", text: "◧ MLSQL Console" }),
+      h("a.home", { href: "/", title: "Workspace", "aria-label": "Workspace" }, h("span.logo", { text: "◧" }), h("span.home-text", { text: " MLSQL Console" })),
       this.titleInput, this.saveState,
       h("span.spacer"),
-      btn("run-all", "▶▶ Run all", "Run every cell"),
-      btn("interrupt", "■ Interrupt", "Interrupt the running cell (i i)"),
+      btn("run-all", "▶▶ Run all", "Run every cell; stops at the first that fails"),
+      btn("interrupt", "■ Stop", "Interrupt the running cell (i i)"),
       btn("restart", "↻ Restart", "Restart the kernel (0 0)"),
-      btn("clear-all", "⌫", "Clear every cell's output (an editor's clear is stored; others clear this page only)"),
       this.presence.el, this.kernelBadge, this.connBadge,
-      h("a.button", { href: `${this.api.exportUrl(this.id)}?outputs=1`, download: "", title: "Download as a notebook file", text: "Export" }),
-      // The notebook menu (notebook-menu.js): Share, History, Fork, .ipynb.
-      notebookMenu(this.api, this.id, {
-        onRestored: () => location.reload(),
-        onError: (err) => this.banners.show("sharing", err.message),
-        canRestore: () => allows(this.role, "restore"),
-        flush: () => this.saver.flush(), // the name and views; the server stores the live cells itself
-      }),
-      btn("help", "?", "Keyboard shortcuts"));
+      nbMenu.tools, more);
     const addBar = h("div.add-bar", { dataset: { needs: "editor" } },
       btn("add-mlsql", "+ MLSQL", "Add an MLSQL cell at the end"),
       btn("add-python", "+ Python", "Add a Python cell at the end"),
@@ -433,6 +442,7 @@ export class NotebookPage {
         case "add-mlsql": case "add-python": case "add-markdown":
           return await this.insert(this.order.length, action.slice(4), true);
         case "delete": return cell && await this.remove(cell);
+        case "undo-delete": return await this.undoDelete();
         case "move-up": case "move-down": return cell && await this.move(cell, action === "move-up" ? -1 : 1);
         case "kind-mlsql": case "kind-python": case "kind-markdown":
           return cell && await this.changeKind(cell, action.slice(5));
@@ -481,11 +491,32 @@ export class NotebookPage {
     return cell;
   }
 
+  // A deletion can be undone (z, or the banner's button): the cell comes back where it was, with
+  // its id (so its stored runs stay its own), its text, and the output this page showed.
   async remove(cell) {
     const next = this.neighbour(cell.id, 1) || this.neighbour(cell.id, -1);
+    const index = this.order.indexOf(cell.id);
     await this.shared.ready;
+    this.deleted.push({ id: cell.id, kind: cell.kind, source: cell.editor.text(), index, output: cell.output, view: cell.view });
+    if (this.deleted.length > UNDO_DEPTH) this.deleted.shift();
     this.shared.deleteCell(cell.id);
     if (next) this.focusCell(next, false);
+    this.banners.show("undo-delete", `Cell ${index + 1} deleted.`, [["Undo (z)", () => this.act("undo-delete"), "undo-delete"]], "info");
+    clearTimeout(this.undoTimer);
+    this.undoTimer = setTimeout(() => this.banners.hide("undo-delete"), 15000);
+  }
+
+  async undoDelete() {
+    const last = this.deleted.pop();
+    this.banners.hide("undo-delete");
+    if (!last) return;
+    await this.shared.ready;
+    const present = this.shared.list().some((c) => c.id === last.id); // someone else brought it back
+    if (!present) this.shared.insertCell(Math.min(last.index, this.order.length), last.kind, last.source, last.id);
+    const cell = this.cells.get(last.id);
+    if (!cell) return;
+    if (!present) cell.adoptOutput(last.output, last.view);
+    this.focusCell(cell.id, false);
   }
 
   async move(cell, delta) {

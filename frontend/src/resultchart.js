@@ -10,6 +10,7 @@ import { AGGREGATES, CHART_TYPES, chartData, kindOf } from "./chartdata.js";
 const PALETTE = ["#2f7ed8", "#e4572e", "#17a398", "#f3a712", "#8e44ad", "#6c8ead", "#c0392b", "#27ae60",
   "#d35400", "#2c3e50"];
 const HEIGHT = 260;
+const MAX_PIES = 6; // small multiples for a pie of several series; more are not readable
 
 function cssVar(name, fallback) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
@@ -147,28 +148,44 @@ export class ResultChart {
     return data.xs.length > 1 ? Math.abs(data.xs[1] - data.xs[0]) || 1 : 1;
   }
 
-  // Pie: the first series over the x values; slices beyond the ten largest are summed as "other".
+  // Pie: one per series (a y column, or a group's values), as small multiples with a note, so a
+  // grouped pie never shows one group's slices as if they were the whole; slices beyond the ten
+  // largest are summed as "other".
   drawPie(data) {
-    const values = data.series[0].values.map((v, i) => ({ label: data.labels[i], v: Math.max(0, v || 0) }))
+    const shown = data.series.slice(0, MAX_PIES);
+    const many = shown.length > 1;
+    const side = many ? Math.min(220, Math.max(160, Math.floor(this.size().width / Math.min(shown.length, 3)) - 20)) : Math.min(this.size().width, 360);
+    const pies = shown.map((series, k) => this.pie(data, series, side, many ? k : -1));
+    const extra = data.series.length - shown.length;
+    const note = many
+      ? `${data.series.length} series: one pie each${extra > 0 ? ` (the first ${MAX_PIES} shown; ${extra} more in the table)` : ""}.`
+      : "";
+    if (note) this.plotBox.append(h("div.chart-note", { dataset: { role: "pie-note" }, text: note }));
+    this.plotBox.append(h("div.pies", {}, pies));
+  }
+
+  pie(data, series, side, index) {
+    const values = series.values.map((v, i) => ({ label: data.labels[i], v: Math.max(0, v || 0) }))
       .sort((a, b) => b.v - a.v);
     const top = values.slice(0, 10);
     const rest = values.slice(10).reduce((s, x) => s + x.v, 0);
     if (rest > 0) top.push({ label: "other", v: rest });
-    const total = top.reduce((s, x) => s + x.v, 0) || 1;
-    const { width } = this.size();
-    const canvas = h("canvas", { width: Math.min(width, 360) * devicePixelRatio, height: HEIGHT * devicePixelRatio });
-    canvas.style.width = `${Math.min(width, 360)}px`;
-    canvas.style.height = `${HEIGHT}px`;
+    const sum = top.reduce((s, x) => s + x.v, 0);
+    const total = sum || 1;
+    const height = index < 0 ? HEIGHT : side;
+    const canvas = h("canvas", { width: side * devicePixelRatio, height: height * devicePixelRatio });
+    canvas.style.width = `${side}px`;
+    canvas.style.height = `${height}px`;
     const ctx = canvas.getContext("2d");
     ctx.scale(devicePixelRatio, devicePixelRatio);
-    const r = HEIGHT / 2 - 10;
-    const cx = Math.min(width, 360) / 2;
+    const r = Math.min(side, height) / 2 - 10;
+    const cx = side / 2;
     let angle = -Math.PI / 2;
     top.forEach((slice, k) => {
       const sweep = (slice.v / total) * Math.PI * 2;
       ctx.beginPath();
-      ctx.moveTo(cx, HEIGHT / 2);
-      ctx.arc(cx, HEIGHT / 2, r, angle, angle + sweep);
+      ctx.moveTo(cx, height / 2);
+      ctx.arc(cx, height / 2, r, angle, angle + sweep);
       ctx.closePath();
       ctx.fillStyle = PALETTE[k % PALETTE.length];
       ctx.fill();
@@ -181,7 +198,8 @@ export class ResultChart {
     };
     const legend = h("ul.pie-legend", {}, top.map((slice, k) => h("li", {}, swatch(k),
       `${slice.label}: ${slice.v.toLocaleString("en-US")} (${((slice.v / total) * 100).toFixed(1)}%)`)));
-    this.plotBox.append(h("div.pie", {}, canvas, legend));
+    const title = index < 0 ? null : h("div.pie-title", { text: `${series.label} (total ${sum.toLocaleString("en-US")})` });
+    return h("div.pie", { dataset: { role: "pie", series: series.label } }, h("div.pie-plot", {}, title, canvas), legend);
   }
 
   destroy() {

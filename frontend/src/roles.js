@@ -40,7 +40,7 @@ const NEEDS = {
   interrupt: "runner", restart: "runner",
   "run-insert": "editor", "insert-above": "editor", "insert-below": "editor",
   "add-mlsql": "editor", "add-python": "editor", "add-markdown": "editor",
-  delete: "editor", "move-up": "editor", "move-down": "editor",
+  delete: "editor", "undo-delete": "editor", "move-up": "editor", "move-down": "editor",
   "kind-mlsql": "editor", "kind-python": "editor", "kind-markdown": "editor",
   edit: "editor", save: "editor", rename: "editor", restore: "editor", "save-version": "editor",
   // the notebook as a whole (workspace rows, the notebook's menu)

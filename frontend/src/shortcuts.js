@@ -17,6 +17,7 @@ export const SHORTCUTS = [
   { keys: "a", mode: "command", action: "insert-above", help: "insert a cell above" },
   { keys: "b", mode: "command", action: "insert-below", help: "insert a cell below" },
   { keys: "d d", mode: "command", action: "delete", help: "delete the cell" },
+  { keys: "z", mode: "command", action: "undo-delete", help: "undo the last cell deletion" },
   { keys: "Shift-ArrowUp", mode: "command", action: "move-up", help: "move the cell up" },
   { keys: "Shift-ArrowDown", mode: "command", action: "move-down", help: "move the cell down" },
   { keys: "s", mode: "command", action: "kind-mlsql", help: "make it an MLSQL cell" },

@@ -15,7 +15,7 @@ from typing import Any
 
 from tests.support.live_server import REPO, ServerProcess as Server, start_server, stop_server
 
-__all__ = ["PASSWORD", "REPO", "Server", "logged_in", "open_as", "start_login_server", "start_server",
+__all__ = ["PASSWORD", "REPO", "Server", "logged_in", "open_as", "reveal", "start_login_server", "start_server",
            "stop_server"]
 
 PASSWORD = "correct horse"
@@ -48,3 +48,12 @@ def open_as(ctx: Any, server: Server, notebook_id: str) -> Any:
     page.goto(f"{server.url}/notebooks/{notebook_id}")
     page.wait_for_selector("#app[data-ready='1'][data-connection='live']", state="attached")
     return page
+
+
+def reveal(page: Any, selector: str) -> Any:
+    """The toolbar control `selector`, with the drop-down menu holding it opened (frontend/src/menu.js)."""
+    target = page.locator(selector).first
+    menu = page.locator(f"details.menu:has({selector})")
+    if menu.count() and menu.first.get_attribute("open") is None:
+        menu.first.locator("summary").click()
+    return target

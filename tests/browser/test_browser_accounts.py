@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from browser_support import PASSWORD, Server, logged_in, start_login_server, stop_server
+from browser_support import PASSWORD, Server, logged_in, reveal, start_login_server, stop_server
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +94,7 @@ def test_owner_column_shared_with_me_and_controls_by_role(browser: Any, team: Se
     npage = vera.new_page()
     npage.goto(f"{team.url}/notebooks/{nb['id']}")
     npage.wait_for_selector("#app[data-ready='1']", state="attached")
-    assert npage.locator("[data-role=account-name]").inner_text() == "vera"
+    assert reveal(npage, "[data-role=account-name]").inner_text() == "vera"  # in the More menu
     for action in ("share", "save-version"):
         assert not npage.locator(f"[data-sec-action={action}]").is_visible(), action
     assert npage.locator("[data-sec-action=history]").is_visible()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser_support import Server
+from browser_support import Server, reveal
 
 
 def test_save_a_version_compare_two_old_revisions_and_restore(page: Any, server: Server, open_notebook: Any) -> None:
@@ -16,7 +16,7 @@ def test_save_a_version_compare_two_old_revisions_and_restore(page: Any, server:
     server.api("POST", f"{url}/cells", {"base_revision": 2, "kind": "python", "source": "print('top')", "position": 0})
 
     open_notebook(page, nb["id"])
-    page.click("[data-sec-action=save-version]")
+    reveal(page, "[data-sec-action=save-version]").click()  # in the toolbar's More menu
     page.fill("[data-role=dialog-input]", "first draft")
     page.click("[data-role=dialog-ok]")
     page.wait_for_function(f"""async () => {{
