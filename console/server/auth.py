@@ -55,6 +55,7 @@ LOCK_AFTER = 5                       # failures (per user name and address) befo
 LOCK_BASE_SECONDS = 30               # first lock; doubles with each further failure
 LOCK_MAX_SECONDS = 15 * 60
 MIN_PASSWORD = 8
+MAX_PASSWORD = 1024  # longer is no safer, and every character is hashed by scrypt at each login
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -90,6 +91,19 @@ _HASH_TIME = HashTimer(lambda: check_password_hash(_dummy_hash(), secrets.token_
 def check_new_password(password: Any) -> str:
     if not isinstance(password, str) or len(password) < MIN_PASSWORD:
         raise ValueError(f"a password needs at least {MIN_PASSWORD} characters")
+    if len(password) > MAX_PASSWORD:
+        raise ValueError(f"a password has at most {MAX_PASSWORD} characters")
+    return password
+
+
+def _given_password(body: dict[str, Any], name: str) -> str:
+    """A password from a request body: one past MAX_PASSWORD cannot be right, and is refused unhashed."""
+    from console.server.errors import ApiError
+    from console.server.validate import field
+
+    password: str = field(body, name, str)
+    if len(password) > MAX_PASSWORD:
+        raise ApiError(400, f"{name!r} has at most {MAX_PASSWORD} characters")
     return password
 
 
@@ -247,7 +261,7 @@ def login() -> ResponseReturnValue:
     from console.server.validate import field, json_body
 
     body = json_body()
-    username, password = field(body, "username", str), field(body, "password", str)
+    username, password = field(body, "username", str), _given_password(body, "password")
     next_path = safe_next(field(body, "next", str, "/"))
     store, ip = _store(), _client_ip()
     with _Attempt(ip):
@@ -376,7 +390,7 @@ def change_password() -> ResponseReturnValue:
         raise ApiError(403, f"you may change only your own password (you are {ident.user.username}); "
                             f"an admin resets others' with: mlsql-console users passwd {named}")
     store, ip = _store(), _client_ip()
-    old_password = field(body, "old_password", str)
+    old_password = _given_password(body, "old_password")
     # A wrong old password is a failed login: a borrowed session must not let anyone guess it freely.
     with _Attempt(ip):
         if not _password_ok(store, ident.user.username, old_password, ip):

@@ -67,8 +67,8 @@ def _published_run(view: RunView | None) -> dict[str, Any] | None:
         "status": run.status,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         # The message and the cell's own frames; library frames name the server's files.
-        "error": published_error(view.error.to_wire()) if view.error else None,
-        "result": view.result.to_wire() if view.result else None,
+        "error": _without_ids(published_error(view.error.to_wire())) if view.error else None,
+        "result": _without_ids(view.result.to_wire()) if view.result else None,
         "outputs": [{"seq": o.seq, "text": o.text, "stream": o.stream, "source": o.source}
                     for o in view.head + view.tail],
         "head_count": len(view.head),  # outputs[:head_count] come before the hidden middle
@@ -79,6 +79,15 @@ def _published_run(view: RunView | None) -> dict[str, Any] | None:
             "hidden_bytes": view.hidden.hidden_bytes},
         "metrics": [{"step": m.step, "values": m.values, "source": m.source} for m in view.metrics],
     }
+
+
+_IDS = ("notebook_id", "cell_id", "run_id")
+
+
+def _without_ids(event: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored event as a link shows it: without the run's ids, which only members may use (a run id
+    named events of someone else's run, issue 21), and which a page of cells in order does not need."""
+    return None if event is None else {k: v for k, v in event.items() if k not in _IDS}
 
 
 def link_view(token: str) -> dict[str, Any]:
