@@ -27,6 +27,7 @@ from console.protocols import CellOutcome, Emit, NotebookLoader
 
 if TYPE_CHECKING:
     from console.kernel.python_runtime import PythonRuntime
+    from console.kernel.sqlengines.cluster import ClusterSql
     from console.sources import SourceContext
 
 
@@ -67,6 +68,7 @@ class Session:
         self.partitions: dict[str, int] = {}    # run … as TableRepartition
         self.origins: dict[str, Any] = {}       # load → its files, for direct reads (origins.py)
         self._sql: SqlEngine | None = None
+        self._cluster_sql: ClusterSql | None = None  # Daft on the Ray cluster, once a select goes there
         self._runtime: PythonRuntime | None = None
         self._interrupted = False
         self._including: list[str] = []
@@ -106,6 +108,15 @@ class Session:
 
             functions.install(self._sql)
         return self._sql
+
+    @property
+    def cluster_sql(self) -> ClusterSql:
+        """The session's Daft driver on its Ray cluster (it connects on its first statement)."""
+        if self._cluster_sql is None:
+            from console.kernel.sqlengines.cluster import ClusterSql
+
+            self._cluster_sql = ClusterSql(self.cfg, self.cache_dir)
+        return self._cluster_sql
 
     @property
     def cache_dir(self) -> Path:
@@ -162,6 +173,8 @@ class Session:
         self._interrupted = True
         if self._sql is not None:
             self._sql.interrupt()
+        if self._cluster_sql is not None:
+            self._cluster_sql.interrupt()
         if self._runtime is not None:
             self._runtime.interrupt()
         deploy = sys.modules.get("console.kernel.raydeploy")  # loaded only once a model was registered
@@ -178,6 +191,9 @@ class Session:
         if self._sql is not None:
             self._sql.close()
             self._sql = None
+        if self._cluster_sql is not None:
+            self._cluster_sql.close()
+            self._cluster_sql = None
 
     # ------------------------------------------------------------------ execution
     def _variables(self) -> Mapping[str, str]:
@@ -264,7 +280,9 @@ class Session:
         self.origins[stmt.table] = record_load(ctx, stmt.format, stmt.path, options, table)
 
     def _run_select(self, stmt: lang.Select, run: CellRun, cell: Any) -> None:
-        table = self.sql.query(stmt.sql, self.tables, stmt.sql_line, stmt.sql_column)
+        from console.kernel.sqlengines.router import run_select
+
+        table = run_select(self, stmt.sql, stmt.sql_line, stmt.sql_column)  # DuckDB, or Daft on the cluster
         self.put(stmt.table, table, run)
 
     def _run_save(self, stmt: lang.Save, run: CellRun, cell: Any) -> None:
@@ -299,6 +317,11 @@ class Session:
             self.variables.setdefault(stmt.key, stmt.value)
             self.params.setdefault(stmt.key)  # Python cells see it in context.params
         elif kind == "conf":
+            from console.kernel.sqlengines.choice import check_conf
+
+            wrong = check_conf(stmt.key, stmt.value)  # sql.engine, sql.clusterBytes
+            if wrong:
+                raise CellError("sql", wrong, stmt.line, stmt.column)
             self.conf[stmt.key] = stmt.value
             if stmt.key.startswith("duckdb."):  # e.g. set duckdb.threads = 2 where type="conf"
                 try:

@@ -1,0 +1,208 @@
+"""The kernel's side of SQL on the cluster: the Daft driver process, its inputs and its answers.
+
+The driver (cluster_driver.py) starts on the session's first cluster statement and stays for the
+next ones (Daft's Ray workers take seconds to start). It is a child process, not a thread: an
+interrupt or a statement past CONSOLE_SQL_CLUSTER_TIMEOUT_SECONDS kills it, which ends its Ray job
+and with it every task of the query, and the cell fails at once with a clear message.
+
+Inputs travel by name, never by value through the driver's pipe: a loaded parquet/delta table not
+read yet goes as its pinned file list (the driver's Ray workers read the files on their own
+nodes, so the lake must be storage every node sees); a table the kernel already holds goes as an
+Arrow IPC file in the session's cache folder. The result comes back the same way and is
+memory-mapped, not copied, into the catalog.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import IO, Any
+
+import pyarrow as pa
+
+from console.kernel.catalog import LazyTable, as_table
+from console.kernel.errors import CellError
+
+_ROOT = Path(__file__).resolve().parents[3]
+CONNECT_TIMEOUT = 120.0  # ray.init plus Daft's first runner; the spike measured 1 to 9 s
+
+
+class ClusterSql:
+    """One session's Daft driver on its Ray cluster (started lazily, killed to cancel)."""
+
+    def __init__(self, cfg: Any, cache_dir: Path) -> None:
+        self.cfg = cfg
+        self.folder = cache_dir / ".cluster_sql"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._nodes = 0
+        self._interrupted = threading.Event()
+        self._buffer = b""
+
+    # ---- public
+    @property
+    def connected(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def nodes(self) -> int:
+        """Nodes with CPUs in the session's cluster (connects the driver if it is not yet)."""
+        self._ensure()
+        return self._nodes
+
+    def query(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
+              line: int, column: int) -> pa.Table:
+        """Run translated SQL over the catalog tables `refs` names; the result as an Arrow table."""
+        self._interrupted.clear()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        inputs: list[Path] = []
+        try:
+            tables = {ref: self._spec(ref, catalog, inputs, line, column) for ref in refs}
+            self._ensure()
+            out = self.folder / f"result-{uuid.uuid4().hex}.arrow"
+            reply = self._ask({"sql": daft_sql, "tables": tables, "out": str(out), "needs_cpu": needs_cpu},
+                              float(self.cfg.get("SQL_CLUSTER_TIMEOUT_SECONDS") or 600.0), line, column)
+            if "error" in reply:
+                raise CellError("sql", f"on the cluster: {reply['error']}", line, column)
+            self._nodes = int(reply.get("nodes", self._nodes))
+            try:
+                with pa.memory_map(str(out)) as source:
+                    return pa.ipc.open_file(source).read_all()
+            finally:
+                out.unlink(missing_ok=True)  # the mapping keeps the pages; the name goes
+        finally:
+            for path in inputs:
+                path.unlink(missing_ok=True)
+
+    def interrupt(self) -> None:
+        self._interrupted.set()
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            _kill(proc)
+
+    # ---- internals
+    def _spec(self, ref: str, catalog: Any, inputs: list[Path], line: int, column: int) -> dict[str, Any]:
+        entry = catalog.entry(ref) if hasattr(catalog, "entry") else catalog.get(ref)
+        if entry is None:
+            names = ", ".join(sorted(catalog)) or "none yet"
+            raise CellError("sql", f"table '{ref}' not found; tables in this session: {names}", line, column)
+        if isinstance(entry, LazyTable) and not entry.loaded and _plain_parquet(entry):
+            entry.dataset()  # raises if a file changed since the load
+            return {"files": entry.files}
+        table = as_table(entry)
+        path = self.folder / f"input-{uuid.uuid4().hex}.arrow"
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        inputs.append(path)
+        return {"ipc": str(path)}
+
+    def _ensure(self) -> None:
+        if self.connected:
+            return
+        self.close()
+        from console.cluster.head import RAY_ENV, RayCluster
+
+        cluster = RayCluster(self.cfg)
+        info = cluster.ensure()
+        address = info.address
+        env = {**os.environ, **RAY_ENV, "PYTHONUNBUFFERED": "1"}
+        env.pop("RAY_ADDRESS", None)
+        token = getattr(info, "auth_token", None)
+        if token:  # the embedded head refuses drivers without its token (as the cell worker does)
+            env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
+        if cluster.external_address:  # loopback-only mode is for our own head (as the Python cells do)
+            env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        log = open(self.folder / "driver.log", "ab")
+        try:
+            self._proc = subprocess.Popen([sys.executable, "-m", "console.kernel.sqlengines.cluster_driver"],
+                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
+                                          cwd=str(self.folder), start_new_session=True)
+        finally:
+            log.close()
+        self._buffer = b""
+        reply = self._ask({"address": address}, CONNECT_TIMEOUT, 1, 1)
+        if "error" in reply:
+            self.close()
+            raise CellError("sql", reply["error"], 1, 1)
+        self._nodes = int(reply.get("nodes", 0))
+
+    def _ask(self, message: dict[str, Any], timeout: float, line: int, column: int) -> dict[str, Any]:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+        except OSError:
+            pass  # it died: the read below says so
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self._line(proc.stdout, 0.1)
+            if text is not None:
+                return dict(json.loads(text))
+            if self._interrupted.is_set():
+                self.close()  # the query's tasks end with the driver's Ray job
+                raise CellError("interrupted", "the query was interrupted (cancelled on the cluster)", line, column)
+            if proc.poll() is not None:
+                self._proc = None
+                raise CellError("sql", "the cluster SQL driver exited (exit code "
+                                f"{proc.returncode}): {_tail(self.folder / 'driver.log')}", line, column)
+            if time.monotonic() > deadline:
+                self.close()
+                raise CellError("sql", f"the select ran longer than {timeout:g} s on the cluster and was cancelled. "
+                                "A sort or a join waits for free CPUs: other jobs (training actors) may hold "
+                                "every CPU of the cluster. CONSOLE_SQL_CLUSTER_TIMEOUT_SECONDS sets the limit; "
+                                'set sql.engine = "local" where type="conf"; runs it in the kernel.', line, column)
+
+    def _line(self, stream: IO[bytes], wait: float) -> str | None:
+        import select
+
+        if b"\n" not in self._buffer:
+            ready, _, _ = select.select([stream], [], [], wait)
+            if ready:
+                chunk = os.read(stream.fileno(), 65536)
+                if not chunk:
+                    return None
+                self._buffer += chunk
+        if b"\n" in self._buffer:
+            text, _, self._buffer = self._buffer.partition(b"\n")
+            return text.decode()
+        return None
+
+
+def _plain_parquet(entry: LazyTable) -> bool:
+    """Whether the files alone give the table (no partition values in paths, no older schemas)."""
+    import pyarrow.dataset as pads
+
+    try:
+        fragments = list(entry.dataset().get_fragments())
+    except Exception:
+        return False
+    return bool(fragments) and all(
+        isinstance(f, pads.ParquetFileFragment) and str(f.partition_expression) == "true"
+        and f.physical_schema.names == entry.schema.names for f in fragments)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _tail(path: Path, n: int = 1500) -> str:
+    try:
+        return path.read_bytes()[-n:].decode(errors="replace").strip() or "(no output)"
+    except OSError:
+        return "(no log)"

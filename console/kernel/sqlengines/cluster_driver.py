@@ -1,0 +1,129 @@
+"""The Daft driver on the session's Ray cluster: a child process of the kernel (cluster.py).
+
+One JSON line in, one JSON line out, on stdin/stdout (everything Ray and Daft print goes to
+stderr). First line: {"address": …}; it connects (`ray.init`, then Daft's Ray runner, once) and
+answers {"ready": true, "nodes": N}. Then per statement:
+    {"sql": daft_sql, "tables": {name: {"files": [...]} | {"ipc": path}}, "out": path}
+and it answers {"rows": n, "nodes": N} once the result is written to `out` as an Arrow IPC file,
+or {"error": text}. Being a process of its own, it is the unit of cancellation: the kernel kills
+it (its Ray job, so the Flotilla runner and the Swordfish actors of the query, go with it) on an
+interrupt or a timeout, and starts another for the next cluster statement.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+# Off before daft is imported: Scarf telemetry (on by default) and the progress bars; the actors
+# get the same through the job's runtime_env.
+DAFT_ENV = {"DAFT_ANALYTICS_ENABLED": "0", "DO_NOT_TRACK": "true", "DAFT_PROGRESS_BAR": "0",
+            "SCARF_NO_ANALYTICS": "true"}
+
+
+def cpu_nodes() -> int:
+    import ray
+
+    return sum(1 for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0)
+
+
+def connect(address: str) -> None:
+    import ray
+
+    ray.init(address=address, runtime_env={"env_vars": dict(DAFT_ENV)}, logging_level=logging.WARNING,
+             log_to_driver=False)
+    import daft
+
+    daft.set_runner_ray(noop_if_initialized=True)  # reuses the connection above: never a second local Ray
+
+
+# How long a sort waits for a free CPU before it fails (see run()).
+CPU_WAIT_SECONDS = 10.0
+
+
+def wait_for_cpu() -> str | None:
+    """Daft's sort samples its boundaries in a task that needs one free CPU: with every CPU held by
+    other jobs (training actors) the query would hang. Wait a little for one, then say why."""
+    import time
+
+    import ray
+
+    deadline = time.monotonic() + CPU_WAIT_SECONDS
+    while ray.available_resources().get("CPU", 0) < 1:
+        if time.monotonic() > deadline:
+            total = ray.cluster_resources().get("CPU", 0)
+            return (f"the cluster has no free CPU (other jobs hold all {total:g}) and this select sorts, "
+                    "which needs one: run it when they finish, or locally with "
+                    'set sql.engine = "local" where type="conf";')
+        time.sleep(0.2)
+    return None
+
+
+def run(request: dict[str, Any]) -> dict[str, Any]:
+    import daft
+    import pyarrow as pa
+
+    if request.get("needs_cpu"):
+        busy = wait_for_cpu()
+        if busy:
+            return {"error": busy, "nodes": cpu_nodes()}
+
+    frames = {}
+    for name, spec in request["tables"].items():
+        if "files" in spec:
+            frames[name] = daft.read_parquet(spec["files"])
+        else:
+            with pa.memory_map(spec["ipc"]) as source:
+                frames[name] = daft.from_arrow(pa.ipc.open_file(source).read_all())
+    df = daft.sql(request["sql"], register_globals=False, **frames)
+    rows = 0
+    writer = None
+    try:
+        for batch in df.to_arrow_iter():
+            table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+            if writer is None:
+                writer = pa.ipc.new_file(request["out"], table.schema)
+            writer.write_table(table)
+            rows += table.num_rows
+        if writer is None:  # no rows: the schema still comes back
+            schema = df.schema().to_pyarrow_schema()
+            writer = pa.ipc.new_file(request["out"], schema)
+    finally:
+        if writer is not None:
+            writer.close()
+    return {"rows": rows, "nodes": cpu_nodes()}
+
+
+def _message(exc: BaseException) -> str:
+    """The cause's own words: a Ray task error's last line, without colours or the remote traceback."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return (lines[-1] if lines else type(exc).__name__)[:2000]
+
+
+def main() -> None:
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # Ray's and Daft's prints go to stderr, never into the protocol
+    sys.stdout = sys.stderr
+    os.environ.update(DAFT_ENV)
+    first = json.loads(sys.stdin.readline())
+    try:
+        connect(first["address"])
+        out.write(json.dumps({"ready": True, "nodes": cpu_nodes()}) + "\n")
+    except Exception as exc:
+        out.write(json.dumps({"error": f"cannot connect to the Ray cluster at {first['address']}: {exc}"}) + "\n")
+        return
+    for line in sys.stdin:
+        try:
+            reply = run(json.loads(line))
+        except Exception as exc:
+            reply = {"error": _message(exc)}
+        out.write(json.dumps(reply) + "\n")
+
+
+if __name__ == "__main__":
+    main()

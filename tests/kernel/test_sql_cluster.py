@@ -1,0 +1,117 @@
+"""SQL on the cluster: selects run by Daft on the session's Ray head (the test session's one
+head; `sql.engine = "cluster"` forces it there, as auto would on two nodes), the engine setting,
+and what stays local. The two-node run with more data than the kernel's memory is in
+tests/python_cells/test_cluster_sql_two_nodes.py (slow).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from console.kernel.session import Session
+
+pytest.importorskip("daft")
+
+
+def _events(n: int = 3000) -> pa.Table:
+    return pa.table({"id": pa.array(range(n), pa.int64()),
+                     "category": [f"c{i % 7}" for i in range(n)],
+                     "amount": [float(i % 101) + 0.9 for i in range(n)],
+                     "ts": pa.array([1_700_000_000 + 3_600 * i for i in range(n)], pa.int64())})
+
+
+def _write(folder: Path, table: pa.Table, files: int = 3) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    step = -(-table.num_rows // files)
+    for i in range(files):
+        pq.write_table(table.slice(i * step, step), folder / f"part-{i}.parquet")
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def _lake_reachable(ray_session: Session) -> None:
+    """Daft's workers read the lake by path on their nodes, as the head's own uid: pytest makes its
+    folders 0700, which only this test's uid may enter (a real data dir is 0755 above the lake)."""
+    data_dir = Path(ray_session.cfg.DATA_DIR).resolve()
+    for folder in (data_dir, data_dir.parent):
+        folder.chmod(0o755)
+
+
+def ok(session: Session, text: str) -> None:
+    out = session.run_cell(text)
+    assert out.ok, out.error
+
+
+def error(session: Session, text: str) -> str:
+    out = session.run_cell(text)
+    assert not out.ok
+    assert out.error is not None
+    return out.error.message
+
+
+def test_cluster_select_gives_duckdbs_rows(ray_session: Session, tmp_path: Path) -> None:
+    s = ray_session
+    folder = _write(s.source_context().lake / "events", _events())  # where every node (and the sandbox) sees it
+    query = ("select category, count(*) as n, sum(cast(amount as int)) as s, "
+             "max(date_format(from_unixtime(ts), 'yyyy-MM')) as last_month from ev group by category")
+    ok(s, f"load parquet.`{folder}` as ev;\n{query} as here;")
+    ok(s, f'set sql.engine = "cluster" where type="conf";\n{query} as there;')
+    assert s.cluster_sql.connected
+    assert s.tables["there"].sort_by("category").to_pylist() == s.tables["here"].sort_by("category").to_pylist()
+    # a join with an in-memory table (the DuckDB result above), and a sort on a window alias
+    ok(s, "select e.id, h.n, row_number() over (order by e.amount desc, e.id) as rn from ev e "
+          "join here h on e.category = h.category order by rn limit 5 as top;")
+    assert s.tables["top"].column("rn").to_pylist() == [1, 2, 3, 4, 5]
+    assert s.tables["top"].column("id").to_pylist()[:2] == [100, 201]
+
+
+def test_cluster_refusal_names_the_construct_and_the_setting(ray_session: Session, tmp_path: Path) -> None:
+    s = ray_session
+    ok(s, 'set sql.engine = "cluster" where type="conf";')
+    ok(s, "select 1 as id, 'a' as k as t1;")
+    message = error(s, "select k, collect_list(id) as ids from t1 group by k as t2;")
+    assert "collect_list() is not supported on the cluster" in message and 'sql.engine = "local"' in message
+    message = error(s, "select * from read_parquet('/etc') as t3;")
+    assert "read_parquet" in message
+    ok(s, 'set sql.engine = "local" where type="conf";\n'
+          "select k, collect_list(id) as ids from t1 group by k as t2;")
+
+
+def test_interrupt_cancels_the_cluster_query(ray_session: Session, tmp_path: Path) -> None:
+    s = ray_session
+    folder = _write(s.source_context().lake / "big", _events(200_000), files=4)
+    ok(s, f'load parquet.`{folder}` as big;\nset sql.engine = "cluster" where type="conf";')
+    ok(s, "select count(*) as n from big as warm;")  # the driver is up: the interrupt meets a query
+    timer = threading.Timer(1.5, s.interrupt)
+    timer.start()
+    started = time.monotonic()
+    out = s.run_cell("select a.category, count(*) as n from big a join big b on a.category = b.category "
+                     "group by a.category as slow;")
+    took = time.monotonic() - started
+    timer.join()
+    assert not out.ok and out.error is not None and out.error.kind == "interrupted", out.error
+    assert took < 1.5 + 2.0 + 1.0, took
+    assert not s.cluster_sql.connected  # the driver, and its Ray job with the query's tasks, are gone
+    ok(s, "select count(*) as n from big as again;")  # the next statement starts a new driver
+    assert s.tables["again"].column("n").to_pylist() == [200_000]
+
+
+def test_auto_with_small_inputs_never_connects(ray_session: Session, tmp_path: Path) -> None:
+    s = ray_session
+    folder = _write(s.source_context().lake / "small", _events(100))
+    ok(s, f'set sql.engine = "auto" where type="conf";\nset sql.clusterBytes = "1" where type="conf";\n'
+          f"load parquet.`{folder}` as small;\nselect count(*) as n from small as c;")
+    # big by the setting, but the embedded head is one node: auto stays local, with no Ray connection
+    assert s.tables["c"].column("n").to_pylist() == [100]
+    assert s._cluster_sql is None or not s._cluster_sql.connected
+
+
+def test_engine_setting_is_checked(ray_session: Session) -> None:
+    assert "sql.engine must be one of auto, local, cluster" in error(
+        ray_session, 'set sql.engine = "spark" where type="conf";')
+    assert "sql.clusterBytes must be a number" in error(ray_session, 'set sql.clusterBytes = "lots" where type="conf";')
