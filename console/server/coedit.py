@@ -276,7 +276,8 @@ class CoEdit:
         stamped = []
         for client, clock, state in entries:
             if state is not None:
-                own = state.get("user") if isinstance(state.get("user"), dict) else {}
+                given = state.get("user")
+                own: dict[str, Any] = given if isinstance(given, dict) else {}
                 colours = {k: v for k, v in own.items()
                            if k in ("color", "colorLight") and isinstance(v, str) and _COLOUR.fullmatch(v)}
                 state = {**state, "user": {**colours, "id": user["id"], "name": user["name"]}}

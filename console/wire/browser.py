@@ -28,7 +28,7 @@ AWARENESS_CHARS = 64 * 1024  # a name, a colour, a cell and a cursor: far less
 
 NotebookRef = Annotated[NotebookId, Max(ID_CHARS)]
 CellRef = Annotated[CellId, Max(ID_CHARS)]
-SeqMap = Annotated[dict[Annotated[RunId, Max(ID_CHARS)], int], Max(SINCE_RUNS)]
+SeqMap = Annotated[dict[Annotated[str, Max(ID_CHARS)], int], Max(SINCE_RUNS)]  # run id -> seq
 Epoch = Annotated[str, Max(ID_CHARS)]
 
 COMMANDS = Vocabulary("browser command")

@@ -62,7 +62,8 @@ def test_no_socket_command_answers_5xx(mu_app: Flask, served: Served) -> None:
             send(raw)
         for kind, cls in sorted(COMMANDS.types.items()):
             fields = [f for f in cls.__dataclass_fields__ if f != "type"]
-            valid = {f: nb["id"] if f == "notebook_id" else nb["cells"][0]["id"] if f == "cell_id" else "" for f in fields}
+            valid = {f: nb["id"] if f == "notebook_id" else nb["cells"][0]["id"] if f == "cell_id" else ""
+                     for f in fields}
             send({"type": kind})  # every field missing
             send({"type": kind, **valid, "unknown": 1})
             for name in fields:
