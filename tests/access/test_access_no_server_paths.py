@@ -5,6 +5,7 @@ Also: a link gives no run ids; passwords have at most 1024 characters.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -122,7 +123,7 @@ def test_the_demo_runs_stored_events_never_show_the_data_folder(ray_head: Any) -
         from console.outputs.view import latest_views
 
         views = latest_views(live.store, nb.id, inline_bytes=1 << 30, result_rows=100)
-        events = [e.to_wire() for v in views.values()
+        events = [dataclasses.asdict(e) for v in views.values()
                   for e in [*v.head, *v.tail, *v.metrics, v.result, v.error] if e is not None]
         assert events and not _leaks(json.dumps(events), data_dir)
         # Source lines the user wrote name the data set's path; the engine's own lines do not.

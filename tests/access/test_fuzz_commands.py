@@ -57,8 +57,9 @@ def test_no_socket_command_answers_5xx(mu_app: Flask, served: Served) -> None:
 
     try:
         assert sio.call("command", {"type": "join", "notebook_id": nb["id"]}, timeout=30)["ok"]
-        for raw in (None, [], "join", 1, {"type": None}, {"type": ["join"]}, {"type": "output", "text": "x"},
-                    {"type": "x" * 70_000}, {"notebook_id": nb["id"]}):
+        raws: list[Any] = [None, [], "join", 1, {"type": None}, {"type": ["join"]}, {"type": "output", "text": "x"},
+                           {"type": "x" * 70_000}, {"notebook_id": nb["id"]}]
+        for raw in raws:
             send(raw)
         for kind, cls in sorted(COMMANDS.types.items()):
             fields = [f for f in cls.__dataclass_fields__ if f != "type"]
