@@ -14,6 +14,9 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	# Daft (SQL on the Ray cluster) declares pyarrow<26 while we pin 26.0.1, on which it passes our
+	# tests: installed without its requirements, so pip keeps pyarrow and ray (docs/cluster-sql.md).
+	$(PY) -m pip install -q --no-deps daft==0.7.26 tqdm==4.67.3
 	touch $@
 
 frontend/node_modules/.installed: frontend/package.json frontend/package-lock.json

@@ -11,4 +11,6 @@ ENV RAY_USAGE_STATS_ENABLED=0 \
 COPY --chown=ray:users pyproject.toml README.md /tmp/console-src/
 COPY --chown=ray:users console/ /tmp/console-src/console/
 COPY --chown=ray:users pyjava/ /tmp/console-src/pyjava/
-RUN pip install --no-cache-dir /tmp/console-src && rm -rf /tmp/console-src
+# Every node runs Daft's workers for SQL on the cluster: the same daft as the server, without its requirements.
+RUN pip install --no-cache-dir /tmp/console-src && pip install --no-cache-dir --no-deps daft==0.7.26 tqdm==4.67.3 \
+    && rm -rf /tmp/console-src
