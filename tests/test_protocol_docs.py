@@ -40,3 +40,22 @@ def test_every_message_is_documented_with_its_fields() -> None:
 def test_every_message_has_a_docstring() -> None:
     for name, cls in message_types().items():
         assert cls.__doc__ and cls.__doc__.strip(), f"{name} needs a docstring"
+
+
+def _section(title: str) -> str:
+    text = DOC.read_text()
+    start = text.index(title)
+    end = text.find("\n## ", start + len(title))
+    return text[start:end if end >= 0 else len(text)]
+
+
+def test_the_browser_tables_are_the_browser_vocabulary() -> None:
+    from console.wire.browser import COMMANDS, EVENTS
+
+    for title, classes in (("## Commands (browser → server)", list(COMMANDS.types.values())),
+                           ("## Events (server → browser)", list(EVENTS))):
+        cells = [[c.strip() for c in re.split(r"(?<!\\)\|", line.strip("|"))]
+                 for line in _section(title).splitlines() if line.startswith("| `")]
+        rows = {c[0].strip("`"): set(re.findall(r"`([a-z_]+)`", c[1])) for c in cells}
+        code = {cls.type: {f.name for f in dataclasses.fields(cls)} for cls in classes}
+        assert rows == code, f"{title}: docs {rows}, code {code}"
