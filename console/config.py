@@ -42,6 +42,19 @@ def _sandbox_mode(text: str) -> str:
     return mode
 
 
+def _size(text: str) -> str:
+    from console.cluster.limits import parse_size
+
+    parse_size(text)  # refused here, with the reason, rather than when a kernel starts
+    return text.strip()
+
+
+def _size_or_share(text: str) -> str:
+    from console.cluster.limits import parse_size_or_percent
+
+    return parse_size_or_percent(text)
+
+
 SQL_ENGINES = ("auto", "local", "cluster")
 
 
@@ -123,6 +136,24 @@ class Config(Mapping[str, Any]):
         "auto", "Run kernels, their Python workers and the embedded Ray head in a bubblewrap sandbox that cannot "
                 "see the server's files: on, off, or auto (on where bwrap works). Without it a login-mode server "
                 "refuses to start unless this is off.", _sandbox_mode)
+    SESSION_MEMORY: str = _setting(
+        "4G", "Memory one kernel session (its kernel and Python workers) may use; past it the session's "
+              "largest process is stopped and the cell says so.", _size)
+    SESSION_PROCESSES: int = _setting(
+        256, "Processes and threads one kernel session may run at once; past it no new one starts and the "
+             "cell says so.", int)
+    SESSION_SHM: str = _setting(
+        "1G", "Size of a sandboxed session's private /dev/shm (it also counts against CONSOLE_SESSION_MEMORY).", _size)
+    RAY_MEMORY: str = _setting(
+        "70%", "Memory the embedded Ray head and all its workers may use together: a size or a share of this "
+               "machine's memory.", _size_or_share)
+    SESSIONS_PER_USER: int = _setting(
+        8, "Kernels one user may have running at once; one more is refused, naming the running ones. 0: no "
+           "cap.", int)
+    SANDBOX_UID_BASE: int = _setting(
+        300000, "First of the ids sandboxes run as when the server is root: the namespace holder, the Ray zone, "
+                "the members group, the hand-off group, then one uid per kernel session from base+16 "
+                "(docs/security.md).", int)
 
     @property
     def data_dir(self) -> Path:

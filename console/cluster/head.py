@@ -9,6 +9,12 @@ The server also starts it, inside the sandbox (cluster/sandbox.py), when a kerne
 sandboxed kernel lives in its own PID namespace, so a head it started would die with it and its
 recorded PIDs would mean nothing outside. Such a kernel asks its server over a socket the server
 hands it (`HEAD_FD_ENV`) and gets the ClusterInfo back.
+
+The embedded head is closed: Ray's token authentication (RAY_AUTH_MODE=token) with a token kept
+in the private folder (`auth_token`), handed to the head and to kernels (ClusterInfo.auth_token)
+and to nobody else, so a local process without it is refused by the GCS, the raylet and the
+Ray Client server alike. Sandboxed, it runs as the Ray zone's uid (cluster/identity.py) in a
+cgroup of CONSOLE_RAY_MEMORY (cluster/limits.py).
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -40,7 +47,7 @@ RAY_ENV: dict[str, str] = {
     "RAY_DEDUP_LOGS": "0",
     "RAY_COLOR_PREFIX": "0",
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
-    "RAY_AUTH_MODE": "disabled",
+    "RAY_AUTH_MODE": "disabled",  # a node we start for tests or an external cluster; the embedded head: token
     "TF_CPP_MIN_LOG_LEVEL": "2",
     "TF_ENABLE_ONEDNN_OPTS": "0",
 }
@@ -48,6 +55,51 @@ RAY_ENV: dict[str, str] = {
 HEAD_FD_ENV = "CONSOLE_RAY_HEAD_FD"
 _SOCKET_PATH_MAX = 107  # AF_UNIX sun_path limit on Linux, minus the NUL
 _SOCKET_SUFFIX = 75  # what Ray appends under --temp-dir: session_<date>_<pid>/sockets/plasma_store
+# Ray's workers listen in this range (the embedded head's); no other port of the head may be in it.
+WORKER_PORTS = (10002, 19999)
+_TOKEN_FILE = "ray-auth-token"
+
+
+class BadPorts(ValueError):
+    """Two of the head's ports are one, or one lies in the workers' range: Ray would not start."""
+
+
+def check_ports(client_port: int | None, others: Mapping[str, int] = {}) -> None:
+    """Refuse, with the reason, ports the head cannot start with (before it fails unclearly)."""
+    low, high = WORKER_PORTS
+    named = {**({"the Ray Client port (CONSOLE_RAY_CLIENT_PORT)": client_port} if client_port else {}),
+             **others}
+    for what, port in named.items():
+        if low <= port <= high:
+            raise BadPorts(f"{what} is {port}, inside the range Ray's workers listen on ({low}-{high}); "
+                           f"choose a port outside it")
+    seen: dict[int, str] = {}
+    for what, port in named.items():
+        if port in seen:
+            raise BadPorts(f"{what} and {seen[port]} are both {port}; every Ray port must differ")
+        seen[port] = what
+
+
+def auth_token(private_dir: Path) -> str:
+    """The embedded head's token: made once, kept owner-only in the private folder (sandboxes never see it)."""
+    path = private_dir / _TOKEN_FILE
+    try:
+        token = path.read_text().strip()
+        if token:
+            return token
+    except FileNotFoundError:
+        pass
+    private_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path.with_suffix(f".{os.getpid()}.tmp"), os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(secrets.token_hex(32))
+    path.with_suffix(f".{os.getpid()}.tmp").replace(path)
+    return path.read_text().strip()
+
+
+def token_env(token: str | None) -> dict[str, str]:
+    """What a Ray process needs in its environment to reach a head with this token (none: nothing)."""
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token} if token else {}
 
 
 @dataclass(frozen=True)
@@ -60,6 +112,7 @@ class ClusterInfo:
     temp_dir: str | None = None
     num_cpus: int | None = None
     embedded: bool = False
+    auth_token: str | None = None  # the embedded head's (RAY_AUTH_TOKEN); only kernels get it
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -186,6 +239,8 @@ def start_head(
     wrap: Callable[[list[str]], tuple[list[str], tuple[int, ...]]] | None = None,
     python: str | None = None,
     node_ip: str | None = "127.0.0.1",
+    auth_token: str | None = None,
+    after_start: Callable[[Path], None] | None = None,
 ) -> ClusterInfo:
     """Start a Ray node with `ray start --block`: a head, or with `address` a node joining one.
 
@@ -194,6 +249,9 @@ def start_head(
     sandbox's allow-listed environment). python: the interpreter the node runs, and so every
     worker it starts (Ray records the `ray start` process's own); default: this one's `ray`.
     node_ip: the address the node announces; None lets Ray pick the one that reaches the head.
+    auth_token: a head with Ray's token authentication (clients without it are refused).
+    after_start: called with the temp dir once the node answers (the sandbox opens Ray's session
+    folders to the members group there).
     """
     temp_dir.mkdir(parents=True, exist_ok=True)
     ray_bin = str(Path(sys.executable).with_name("ray"))
@@ -203,12 +261,15 @@ def start_head(
         launcher = [ray_bin if os.path.exists(ray_bin) else "ray"]
     ports = free_ports(4, avoid=(client_port,) if client_port else ())
     cmd = [*launcher, "start", "--block", "--disable-usage-stats", f"--temp-dir={temp_dir}",
-           "--min-worker-port=10002", "--max-worker-port=19999",
+           f"--min-worker-port={WORKER_PORTS[0]}", f"--max-worker-port={WORKER_PORTS[1]}",
            # fixed defaults (52365, 8080…) would collide with other clusters on this machine
            f"--dashboard-agent-listen-port={ports[0]}", f"--metrics-export-port={ports[1]}",
            f"--runtime-env-agent-port={ports[2]}"]
     if node_ip:
         cmd.append(f"--node-ip-address={node_ip}")
+    if address is None:
+        check_ports(client_port, {"the GCS port": ports[3], "the dashboard agent's port": ports[0],
+                                  "the metrics port": ports[1], "the runtime env agent's port": ports[2]})
     gcs_port = None
     if address is None:
         gcs_port = ports[3]
@@ -224,11 +285,11 @@ def start_head(
     if wrap is not None:
         from console.cluster.sandbox import clean_env
 
-        env = clean_env(os.environ, {**RAY_ENV, **(env or {})})
+        env = clean_env(os.environ, {**RAY_ENV, **(env or {}), **token_env(auth_token)})
         cmd, fds = wrap(cmd)
     else:
         fds = ()
-        env = {**os.environ, **RAY_ENV, **(env or {})}
+        env = {**os.environ, **RAY_ENV, **(env or {}), **token_env(auth_token)}
     if address is not None:  # single-machine mode refuses to join a cluster
         env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"
     env.pop("RAY_ADDRESS", None)  # would make `ray start --head` try to join that cluster
@@ -255,9 +316,11 @@ def start_head(
         stop_process_group(proc.pid, grace=2.0)
         tail = _tail(log_path or temp_dir.parent / "ray-start.log")
         raise RuntimeError(f"Ray node did not start (exit {proc.poll()}):\n{tail}")
+    if after_start is not None:
+        after_start(temp_dir)
     client = f"127.0.0.1:{client_port}" if (address is None and client_port) else None
     return ClusterInfo(address=gcs_address, client_address=client, pid=proc.pid, temp_dir=str(temp_dir),
-                       num_cpus=num_cpus or os.cpu_count(), embedded=True)
+                       num_cpus=num_cpus or os.cpu_count(), embedded=True, auth_token=auth_token)
 
 
 def _node_registered(temp_dir: Path, since: float) -> bool:
@@ -341,13 +404,19 @@ class RayCluster:
         from console.cluster import sandbox
 
         temp_dir = short_temp_dir(self.data_dir)
-        wrap = None
+        wrap, after = None, None
         if sandbox.enabled(self.cfg):
+            from console.cluster import walls
+
+            wall = walls.ray_zone(self.cfg, temp_dir)
+            after = walls.open_ray_session if wall.identity is not None else None
+
             def wrap(cmd: list[str]) -> tuple[list[str], tuple[int, ...]]:
-                return sandbox.wrap(self.cfg, cmd, ray_temp_dir=temp_dir, cwd=str(self.state_dir))
+                return sandbox.wrap(self.cfg, cmd, ray_temp_dir=temp_dir, cwd=str(self.state_dir), wall=wall)
         return start_head(temp_dir, num_cpus=self.cfg.get("RAY_NUM_CPUS"),
                           client_port=self.cfg.get("RAY_CLIENT_PORT") or None,
-                          log_path=self.state_dir / "ray-start.log", wrap=wrap)
+                          log_path=self.state_dir / "ray-start.log", wrap=wrap,
+                          auth_token=auth_token(self.record_dir), after_start=after)
 
     def _start_driver_node(self) -> ClusterInfo:
         from console.cluster import sandbox
@@ -355,13 +424,17 @@ class RayCluster:
         gcs = self.external_gcs
         assert gcs is not None
         temp_dir = short_temp_dir(self.data_dir)
+        from console.cluster import walls
+
+        wall = walls.ray_zone(self.cfg, temp_dir)
 
         def wrap(cmd: list[str]) -> tuple[list[str], tuple[int, ...]]:
-            return sandbox.wrap(self.cfg, cmd, ray_temp_dir=temp_dir, cwd=str(self.state_dir))
+            return sandbox.wrap(self.cfg, cmd, ray_temp_dir=temp_dir, cwd=str(self.state_dir), wall=wall)
         # On a remote cluster the node must name an address its other nodes reach: Ray finds it.
         loopback = gcs.rsplit(":", 1)[0] in ("127.0.0.1", "localhost")
         info = start_head(temp_dir, num_cpus=0, address=gcs, log_path=self.state_dir / "ray-start.log", wrap=wrap,
-                          node_ip="127.0.0.1" if loopback else None)
+                          node_ip="127.0.0.1" if loopback else None,
+                          after_start=walls.open_ray_session if wall.identity is not None else None)
         return ClusterInfo(address=gcs, pid=info.pid, temp_dir=info.temp_dir, num_cpus=0, embedded=False)
 
     def own(self) -> None:

@@ -10,6 +10,10 @@ its creator holds): when the creator exits, the holder reads EOF, its namespace'
 the kernel SIGKILLs everything left in it. Its record lives in the private folder, where no
 sandboxed process can forge it into pointing at the host's namespace.
 
+The holder is as walled as any sandbox (sandbox.holder_argv): the same covers, nothing writable,
+and a uid of its own (cluster/identity.py), so no process of the namespace can enter
+/proc/1/root, trace it or signal its `cat` (which would end every sandbox at once).
+
 Runs in: the server, and whatever starts an embedded head (a headless run, the tests' fixture).
 """
 from __future__ import annotations
@@ -17,10 +21,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -30,7 +33,10 @@ _write_ends: list[int] = []  # the holders' pipes this process keeps open for it
 _guard = threading.Lock()
 
 
-def namespace_fd(private_dir: Path, cap_drop: list[str]) -> int:
+HolderCommand = Callable[[], tuple[list[str], list[str]]]  # (bwrap and its options, what runs inside)
+
+
+def namespace_fd(private_dir: Path, holder: HolderCommand) -> int:
     """An open descriptor of the data dir's shared PID namespace, starting its holder if none lives."""
     record = private_dir / _RECORD
     with _guard, _locked(private_dir):
@@ -39,7 +45,7 @@ def namespace_fd(private_dir: Path, cap_drop: list[str]) -> int:
             return cached[1]
         child = _read(record)
         if child is None or not _is_holder_child(child):
-            child = _start_holder(cap_drop)
+            child = _start_holder(*holder())
             tmp = record.with_suffix(".tmp")
             tmp.write_text(json.dumps({"child": child}))
             tmp.replace(record)
@@ -50,12 +56,10 @@ def namespace_fd(private_dir: Path, cap_drop: list[str]) -> int:
         return fd
 
 
-def _start_holder(cap_drop: list[str]) -> int:
-    bwrap = shutil.which("bwrap") or "bwrap"
+def _start_holder(bwrap: list[str], inside: list[str]) -> int:
     stdin_r, stdin_w = os.pipe()
     info_r, info_w = os.pipe()
-    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", *cap_drop,
-            "--info-fd", str(info_w), "--", "cat"]
+    argv = [*bwrap, "--info-fd", str(info_w), "--", *inside]
     try:
         subprocess.Popen(argv, stdin=stdin_r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          pass_fds=(info_w,), start_new_session=True)

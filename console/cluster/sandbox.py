@@ -31,10 +31,13 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from console.cluster import pidns
+from console.cluster import identity, limits, pidns, seccomp
+from console.cluster.identity import Identity
+from console.cluster.limits import Cgroup
 from console.config import PRIVATE_DIR_NAME
 
 log = logging.getLogger(__name__)
@@ -107,13 +110,18 @@ def check_startup(cfg: Mapping[str, Any], login_mode: bool) -> str:
     auto without bwrap: a single-user server (loopback, no login) runs unsandboxed, one with
     logins refuses to start, since its accounts would reach each other's data through the store.
     """
+    from console.cluster.head import check_ports
+
+    check_ports(cfg.get("RAY_CLIENT_PORT") or None)  # refused now, with the reason, not at the first Ray cell
+    limits.protect_server()
+    walls = _walls_line()
     chosen = mode(cfg)
     if chosen == "off":
         log.warning(OFF_WARNING)
         return OFF_WARNING
     reason = unavailable_reason()
     if reason is None:
-        return "user code runs in the bubblewrap sandbox (CONSOLE_SANDBOX=%s)" % chosen
+        return "user code runs in the bubblewrap sandbox (CONSOLE_SANDBOX=%s); %s" % (chosen, walls)
     if chosen == "on" or login_mode:
         why = "CONSOLE_SANDBOX=on" if chosen == "on" else "this server has logins"
         raise SandboxUnavailable(
@@ -122,6 +130,18 @@ def check_startup(cfg: Mapping[str, Any], login_mode: bool) -> str:
             "system-deps`), or set CONSOLE_SANDBOX=off to run unsandboxed knowingly.")
     line = f"no sandbox ({reason}): single-user mode, user code runs as this server's user"
     log.warning(line)
+    return line
+
+
+def _walls_line() -> str:
+    """What of the walls this machine allows: per-session ids (root only) and cgroup limits."""
+    parts = ["each kernel session under a uid of its own" if identity.available() else
+             "every sandbox under this server's uid (per-session ids need a root server and setpriv)"]
+    why = limits.unavailable_reason()
+    parts.append("memory and process limits by cgroup" if why is None else f"NO memory or process limits ({why})")
+    line = ", ".join(parts)
+    if why is not None or not identity.available():
+        log.warning("sandbox walls: %s", line)
     return line
 
 
@@ -162,61 +182,200 @@ def _inside(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+@dataclass(frozen=True)
+class Wall:
+    """What a sandbox adds beyond the mounts: who it runs as, where it is limited, its hand-off folder.
+
+    identity: the uid/gid it becomes (cluster/identity.py); None keeps this process's (a server
+    that is not root). cgroups and oom_score_adj: entered before bwrap starts (cluster/limits.py).
+    handoff: a session's folder for the IPC files its actors map, bound at the same path.
+    shm_size: the private /dev/shm's size (a session's); None binds the host's (the Ray zone's).
+    """
+
+    identity: Identity | None = None
+    cgroups: tuple[Cgroup | None, ...] = ()
+    oom_score_adj: int = limits.SANDBOX_OOM_SCORE_ADJ
+    handoff: Path | None = None
+    shm_size: int | None = None
+
+
 def bwrap_argv(cfg: Mapping[str, Any], *, ray_temp_dir: Path, session_id: str | None = None,
-               cwd: str | None = None) -> tuple[list[str], tuple[int, ...]]:
-    """The bwrap prefix for a kernel of `session_id`, or for the Ray head when session_id is None,
+               cwd: str | None = None, wall: Wall | None = None) -> tuple[list[str], tuple[int, ...]]:
+    """The command prefix for a kernel of `session_id`, or for the Ray head when session_id is None,
     and the descriptors to pass it (the shared PID namespace: cluster/pidns.py says why one).
 
     ray_temp_dir: the head's temp dir (cluster/head.py's short_temp_dir), where drivers reach
     the raylet's sockets. Folders it mounts writable are created first (a bind needs its source).
+    The prefix: a launcher that enters the cgroups, then bwrap, then setpriv to the identity.
     """
+    wall = wall or Wall()
     data_dir = Path(str(cfg.get("DATA_DIR") or "./console-data")).resolve()
     private = data_dir / PRIVATE_DIR_NAME
-    ns = pidns.namespace_fd(private, _cap_drop())
+    ns = pidns.namespace_fd(private, lambda: holder_argv(cfg, ray_temp_dir))
     # --pidns before --proc: the new /proc shows the sandboxes' namespace, never the server.
-    argv = [shutil.which("bwrap") or "bwrap", "--pidns", str(ns), "--ro-bind", "/", "/", "--dev", "/dev",
-            "--proc", "/proc", "--tmpfs", "/tmp", "--bind", "/dev/shm", "/dev/shm", *_cap_drop()]
+    argv = [shutil.which("bwrap") or "bwrap", "--pidns", str(ns),
+            *mounts(cfg, ray_temp_dir=ray_temp_dir, session_id=session_id, cwd=cwd, wall=wall)]
+    bpf = seccomp_file(private)
+    prefix = limits.launcher(wall.cgroups, wall.oom_score_adj, identity.UMASK if wall.identity else None,
+                             (SECCOMP_FD, bpf) if bpf else None)
+    return prefix + argv + _seccomp_args(bpf) + ["--"] + _become(wall.identity), (ns,)
+
+
+def _seccomp_args(bpf: Path | None) -> list[str]:
+    return ["--seccomp", str(SECCOMP_FD)] if bpf is not None else []
+
+
+SECCOMP_FD = 9  # the launcher opens the filter's file on this descriptor; bwrap reads and closes it
+
+
+def seccomp_file(private: Path) -> Path | None:
+    """The filter (cluster/seccomp.py) as a file of the private folder, written once; None where unsupported."""
+    if not seccomp.supported():
+        return None
+    path = private / "seccomp.bpf"
+    program = seccomp.program()
+    try:
+        if path.read_bytes() == program:
+            return path
+    except OSError:
+        pass
+    private.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(program)
+    tmp.replace(path)
+    return path
+
+
+def _become(who: Identity | None) -> list[str]:
+    return who.setpriv() if who is not None else []
+
+
+def _caps(who: Identity | None) -> list[str]:
+    # bwrap run by root keeps every capability unless told; with CAP_SYS_ADMIN a cell could unmount
+    # the tmpfs over the private folder and read the store (measured). Unprivileged bwrap has none.
+    # With an identity, setpriv needs these three to switch, and drops them with root.
+    if os.geteuid() != 0:
+        return []
+    keep = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"] if who else []
+    return ["--cap-drop", "ALL", *keep]
+
+
+def holder_argv(cfg: Mapping[str, Any], ray_temp_dir: Path) -> tuple[list[str], list[str]]:
+    """The PID namespace holder's command (cluster/pidns.py), as bwrap and its options, then what runs
+    inside: the Ray zone's covers with nothing writable, the holder's uid, and `cat` (its pipe's end
+    is the namespace's life)."""
+    who = identity.holder(cfg) if identity.available() else None
+    wall = Wall(identity=who, oom_score_adj=limits.HOLDER_OOM_SCORE_ADJ)
+    data_dir = Path(str(cfg.get("DATA_DIR") or "./console-data")).resolve()
+    argv = [shutil.which("bwrap") or "bwrap", "--unshare-pid",
+            *mounts(cfg, ray_temp_dir=ray_temp_dir, session_id=None, cwd="/", wall=wall, writable=False)]
+    bpf = seccomp_file(data_dir / PRIVATE_DIR_NAME)
+    prefix = limits.launcher((), wall.oom_score_adj, None, (SECCOMP_FD, bpf) if bpf else None)
+    return prefix + argv + _seccomp_args(bpf), [*_become(who), "cat"]
+
+
+def mounts(cfg: Mapping[str, Any], *, ray_temp_dir: Path, session_id: str | None, cwd: str | None,
+           wall: Wall, writable: bool = True) -> list[str]:
+    """The mounts of a sandbox: the system read-only, the covers last; writable=False: nothing writable."""
+    data_dir = Path(str(cfg.get("DATA_DIR") or "./console-data")).resolve()
+    private = data_dir / PRIVATE_DIR_NAME
+    who = wall.identity
+    argv = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # A private /tmp everyone in the sandbox may write (the identity is not root).
+    argv += ["--perms", "1777", "--tmpfs", "/tmp"]
+    if wall.shm_size is not None:
+        argv += ["--perms", "1777", "--size", str(wall.shm_size), "--tmpfs", "/dev/shm"]
+    elif writable:
+        argv += ["--bind", "/dev/shm", "/dev/shm"]
+    argv += _caps(who)
+    roots = [Path(r).resolve() for r in (cfg.get("DATA_ROOTS") or [])]
+    home = _home()
+    hidden_home = home is not None and _hide_home(home, who)
+    # Folders replaced by an empty tmpfs: what is bound back under them needs its parents remade.
+    covered = [Path("/tmp")]
+    if hidden_home:
+        assert home is not None
+        argv += ["--tmpfs", str(home)]
+        covered.append(home)
     # What the kernel runs from (the venv, the Python it was made from, this checkout) may sit
-    # under /tmp, say a CI checkout; the private /tmp would hide it, so it is bound back read-only.
+    # under /tmp, say a CI checkout, or in a home we cover; bound back read-only.
     for code in _code_paths():
-        if _inside(code, Path("/tmp")):
-            argv += ["--ro-bind", str(code), str(code)]
+        if any(_inside(code, c) and code != c for c in covered):
+            argv += _bind_under(covered, code, "--ro-bind")
     data_dir.mkdir(parents=True, exist_ok=True)
     # The data dir reads as it is (under /tmp too); only the folders below are writable in it.
-    argv += ["--ro-bind", str(data_dir), str(data_dir)]
-    writable = [data_dir / "lake", data_dir / "ray"]
+    argv += _bind_under(covered, data_dir, "--ro-bind")
+    rw: list[Path] = [data_dir / "lake", data_dir / "ray"]
     cache = data_dir / "cache"
     if session_id is None:
-        writable.append(cache)  # actors of any session run on the one head
+        rw.append(cache)  # actors of any session run on the one head
     else:
         own = session_cache_dir(data_dir, session_id)
         own.mkdir(parents=True, exist_ok=True)
         # Other sessions' caches are not this kernel's business: an empty tmpfs with only its own
         # bound in, made read-only once that bind's mount point exists (not recursive: its own stays rw).
         argv += ["--tmpfs", str(cache)]
-        writable.append(own)
+        rw.append(own)
     if not _inside(ray_temp_dir, data_dir):
         # A short temp dir under /tmp (the Unix socket path limit): drivers reach the raylet there.
-        writable.append(ray_temp_dir)
-    roots = [Path(r).resolve() for r in (cfg.get("DATA_ROOTS") or [])]
-    for folder in writable:
+        rw.append(ray_temp_dir)
+    if wall.handoff is not None:
+        rw.append(wall.handoff)
+    for folder in rw:
         folder.mkdir(parents=True, exist_ok=True)
-        argv += ["--bind", str(folder), str(folder)]
+        argv += _bind_under(covered, folder, "--bind" if writable else "--ro-bind")
     for root in roots:  # the folders load/save may touch; the covers below still hide what is private
         if root.is_dir():
-            argv += ["--bind", str(root), str(root)]
+            argv += _bind_under(covered, root, "--bind" if writable else "--ro-bind")
     if DEMO_DATA.exists():
         argv += ["--ro-bind", str(DEMO_DATA), str(DEMO_DATA)]
     if session_id is not None:
         argv += ["--remount-ro", str(cache)]
-    argv += _covers(cfg, data_dir, private, roots)
+    argv += _covers(cfg, data_dir, private, roots, home if not hidden_home else None)
     workdir = Path(cwd or os.getcwd())
-    if _inside(workdir, Path("/tmp")) or _inside(workdir, private):
+    if _inside(workdir, Path("/tmp")) or _inside(workdir, private) or (hidden_home and home and _inside(workdir, home)):
         workdir = data_dir / "lake"
-    return argv + ["--chdir", str(workdir), "--"], (ns,)
+    return argv + ["--chdir", str(workdir)]
 
 
-def _covers(cfg: Mapping[str, Any], data_dir: Path, private: Path, roots: list[Path]) -> list[str]:
+def _home() -> Path | None:
+    home = Path(os.path.expanduser("~")).resolve()
+    return None if home == Path("/") or not home.is_dir() else home
+
+
+def _hide_home(home: Path, who: Identity | None) -> bool:
+    """Cover the server user's whole home, binding back only what sandboxes need from it.
+
+    Always with an identity (a home such as /root is 0700: the code in it must be bound back
+    through folders the identity may enter); otherwise only when nothing we need is in there.
+    """
+    if who is not None:
+        return True
+    needed = [*_code_paths(), Path(os.getcwd()).resolve()]
+    return not any(_inside(p, home) for p in needed)
+
+
+def _dirs_between(top: Path, path: Path) -> list[str]:
+    """Mount points from `top` down to path's parent, enterable by any uid (bwrap copies a 0700
+    source folder's mode otherwise, and the identity could not reach what is bound below)."""
+    out: list[str] = []
+    for parent in reversed(path.parents):
+        if _inside(parent, top) and parent != top:
+            out += ["--perms", "0755", "--dir", str(parent)]
+    return out
+
+
+def _bind_under(covered: list[Path], path: Path, how: str) -> list[str]:
+    """A bind of path to itself, its parents under a covered folder made enterable first."""
+    pre: list[str] = []
+    for top in covered:
+        if _inside(path, top) and path != top:
+            pre = _dirs_between(top, path)
+            break
+    return pre + [how, str(path), str(path)]
+
+
+def _covers(cfg: Mapping[str, Any], data_dir: Path, private: Path, roots: list[Path], home: Path | None) -> list[str]:
     """Mounts that hide the server's secrets; they come last, so no bind above uncovers them."""
     out = _cover(private)
     db = _sqlite_file(cfg.get("DATABASE_URL"))
@@ -228,7 +387,8 @@ def _covers(cfg: Mapping[str, Any], data_dir: Path, private: Path, roots: list[P
     for secret in SYSTEM_SECRETS:
         if os.path.exists(secret):
             out += ["--ro-bind", "/dev/null", secret]
-    out += _home_covers(data_dir, roots)
+    if home is not None:
+        out += _home_secrets(home)
     return out
 
 
@@ -242,13 +402,8 @@ def _code_paths() -> list[Path]:
     return [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(), Path(__file__).resolve().parents[2]]
 
 
-def _home_covers(data_dir: Path, roots: list[Path]) -> list[str]:
-    home = Path(os.path.expanduser("~")).resolve()
-    if home == Path("/") or not home.is_dir():
-        return []
-    needed = [*_code_paths(), data_dir, Path(os.getcwd()).resolve(), *roots]
-    if not any(_inside(p, home) for p in needed):
-        return ["--tmpfs", str(home)]  # nothing we run from is in there: hide all of it
+def _home_secrets(home: Path) -> list[str]:
+    """A home left visible (no identity, code in it): its usual credentials covered one by one."""
     out: list[str] = []
     for name in HOME_SECRETS:
         path = home / name
@@ -260,9 +415,9 @@ def _home_covers(data_dir: Path, roots: list[Path]) -> list[str]:
 
 
 def wrap(cfg: Mapping[str, Any], argv: list[str], *, ray_temp_dir: Path, session_id: str | None = None,
-         cwd: str | None = None) -> tuple[list[str], tuple[int, ...]]:
+         cwd: str | None = None, wall: Wall | None = None) -> tuple[list[str], tuple[int, ...]]:
     """argv run inside the sandbox, and the descriptors Popen must pass (pass_fds)."""
-    prefix, fds = bwrap_argv(cfg, session_id=session_id, ray_temp_dir=ray_temp_dir, cwd=cwd)
+    prefix, fds = bwrap_argv(cfg, session_id=session_id, ray_temp_dir=ray_temp_dir, cwd=cwd, wall=wall)
     return prefix + argv, fds
 
 

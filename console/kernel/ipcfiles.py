@@ -198,6 +198,7 @@ def _unlink(path: str) -> None:
         pass
 
 
+HANDOFF_ENV = "MLSQL_HANDOFF_DIR"  # set by the server for a sandboxed session (cluster/walls.py)
 OWNER_LOCK = ".owner"
 _held: list[int] = []  # this process's owner locks: kept open (so held) for its whole life
 
@@ -209,10 +210,14 @@ def scratch_dir() -> Path:
     pid alone cannot say whether the owner lives, because sandboxed kernels (their own pid
     namespace) and unsandboxed ones (tests, CONSOLE_SANDBOX=off) share /dev/shm.
     """
-    shm = Path("/dev/shm")
+    # A sandboxed session's own hand-off folder, which the Ray zone's actors may read and other
+    # sessions may not (cluster/walls.py); its /dev/shm is private and no actor would see it.
+    shm = Path(os.environ.get(HANDOFF_ENV) or "/dev/shm")
     parent = shm if os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
     sweep_stale(parent)
     folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
+    if parent == shm and HANDOFF_ENV in os.environ:
+        os.chmod(folder, 0o750)  # the folder's group (setgid) is the actors'
     fd = os.open(folder / OWNER_LOCK, os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     _held.append(fd)

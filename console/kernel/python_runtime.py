@@ -230,8 +230,11 @@ class PythonRuntime:
                 for line in worker.lines_to_mark(job_id, item.marked, MARK_TIMEOUT):
                     self._emit_fd(line)
                 if item.error is not None:
-                    raise PythonCellError(item.error.kind, item.error.message, item.error.line,
-                                          item.error.traceback)
+                    from console.cluster.limits import note  # a fork refused by the session's process limit
+
+                    limit = note()
+                    raise PythonCellError(item.error.kind, item.error.message + (f" ({limit})" if limit else ""),
+                                          item.error.line, item.error.traceback)
                 return item.result_path
 
     def _died(self, worker: WorkerProcess) -> NoReturn:

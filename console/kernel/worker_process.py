@@ -269,3 +269,8 @@ def death_message(code: int | None) -> str:
         hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
         return f"the Python worker died: killed by {name}{hint}"
     return f"the Python worker died: exit code {code}"
+        if -code == signal.SIGKILL:
+            from console.cluster.limits import note  # which of the session's limits, if one was passed
+
+            limit = note()
+            hint = f": {limit}" if limit else hint

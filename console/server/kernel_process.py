@@ -25,8 +25,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import IO
 
-from console.cluster import sandbox
-from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_dir
+from console.cluster import limits, sandbox, walls
+from console.cluster.head import HEAD_FD_ENV, auth_token, serve_head_requests, short_temp_dir, token_env
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
 from console.wire.channel import Channel, ProtocolError
@@ -49,8 +49,13 @@ OnSystem = Callable[[str, str], None]  # (stream, text)
 OnExit = Callable[[str, bool], None]  # (reason, expected)
 
 
-def exit_reason(returncode: int, last_stderr: str = "") -> str:
-    """Explain an exit status: a code, or a signal by name (SIGKILL usually means out of memory)."""
+def exit_reason(returncode: int, last_stderr: str = "", limit: str | None = None) -> str:
+    """Explain an exit status: a code, or a signal by name (SIGKILL usually means out of memory).
+
+    limit: the session's limit that was passed (limits.explain), which then says why.
+    """
+    if limit and returncode == -signal.SIGKILL:
+        return f"killed by SIGKILL: {limit}" + (f"; last words: {last_stderr}" if last_stderr else "")
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -138,6 +143,7 @@ class KernelProcess:
         self._readers: list[threading.Thread] = []
         self.mark = uuid.uuid4().hex
         self.sandboxed = sandbox.enabled(cfg)
+        self.wall: walls.SessionWall | None = None  # its uid, cgroup and folders while it lives
 
     @property
     def pid(self) -> int | None:
@@ -155,12 +161,26 @@ class KernelProcess:
         env[KERNEL_CONFIG_ENV] = kernel_config(self.cfg)
         env[HEAD_FD_ENV] = str(head_theirs.fileno())
         env["PYTHONUNBUFFERED"] = "1"
+        if not self.cfg.get("RAY_ADDRESS"):  # the embedded head's token: kernels (and their workers) only
+            env.update(token_env(auth_token(self.cfg.private_dir)))
         argv = [sys.executable, "-m", self.kernel_module, "--cmd-fd", str(cmd_r),
                 "--event-fd", str(evt_w), "--notebook-id", self.notebook_id, "--session-id", self.session_id]
         ns_fds: tuple[int, ...] = ()
+        try:
+            # Its own uid, cgroup and hand-off folder (cluster/walls.py), given back when it ends.
+            self.wall = walls.session(self.cfg, self.session_id, self.sandboxed, short_temp_dir(self.cfg.data_dir))
+        except BaseException:
+            for fd in (cmd_r, cmd_w, evt_r, evt_w):
+                os.close(fd)
+            head_ours.close()
+            head_theirs.close()
+            raise
+        env.update(self.wall.env)
         if self.sandboxed:
             argv, ns_fds = sandbox.wrap(self.cfg, argv, session_id=self.session_id,
-                                        ray_temp_dir=short_temp_dir(self.cfg.data_dir))
+                                        ray_temp_dir=short_temp_dir(self.cfg.data_dir), wall=self.wall.wall)
+        elif self.wall.cgroup is not None:
+            argv = limits.launcher(self.wall.wall.cgroups, limits.SANDBOX_OOM_SCORE_ADJ, None) + argv
         try:
             # Own process group: a restart or cull can take the kernel's worker processes with it.
             self.proc = subprocess.Popen(
@@ -168,6 +188,7 @@ class KernelProcess:
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
         except BaseException:
             head_ours.close()
+            self.wall.release()
             raise
         finally:
             os.close(cmd_r)
@@ -273,4 +294,7 @@ class KernelProcess:
             t.join(timeout=5)
         self._close_commands()
         last = self._stderr_tail[-1] if self._stderr_tail else ""
-        self.on_exit(self.violation or exit_reason(code, last), self._stopping and not self.violation)
+        limit = limits.explain(self.wall.cgroup) if self.wall is not None else None
+        if self.wall is not None:
+            self.wall.release()
+        self.on_exit(self.violation or exit_reason(code, last, limit), self._stopping and not self.violation)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from console.cluster import session_cap
 from console.config import Config
 from console.lang import params as notebook_params
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
@@ -187,6 +188,8 @@ class SessionManager:
                     lane: str = "", batch: str = "") -> list[RunId]:
         """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids."""
         session = self.session(user_id, notebook_id, lane)
+        if session.kernel is None:  # a new kernel: within its user's cap (cluster/session_cap.py)
+            session_cap.check(self.cfg, self.store, session, list(self._sessions.values()))
         ids: list[RunId] = []
         with session.lock:
             for cell_id, source, kind in cells:

@@ -165,6 +165,8 @@ class WorkerHost:
         if self.cluster is None:
             self.cluster = self.runner.ask_cluster()
             os.environ["RAY_ADDRESS"] = self.cluster["address"]  # a bare ray.init() in the cell joins it
+            if self.cluster.get("auth_token"):  # the embedded head refuses drivers without it
+                os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.cluster["auth_token"]})
         return self.cluster
 
     def connect_ray(self, url: str | None, **kwargs: Any) -> None:

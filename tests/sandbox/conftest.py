@@ -22,7 +22,10 @@ def walled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walled]:
 
     data_dir = tmp_path_factory.mktemp("walled") / "data"
     app = create_app({"DATA_DIR": str(data_dir), "TESTING": True, "SINGLE_USER": False, "RAY_NUM_CPUS": 2,
-                      "RAY_CLIENT_PORT": free_port(), "KERNEL_ENV": {"PYTHONPATH": _pythonpath()}},
+                      "RAY_CLIENT_PORT": free_port(), "KERNEL_ENV": {"PYTHONPATH": _pythonpath()},
+                      # Low enough that a hog or a storm passes them quickly; every probe is a notebook of
+                      # its own, so mallory's kernels are many (the cap has its own test).
+                      "SESSION_MEMORY": "1G", "SESSION_PROCESSES": 256, "SESSIONS_PER_USER": 0},
                      kernel_module=REAL_KERNEL)
     store = app.extensions["store"]
     for name in ("alice", "mallory"):

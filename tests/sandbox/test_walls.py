@@ -96,7 +96,8 @@ def test_a_kernel_gets_neither_the_database_url_nor_the_secret(walled: Walled,
     monkeypatch.setenv("CONSOLE_SECRET_KEY", "cookie-key-s1")
     cell = ("--%python\nimport os, json\n"
             "print('ENV ' + json.dumps(dict(os.environ)))\n"
-            "print('PID1 ' + open('/proc/1/environ', 'rb').read().decode('utf-8', 'replace'))\n")
+            "try:\n    print('PID1 ' + open('/proc/1/environ', 'rb').read().decode('utf-8', 'replace'))\n"
+            "except OSError as exc:\n    print('PID1 refused', exc)\n")
     (run,) = walled.member().run(("python", cell))
     assert run["status"] == "done", text_of(run)[-2000:]
     shown = text_of(run)

@@ -41,16 +41,29 @@ class Member:
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read() or b"null")
 
-    def run(self, *cells: str | tuple[str, str], timeout: float = 240) -> list[dict[str, Any]]:
-        """Make her own notebook of these cells, run it all, and return each cell's finished run."""
+    def notebook(self, *cells: str | tuple[str, str], name: str = "") -> dict[str, Any]:
+        """A notebook of her own with these cells (nothing run)."""
         specs = [{"kind": "mlsql", "source": c} if isinstance(c, str) else {"kind": c[0], "source": c[1]}
                  for c in cells]
-        status, nb = self.call("POST", "/notebooks", {"name": f"probe-{time.monotonic_ns()}", "cells": specs})
+        status, nb = self.call("POST", "/notebooks", {"name": name or f"probe-{time.monotonic_ns()}",
+                                                      "cells": specs})
         assert status in (200, 201), nb
-        status, started = self.call("POST", f"/notebooks/{nb['id']}/run", {"all": True})
+        return dict(nb)
+
+    def run(self, *cells: str | tuple[str, str], timeout: float = 240) -> list[dict[str, Any]]:
+        """Make her own notebook of these cells, run it all, and return each cell's finished run."""
+        return self.run_in(self.notebook(*cells), None, timeout)
+
+    def run_in(self, nb: dict[str, Any], index: int | None, timeout: float = 240) -> list[dict[str, Any]]:
+        """Run one cell of nb (index), or all of it (None), in her session of it; each finished run."""
+        body = {"all": True} if index is None else {"cell_id": nb["cells"][index]["id"]}
+        status, started = self.call("POST", f"/notebooks/{nb['id']}/run", body)
         assert status == 202, started
+        return self.wait(started["run_ids"], timeout)
+
+    def wait(self, run_ids: list[str], timeout: float = 240) -> list[dict[str, Any]]:
         runs = []
-        for run_id in started["run_ids"]:
+        for run_id in run_ids:
             deadline = time.monotonic() + timeout
             while True:
                 status, run = self.call("GET", f"/runs/{run_id}")
