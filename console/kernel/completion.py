@@ -11,6 +11,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 
+from console.kernel import completion_byzer as byzer
 from console.kernel.catalog import Entry
 from console.kernel.host import SessionHost
 from console.worker.complete import python_items
@@ -94,6 +95,8 @@ def complete_mlsql(session: SessionHost, source: str, cursor: int) -> dict[str, 
     start = word.start() if word else cursor
     if before[start - 1:start] == "!":  # a command's name is typed with its "!"
         start -= 1
+    elif before[start - 1:start] == "-" and re.match(r"\s*!(?:fs|hdfs)\s", _current_statement(before[:start]), re.I):
+        start -= 1  # !fs -ls: the dash is part of the operation
     typed = before[start:]
     statement = _current_statement(before[:start])
     masked = _mask(statement)
@@ -114,6 +117,10 @@ def complete_mlsql(session: SessionHost, source: str, cursor: int) -> dict[str, 
             items.append({"label": "${" + name + "}", "type": "variable", "detail": _short(scrub(ctx, value))})
         return _answer(start, cursor, items, source[start:cursor])
 
+    found = _byzer_context(session, before, cursor)
+    if found is not None:
+        return found
+
     # t.col
     dotted = re.search(r"([\w]+)\.$", before[:start])
     if dotted:
@@ -124,13 +131,8 @@ def complete_mlsql(session: SessionHost, source: str, cursor: int) -> dict[str, 
         if head == "load" or head == "save":  # `load csv.` is a format and its path, nothing to offer
             return _answer(start, cursor, [], typed)
 
-    if statement.strip() == "" or (not tokens and not typed):
-        items += [{"label": s, "type": "keyword", "detail": "statement"} for s in STATEMENTS]
-        items += [{"label": c, "type": "keyword", "detail": "command"} for c in COMMANDS]
-        return _answer(start, cursor, items, typed)
-    if not tokens:  # typing the first word
-        items += [{"label": s, "type": "keyword", "detail": "statement"} for s in STATEMENTS]
-        items += [{"label": c, "type": "keyword", "detail": "command"} for c in COMMANDS]
+    if statement.strip() == "" or not tokens:  # the first word
+        items += byzer.statement_items(STATEMENTS) + byzer.command_items(COMMANDS)
         return _answer(start, cursor, items, typed)
 
     fmt = _format_of(statement)
@@ -150,12 +152,37 @@ def complete_mlsql(session: SessionHost, source: str, cursor: int) -> dict[str, 
         after = _mask(source[start:])
         end = after.find(";")
         items += _select_items(session, masked + " " + (after if end < 0 else after[:end]), last)
-    elif head in ("run", "train", "predict", "!show", "!desc") and len(tokens) == 1:
+    elif head in byzer.ML_HEADS and (last == "as" and len(tokens) == 3 or head == "register" and len(tokens) == 1):
+        items += byzer.module_items(head)
+    elif head in ("run", "train", "predict", "!desc") and len(tokens) == 1:
         items += _tables(session)
+    elif head.startswith("!") and len(tokens) == 1:
+        items += byzer.subcommand_items(head)
     else:
         items += _tables(session)
         items += [{"label": k, "type": "keyword"} for k in ("as", "where", "and", "options", "partitionBy")]
     return _answer(start, cursor, items, typed)
+
+
+def _byzer_context(session: SessionHost, before: str, cursor: int) -> dict[str, Any] | None:
+    """Inside ``load FORMAT.`…``: lake tables or paths; after `where`/`and` of train/run/…: parameters
+    (the word may be dotted, `fitParam.0.max`, and backquoted)."""
+    statement = _current_statement(before)
+    path = re.search(r"\b(?:load|as)\s+(\w+)\.`([^`]*)$", statement, re.I)
+    if path and statement.count("`") % 2 == 1:
+        partial = path.group(2)
+        items = byzer.lake_items(session.source_context().lake, path.group(1), partial)
+        return _answer(cursor - len(partial), cursor, items, partial)
+    dotted = re.search(r"[\w.]*$", before)
+    word = dotted.group(0) if dotted else ""
+    start = cursor - len(word)
+    prior = _current_statement(before[:start - 1] if before[start - 1:start] == "`" else before[:start])
+    tokens = _mask(prior).lower().split()
+    if tokens and tokens[0] in byzer.ML_HEADS and tokens[-1] in ("where", "and") and "where" in tokens:
+        return _answer(start, cursor, byzer.param_items(byzer.module_of(prior), word), word)
+    if tokens[:1] == ["!delta"] and len(tokens) == 2 and tokens[1] in ("history", "info", "vacuum", "compact"):
+        return _answer(start, cursor, byzer.lake_items(session.source_context().lake, "delta", word), word)
+    return None
 
 
 def _select_items(session: SessionHost, statement: str, last: str) -> list[Item]:

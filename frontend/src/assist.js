@@ -27,9 +27,15 @@ export function kindFromHeader(text) {
   return /^(--|#)%python\b/.test(first) ? "python" : null;
 }
 
-// CodeMirror option objects from the kernel's items; `boost` ranks the select's own columns first.
+// CodeMirror option objects from the kernel's items; `boost` ranks the select's own columns first;
+// `info` (a statement's, command's or algorithm's doc, naming its section of docs/language.md) is
+// shown beside the selected option.
 export function toOptions(items) {
-  return items.map((i) => ({ label: i.label, type: i.type, detail: i.detail, boost: i.boost ? Number(i.boost) : 0 }));
+  return items.map((i) => {
+    const option = { label: i.label, type: i.type, detail: i.detail, boost: i.boost ? Number(i.boost) : 0 };
+    if (i.info) option.info = i.info;
+    return option;
+  });
 }
 
 export function completionSource(getKind) {

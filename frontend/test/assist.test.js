@@ -18,6 +18,9 @@ test("the page's own words when the kernel cannot answer", () => {
 test("kernel items become CodeMirror options, columns of the select boosted", () => {
   assert.deepEqual(toOptions([{ label: "id", type: "property", detail: "t: int64", boost: "10" }]),
     [{ label: "id", type: "property", detail: "t: int64", boost: 10 }]);
+  // A statement's doc, with its section of docs/language.md, goes beside the option.
+  assert.equal(toOptions([{ label: "load", type: "keyword", info: "load …\ndocs/language.md#load" }])[0].info,
+    "load …\ndocs/language.md#load");
 });
 
 test("a schema as text", () => {

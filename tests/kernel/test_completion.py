@@ -136,3 +136,48 @@ def test_the_worker_stops_a_slow_completion_and_reports_an_interrupt() -> None:
     items, interrupted = bounded_items("import json\njson.du", 2, 7, {}, seconds=20)
     assert "dumps" in [i["label"] for i in items] and not interrupted
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+
+
+# ---------------------------------------------------------------- Byzer's words
+def items(session: Session, source: str) -> list[dict[str, str]]:
+    return queries.answer(session, "complete", {"source": source, "cursor": len(source), "kind": "mlsql"})["items"]
+
+
+def test_algorithms_extensions_and_their_parameters(loaded: Session) -> None:
+    assert labels(loaded, "train people as Ran") == ["RandomForest"]
+    assert "DataSummary" in labels(loaded, "run people as Da")
+    assert "RandomForest" not in labels(loaded, "run people as ")  # an algorithm is trained, not run
+    assert "RandomForest" in labels(loaded, "register ")
+    found = labels(loaded, 'train people as RandomForest.`models/rf` where keepVersion="true" and fitParam.0.max')
+    assert found == ["fitParam.0.maxDepth"]
+    assert "fitParam.1.maxDepth" in labels(loaded, "train people as RandomForest.`m` where `fitParam.1.")
+    options = labels(loaded, "train people as RandomForest.`models/rf` where ")
+    assert {"evaluateTable", "keepVersion", "fitParam.0.numTrees"} <= set(options)
+    assert "partitionNum" in labels(loaded, "run people as TableRepartition.`` where ")
+    rf = next(i for i in items(loaded, "train people as Ran") if i["label"] == "RandomForest")
+    assert "docs/language.md#machine-learning-and-extensions" in rf["info"]
+
+
+def test_commands_their_subcommands_and_statement_docs(loaded: Session) -> None:
+    assert labels(loaded, "!delta his") == ["history"]
+    assert {"show", "info", "vacuum", "compact"} <= set(labels(loaded, "!delta "))
+    assert labels(loaded, "!fs -l") == ["-ls"]
+    assert "et" in labels(loaded, "!show ")
+    assert labels(loaded, "!python co") == ["conf"]
+    load = next(i for i in items(loaded, "lo") if i["label"] == "load")
+    assert "docs/language.md#load" in load["info"]
+    delta = next(i for i in items(loaded, "!del") if i["label"] == "!delta")
+    assert "history" in delta["info"]
+
+
+def test_lake_tables_and_paths_inside_load(session: Session) -> None:
+    assert session.run_cell("select 1 as a as t;\nsave overwrite t as delta.`sales.orders`;\n"
+                            "save overwrite t as delta.`sales.refunds`;\nsave overwrite t as csv.`exports/t_csv`;").ok
+    assert labels(session, "load delta.`") == ["sales.orders", "sales.refunds"]
+    assert labels(session, "load delta.`sales.r") == ["sales.refunds"]
+    assert labels(session, "!delta history sales.o") == ["sales.orders"]
+    assert "exports/" in labels(session, "load csv.`")
+    assert labels(session, "load csv.`exports/") == ["exports/t_csv/"]
+    assert labels(session, "load csv.`../") == [] and labels(session, "load csv.`/etc/") == []
+    answer = queries.answer(session, "complete", {"source": "load delta.`sales.r", "cursor": 18, "kind": "mlsql"})
+    assert answer["from"] == 12  # the table name is replaced, the backquote stays
