@@ -43,6 +43,7 @@ class ClusterSql:
         self._nodes = 0
         self._interrupted = threading.Event()
         self._buffer = b""
+        self.worker_nodes: list[str] = []  # where the last statement's Daft workers ran (Ray node ids)
 
     # ---- public
     @property
@@ -69,6 +70,7 @@ class ClusterSql:
             if "error" in reply:
                 raise CellError("sql", f"on the cluster: {reply['error']}", line, column)
             self._nodes = int(reply.get("nodes", self._nodes))
+            self.worker_nodes = list(reply.get("worker_nodes", []))
             try:
                 with pa.memory_map(str(out)) as source:
                     return pa.ipc.open_file(source).read_all()

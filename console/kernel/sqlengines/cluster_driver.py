@@ -29,6 +29,21 @@ def cpu_nodes() -> int:
     return sum(1 for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) > 0)
 
 
+def worker_nodes() -> list[str]:
+    """The nodes where this job's Daft workers (one Swordfish actor per node) run, for tests and logs.
+
+    From the GCS actor table: Ray's state API needs the dashboard, which our heads leave out.
+    """
+    import ray
+    from ray._private import state
+
+    try:
+        table = state.actors(job_id=ray.get_runtime_context().job_id, actor_state_name="ALIVE")
+    except Exception:
+        return []
+    return sorted({a["Address"]["NodeID"] for a in table.values() if a.get("ActorClassName") == "RaySwordfishActor"})
+
+
 def connect(address: str) -> None:
     import ray
 
@@ -93,7 +108,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     finally:
         if writer is not None:
             writer.close()
-    return {"rows": rows, "nodes": cpu_nodes()}
+    return {"rows": rows, "nodes": cpu_nodes(), "worker_nodes": worker_nodes()}
 
 
 def _message(exc: BaseException) -> str:
