@@ -197,7 +197,8 @@ def notebook_jobs(notebook_id: str) -> ResponseReturnValue:
     store = get_store()
     jobs = store.list_jobs(notebook_id)
     last = store.last_job_runs([j.id for j in jobs])
-    made_by = {run: {"job": name, "job_run": jr} for run, (name, jr) in store.job_run_of_cell_runs(notebook_id).items()}
+    made_by = {run: {"job": name, "job_id": job_id, "job_run": jr}
+               for run, (job_id, name, jr) in store.job_run_of_cell_runs(notebook_id).items()}
     return jsonify({"jobs": [_job_json(j, last.get(j.id)) for j in jobs], "cell_runs": made_by})
 
 

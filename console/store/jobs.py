@@ -308,13 +308,13 @@ class JobsMixin(StoreBase):
                 out.setdefault(r.job_id, _job_run(r))
         return out
 
-    def job_run_of_cell_runs(self, notebook_id: str) -> dict[str, tuple[str, str]]:
-        """{cell run id: (job name, job run id)} for the notebook's jobs' recent runs ("run by job …")."""
-        out: dict[str, tuple[str, str]] = {}
+    def job_run_of_cell_runs(self, notebook_id: str) -> dict[str, tuple[str, str, str]]:
+        """{cell run id: (job id, job name, job run id)} for the notebook's jobs' recent runs ("run by job …")."""
+        out: dict[str, tuple[str, str, str]] = {}
         with self._read() as s:
-            q = (select(Job.name, JobRun.id, JobRun.run_ids).join(Job, Job.id == JobRun.job_id)
+            q = (select(Job.id, Job.name, JobRun.id, JobRun.run_ids).join(Job, Job.id == JobRun.job_id)
                  .where(Job.notebook_id == notebook_id).order_by(JobRun.created_at.desc()).limit(200))
-            for name, run_id, run_ids in s.execute(q):
+            for job_id, name, run_id, run_ids in s.execute(q):
                 for cell_run in run_ids or []:
-                    out.setdefault(cell_run, (name, run_id))
+                    out.setdefault(cell_run, (job_id, name, run_id))
         return out

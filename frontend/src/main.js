@@ -3,9 +3,11 @@
 
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
+import "./jobs.css";
 import { createApi } from "./api.js";
 import { WorkspacePage } from "./workspace.js";
 import { NotebookPage } from "./notebook.js";
+import { JobsPage, attachJobs } from "./jobs.js";
 
 function start() {
   const root = document.getElementById("app");
@@ -22,12 +24,14 @@ function start() {
     location.href = `/login?next=${encodeURIComponent(location.pathname + location.search)}`;
   });
   const m = location.pathname.match(/^\/notebooks\/([^/]+)\/?$/);
+  const jobs = /^\/jobs\/?$/.test(location.pathname);
   const page = m
     ? new NotebookPage(root, { api, config, notebookId: decodeURIComponent(m[1]) })
-    : new WorkspacePage(root, { api, config });
+    : jobs ? new JobsPage(root, { api }) : new WorkspacePage(root, { api, config });
   // Tests and the page-load benchmark read these.
   window.consolePage = page;
   page.start();
+  if (m) attachJobs(page, api); // Schedule…, the parameter form, "run by job" (jobs.js)
 }
 
 start();

@@ -96,7 +96,7 @@ def test_a_scheduled_job_runs_with_its_parameters_as_a_stored_run(live: LiveServ
     assert len(run["outputs"]) == 2 and '"2026-12-01"' in _texts(run)
     # its cell runs are the notebook's stored runs, and the page can say which job made them
     code, page = http(live, "GET", f"/api/notebooks/{nb.id}/jobs")
-    assert page["cell_runs"][run["run_ids"][1]] == {"job": "nightly", "job_run": run["id"]}
+    assert page["cell_runs"][run["run_ids"][1]] == {"job": "nightly", "job_id": job["id"], "job_run": run["id"]}
     code, latest = http(live, "GET", f"/api/notebooks/{nb.id}/runs")
     assert latest["runs"][nb.cells[1].id]["id"] == run["run_ids"][1]
     # the schedule moved on a minute; a second firing runs again

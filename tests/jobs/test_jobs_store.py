@@ -110,6 +110,6 @@ def test_history_newest_first_with_retries(store: Store) -> None:
     assert [(r.trigger, r.attempt) for r in history] == [("retry", 2), ("schedule", 1)]
     assert history[1].revision == 3 and history[1].run_ids == ["r1", "r2"] and history[1].error == "cell c2: boom"
     assert store.last_job_runs([job.id])[job.id].id == retry.id
-    assert store.job_run_of_cell_runs(job.notebook_id)["r2"] == ("nightly", run.id)
+    assert store.job_run_of_cell_runs(job.notebook_id)["r2"] == (job.id, "nightly", run.id)
     with pytest.raises(Invalid):
         store.queue_job_run(job.id, "cron", {})

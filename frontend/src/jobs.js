@@ -1,0 +1,174 @@
+// Jobs in the browser: the Jobs page (/jobs: each job's next firing, last status, enable/disable,
+// run now, and its run history with outputs), and what a notebook page gains from them
+// (attachJobs): "Schedule…" beside Share and History, the parameter form above the cells, and
+// "run by job <name>" on cells whose shown output a job made.
+
+import { h } from "./dom.js";
+import { openScheduleDialog } from "./jobs-dialog.js";
+
+const enc = encodeURIComponent;
+const EDITORS = new Set(["editor", "owner"]);
+const RUNNERS = new Set(["runner", "editor", "owner"]);
+
+export function when(iso) {
+  if (!iso) return "—";
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+}
+
+// The text a stored cell run shows in the history: its output lines, its error, its result's rows.
+export function runText(view) {
+  const lines = [];
+  for (const ev of view.events || []) {
+    if (ev.type === "output") lines.push(ev.text);
+    else if (ev.type === "error") lines.push(`error: ${ev.message}\n`);
+    else if (ev.type === "result") {
+      lines.push(`${ev.name}: ${(ev.columns || []).map((c) => c.name).join(" | ")}\n`);
+      for (const r of ev.rows || []) lines.push(`  ${r.map((v) => (v === null ? "null" : String(v))).join(" | ")}\n`);
+    }
+  }
+  return lines.join("");
+}
+
+export class JobsPage {
+  constructor(root, { api }) {
+    this.root = root;
+    this.api = api;
+    this.open = new Set(new URLSearchParams(location.search).getAll("job"));
+  }
+
+  async start() {
+    document.title = "Jobs · MLSQL Console";
+    this.list = h("div.jobs-list", { dataset: { role: "jobs" } });
+    this.root.replaceChildren(h("header.toolbar", {}, h("a.button", { href: "/", text: "← Workspace" }),
+      h("h1.nb-name", { text: "Jobs" })), h("main.jobs-page", {}, this.list));
+    await this.refresh();
+    this.root.dataset.ready = "1";
+    this.timer = setInterval(() => this.refresh().catch(() => {}), 5000);
+  }
+
+  async refresh() {
+    const { jobs } = await this.api.request("GET", "/jobs");
+    if (!jobs.length) {
+      this.list.replaceChildren(h("p.muted", { text: "No jobs yet: open a notebook and choose Schedule…" }));
+      return;
+    }
+    const rows = await Promise.all(jobs.map((job) => this.jobRow(job)));
+    this.list.replaceChildren(...rows);
+  }
+
+  async jobRow(job) {
+    const last = job.last_run;
+    const act = (text, role, fn) => h("button", { type: "button", text, dataset: { role },
+      onclick: () => fn().then(() => this.refresh()).catch((err) => alert(err.message)) });
+    const history = h("div.job-history", { dataset: { role: "job-history" } });
+    const el = h("section.job", { dataset: { role: "job", jobId: job.id, enabled: String(job.enabled) } },
+      h("div.job-head", {},
+        h("strong", { text: job.name }), " · ",
+        h("a", { href: `/notebooks/${enc(job.notebook_id)}`, text: job.notebook_name || job.notebook_id }),
+        h("span.job-sched", { text: ` · ${job.schedule.description}` }),
+        h("span.job-next", { dataset: { role: "job-next" }, text: job.enabled ? ` · next: ${job.schedule.readable[0] || "—"}` : " · disabled" }),
+        h("span.job-status", { dataset: { role: "job-last-status", status: last ? last.status : "" },
+          text: last ? ` · last: ${last.status}` : " · never ran" }),
+        h("span.spacer"),
+        act(job.enabled ? "Disable" : "Enable", "job-toggle",
+          () => this.api.request("PATCH", `/jobs/${enc(job.id)}`, { enabled: !job.enabled })),
+        act("Run now", "job-run-now", () => this.api.request("POST", `/jobs/${enc(job.id)}/run`, {})),
+        h("button", { type: "button", text: "History", dataset: { role: "job-history-toggle" }, onclick: () => {
+          if (this.open.has(job.id)) this.open.delete(job.id);
+          else this.open.add(job.id);
+          this.refresh();
+        } })),
+      job.disabled_reason ? h("p.job-why", { text: job.disabled_reason }) : null,
+      history);
+    if (this.open.has(job.id)) await this.fillHistory(job, history);
+    return el;
+  }
+
+  async fillHistory(job, el) {
+    const { runs } = await this.api.request("GET", `/jobs/${enc(job.id)}/runs?limit=20`);
+    el.replaceChildren(...runs.map((r) => h("details.job-run", { dataset: { role: "job-run", status: r.status, trigger: r.trigger } },
+      h("summary", {}, `${when(r.started_at || r.created_at)} · ${r.trigger}${r.attempt > 1 ? ` #${r.attempt}` : ""} · `,
+        h("span", { dataset: { status: r.status }, text: r.status }),
+        ` · ${Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(", ") || "defaults"}`,
+        r.revision ? ` · revision ${r.revision}` : "", r.error ? h("span.job-bad", { text: ` · ${r.error}` }) : null),
+      r.webhook ? h("p.muted", { text: `webhook ${r.webhook.delivered ? "delivered" : "not delivered"} (${r.webhook.attempts.length} attempt(s))` }) : null,
+      ...r.outputs.map((o) => h("pre.job-output", { dataset: { role: "job-output", cellId: o.cell_id } },
+        `cell ${o.cell_id} · ${o.status}\n${runText(o)}`)))));
+    if (!runs.length) el.replaceChildren(h("p.muted", { text: "No runs yet." }));
+  }
+}
+
+// ------------------------------------------------------------------ the notebook page
+function whenReady(root) {
+  return new Promise((resolve) => {
+    if (root.dataset.ready === "1") return resolve(true);
+    const seen = new MutationObserver(() => {
+      if (root.dataset.ready) {
+        seen.disconnect();
+        resolve(root.dataset.ready === "1");
+      }
+    });
+    seen.observe(root, { attributes: true, attributeFilter: ["data-ready"] });
+  });
+}
+
+function paramForm(api, page, declared) {
+  const inputs = declared.map((p) => h("input", { placeholder: p.default, dataset: { role: "param-input", param: p.name },
+    "aria-label": p.name }));
+  const status = h("span.muted", { dataset: { role: "params-status" } });
+  const run = h("button", { type: "submit", text: "▶▶ Run all with these values", dataset: { role: "params-run" } });
+  const form = h("form.params-form", { dataset: { role: "params" } }, h("span.job-label", { text: "Parameters" }),
+    ...declared.map((p, i) => h("label", {}, `${p.name} `, inputs[i])), run, status);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    // Every value is sent, an empty field as its default: the open session may still hold an
+    // earlier run's value, which a defaultParam alone would keep.
+    const params = Object.fromEntries(declared.map((p, i) => [p.name, inputs[i].value || p.default]));
+    status.textContent = "";
+    try {
+      await api.request("POST", `/notebooks/${enc(page.id)}/run`, { all: true, params });
+    } catch (err) {
+      status.textContent = err.message;
+    }
+  });
+  return form;
+}
+
+async function markJobRuns(api, page) {
+  const { cell_runs: made } = await api.request("GET", `/notebooks/${enc(page.id)}/jobs`);
+  for (const cell of page.cells.values()) {
+    const by = made[cell.output.runId];
+    let badge = cell.el.querySelector(":scope > .run-by-job");
+    if (!by) {
+      badge?.remove();
+      continue;
+    }
+    if (!badge) {
+      badge = h("a.run-by-job", { dataset: { role: "run-by-job" } });
+      cell.el.prepend(badge);
+    }
+    badge.textContent = `run by job ${by.job}`;
+    badge.href = `/jobs?job=${enc(by.job_id)}`;
+  }
+}
+
+export async function attachJobs(page, api) {
+  if (!(await whenReady(page.root))) return;
+  const tools = page.root.querySelector('[data-role="sec-tools"]');
+  if (tools && EDITORS.has(page.role)) {
+    const name = page.root.querySelector(".nb-name")?.textContent || "";
+    tools.append(h("button", { type: "button", text: "Schedule…", title: "Run this notebook on a schedule (editors)",
+      dataset: { secAction: "schedule", role: "schedule" },
+      onclick: () => openScheduleDialog(api, page.id, { notebookName: name }).then((job) => {
+        if (job) location.href = `/jobs?job=${enc(job.id)}`;
+      }).catch((err) => alert(err.message)) }));
+  }
+  if (tools) tools.append(h("a.button", { href: "/jobs", text: "Jobs", dataset: { role: "jobs-link" } }));
+  const { params } = await api.request("GET", `/notebooks/${enc(page.id)}/params`);
+  const cells = page.root.querySelector('[data-role="cells"]');
+  if (params.length && cells && RUNNERS.has(page.role)) cells.before(paramForm(api, page, params));
+  const mark = () => markJobRuns(api, page).catch(() => {});
+  mark();
+  setInterval(mark, 5000);
+}

@@ -1,0 +1,60 @@
+"""The Schedule… dialog, the Jobs page and the parameter form, in Chromium against a real server.
+
+The server is the production one (gunicorn), so its scheduler runs in the worker as it does in
+`mlsql-console serve`; the job is fired with "Run now" rather than by waiting for a minute.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from tests.support.live_server import ServerProcess as Server
+
+NB = ('set day = "x" where type="defaultParam";', "select concat('day=', '${day}') as d as t;")
+
+
+def test_schedule_from_the_dialog_see_next_firings_and_the_run_in_the_history(
+        page: Any, server: Server, open_notebook: Any) -> None:
+    nb = server.notebook("jobs-dialog", *NB)
+    open_notebook(page, nb["id"])
+    page.click("[data-role='schedule']")
+    dialog = page.locator("[data-role='schedule-dialog']")
+    dialog.locator("[data-role='job-cron']").fill("30 2 * * *")
+    dialog.locator("[data-role='job-timezone']").fill("Europe/Paris")
+    page.wait_for_function("() => [...document.querySelectorAll(\"[data-role='job-preview'] li\")]"
+                           ".filter((li) => li.textContent.includes(', 02:30 CE')).length === 3")
+    dialog.locator("[data-role='job-cron']").fill("99 * * * *")
+    page.wait_for_selector("[data-role='job-preview'][data-state='error']")
+    assert "maximum" in page.inner_text("[data-role='job-preview']")
+    dialog.locator("[data-role='job-cron']").fill("30 2 * * *")
+    dialog.locator("[data-role='job-param'][data-param='day']").fill("2026-12-01")
+    dialog.locator("[data-role='job-name']").fill("nightly")
+    dialog.locator("[data-role='dialog-ok']").click()
+    page.wait_for_url("**/jobs?job=*")
+    page.wait_for_selector("#app[data-ready='1']", state="attached")
+    job = page.locator("[data-role='job']", has_text="nightly")
+    assert "02:30" in job.locator("[data-role='job-next']").inner_text()
+    job.locator("[data-role='job-run-now']").click()
+    page.wait_for_selector("[data-role='job'] [data-role='job-last-status'][data-status='done']", state="attached",
+                           timeout=90000)
+    # the page came with ?job=<id>, so that job's history is open: its run, with the cells' outputs
+    page.wait_for_selector("[data-role='job-run'][data-trigger='manual'][data-status='done']", state="attached")
+    outputs = page.locator("[data-role='job-run'] [data-role='job-output']").all_text_contents()
+    assert any("day=2026-12-01" in text for text in outputs), outputs
+    # the notebook page says which job made the output it shows
+    open_notebook(page, nb["id"])
+    page.wait_for_selector("[data-role='run-by-job']")
+    assert page.inner_text("[data-role='run-by-job']") == "run by job nightly"
+    assert page.js_errors == []
+
+
+def test_the_parameter_form_runs_the_notebook_with_the_typed_value(page: Any, server: Server,
+                                                                   open_notebook: Any) -> None:
+    nb = server.notebook("params-form", *NB)
+    open_notebook(page, nb["id"])
+    page.fill("[data-role='param-input'][data-param='day']", "typed-value")
+    page.click("[data-role='params-run']")
+    page.wait_for_function("() => document.body.innerText.includes('day=typed-value')", timeout=90000)
+    page.fill("[data-role='param-input'][data-param='day']", "")
+    page.click("[data-role='params-run']")
+    page.wait_for_function("() => document.body.innerText.includes('day=x')", timeout=90000)
+    assert page.js_errors == []
