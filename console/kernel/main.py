@@ -42,8 +42,8 @@ def finite(values: Mapping[str, object]) -> dict[str, float]:
     out: dict[str, float] = {}
     for name, value in values.items():
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            out[str(name)] = float(value)
-    return out
+            out[str(name)[:1024]] = float(value)
+    return dict(list(out.items())[:1000])
 
 
 class ServerLink:
@@ -112,11 +112,11 @@ class Kernel:
         if cmd is None:
             return
         if isinstance(msg, OutputEvent):
-            self.out.send(RunOutput(cmd.run_id, msg.text, msg.source, msg.stream))  # type: ignore[arg-type]
+            self.out.send(RunOutput(cmd.run_id, msg.text, msg.source[:1024], msg.stream))  # type: ignore[arg-type]
         elif isinstance(msg, MetricsEvent):
             values = finite(msg.values)
             if values:  # a NaN loss is not a point the chart can draw
-                self.out.send(RunMetrics(cmd.run_id, values, msg.source, msg.step, msg.ts or time.time()))
+                self.out.send(RunMetrics(cmd.run_id, values, msg.source[:1024], msg.step, msg.ts or time.time()))
 
     def read_commands(self) -> None:
         try:

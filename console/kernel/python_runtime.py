@@ -1,7 +1,8 @@
 """PythonRuntime: the kernel's side of Python cells: worker processes, hand-off, events, errors.
 
 The worker (console/worker/) is driven through worker_process.py; the messages on its socket are
-the "kernel <-> worker pipe" section of console/messages.py.
+console/wire/worker.py's, and the worker runs the member's code, so what it says is checked:
+its output table is read only from the path this runtime chose for the job.
 Tables travel as Arrow IPC files on /dev/shm where there is one: the input and model tables are
 kept while the kernel's table object lives (ipcfiles.py), the output goes in a per-job folder.
 """
@@ -23,8 +24,10 @@ from console.cluster.head import RAY_ENV, RayCluster
 from console.kernel.ipcfiles import IpcFiles, scratch_dir
 from console.kernel.job import PythonCellError, PythonJob
 from console.kernel.worker_process import FdLine, Wake, WorkerProcess, death_message
-from console.messages import (CellDone, CellMetrics, CellOutput, ClusterInfo, ClusterUnavailable, MetricsEvent,
-                              NeedCluster, OutputEvent, RunJob, WorkerComplete, WorkerCompletion)
+from console.messages import MetricsEvent, OutputEvent
+from console.wire.channel import new_request_id
+from console.wire.worker import (CellDone, CellMetrics, CellOutput, ClusterInfo, ClusterUnavailable, NeedCluster,
+                                 RunJob, WorkerComplete, WorkerCompletion)
 
 Emit = Callable[[Any], None]
 INTERRUPT_GRACE = 10.0  # seconds between SIGINT and SIGKILL
@@ -79,6 +82,10 @@ class PythonRuntime:
             except OSError:  # it died just now
                 self._died(worker)
             result_path = self._loop(worker, run_job.job_id)
+            if result_path not in (None, run_job.output_path):  # never a file the worker picked
+                self._discard(worker)
+                raise PythonCellError("worker", "the Python worker broke the protocol and was stopped "
+                                                "(its result is not at the path it was given)")
             if result_path is None:
                 return None
             with pa.memory_map(result_path) as src:
@@ -96,17 +103,11 @@ class PythonRuntime:
                 worker = None if self._running else self._worker
             if worker is None or not worker.alive():
                 return None
-            request_id = uuid.uuid4().hex
+            ask = WorkerComplete(request_id=new_request_id(), source=source, line=line, column=column)
             try:
-                worker.send(WorkerComplete(request_id=request_id, source=source, line=line, column=column))
-            except OSError:
+                return worker.channel.request(ask, WorkerCompletion, timeout).items
+            except (ConnectionError, TimeoutError):
                 return None
-            deadline = time.monotonic() + timeout
-            while (left := deadline - time.monotonic()) > 0:
-                item = worker.take(left)  # between cells: other items are nobody's output
-                if isinstance(item, WorkerCompletion) and item.request_id == request_id:
-                    return item.items
-        return None
 
     def interrupt(self) -> None:
         """KeyboardInterrupt in the running cell; the worker is killed if it is still busy after the grace."""
@@ -244,6 +245,8 @@ class PythonRuntime:
         for line in worker.last_lines():
             self._emit_fd(line)
         self._discard(worker)
+        if worker.violation:
+            raise PythonCellError("worker", worker.violation)
         if self._interrupted_at is not None:
             raise PythonCellError("interrupted", "interrupted: " + death_message(code))
         raise PythonCellError("worker", death_message(code))

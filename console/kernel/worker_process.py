@@ -1,7 +1,8 @@
 """The kernel's handle on one cell worker process: its socket, its stdout/stderr, one inbox.
 
 Four threads feed one queue, each in the order its source produced: the socket's reader (the
-worker's messages, console/messages.py "kernel <-> worker pipe"), one pump per output pipe
+worker's messages, console/wire/worker.py, checked by a Channel: a worker that breaks the
+protocol is killed and its cell fails with the reason), one pump per output pipe
 (fd-level output: C libraries, subprocesses, a dying interpreter's last words) and a waiter that
 reports the process's exit. The run loop (python_runtime.py) reads only this queue, so nothing
 guesses how far another thread has got: it waits for an item that says so, the worker's mark on
@@ -19,12 +20,13 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from typing import IO, Callable, Union
 
 from console.cluster.head import stop_process_group
 from console.kernel.job import PythonCellError
-from console.messages import FD_MARK, Message, WorkerExit, WorkerReady
+from console.wire.channel import Channel, ProtocolError
+from console.wire.codec import Message
+from console.wire.worker import FD_MARK, FROM_WORKER, WorkerCompletion, WorkerExit, WorkerReady
 
 STREAMS = ("stdout", "stderr")
 PIPES_END_TIMEOUT = 5.0  # after a kill: only a process outside the group can hold the pipes longer
@@ -90,7 +92,10 @@ class WorkerProcess:
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      pass_fds=(child.fileno(),), start_new_session=True)
         child.close()
-        self.conn = Connection(parent.detach())
+        self.sock = parent
+        self.channel = Channel(FROM_WORKER, read=parent.fileno(), write=parent.fileno(),
+                               answers=(WorkerCompletion,), name=f"worker {self.proc.pid}")
+        self.violation = ""  # how the worker broke the protocol, if it did: why it was killed
         self.inbox: "queue.Queue[Item]" = queue.Queue()
         self.ended: set[str] = set()  # "socket", "stdout", "stderr" once their end was taken
         self.marks: dict[str, str] = {}  # stream -> job_id of the last mark taken
@@ -106,10 +111,11 @@ class WorkerProcess:
     # ---- the threads that fill the inbox
     def _read(self) -> None:
         try:
-            while True:
-                self.inbox.put(self.conn.recv())
-        except (EOFError, OSError):
-            pass
+            for msg in self.channel.messages():
+                self.inbox.put(msg)
+        except ProtocolError as exc:
+            self.violation = f"the Python worker broke the protocol and was stopped ({str(exc)[:200]})"
+            self.kill()
         finally:
             self.inbox.put(SocketClosed())
 
@@ -211,7 +217,8 @@ class WorkerProcess:
             return None
 
     def send(self, msg: Message) -> None:
-        self.conn.send(msg)
+        if not self.channel.send(msg):
+            raise OSError("the worker's socket is closed")
 
     def kill(self) -> None:
         """SIGKILL the worker's process group (its subprocesses and forked children too)."""
@@ -242,20 +249,18 @@ class WorkerProcess:
         self._hang_up()
         self._reader.join(PIPES_END_TIMEOUT)
         with self._close_lock:
-            self.conn.close()
+            self.channel.close()
+            self.sock.close()
 
     def _hang_up(self) -> None:
         """Shut our end of the socket down: the reader reads what is queued, then sees its end."""
         with self._close_lock:
-            if self.conn.closed:
+            if self.sock.fileno() < 0:
                 return
-            sock = socket.socket(fileno=self.conn.fileno())
             try:
-                sock.shutdown(socket.SHUT_RDWR)
+                self.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-            finally:
-                sock.detach()  # the Connection still owns the descriptor
 
 
 def death_message(code: int | None) -> str:
@@ -267,10 +272,10 @@ def death_message(code: int | None) -> str:
         except ValueError:
             name = f"signal {-code}"
         hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
-        return f"the Python worker died: killed by {name}{hint}"
-    return f"the Python worker died: exit code {code}"
         if -code == signal.SIGKILL:
             from console.cluster.limits import note  # which of the session's limits, if one was passed
 
             limit = note()
             hint = f": {limit}" if limit else hint
+        return f"the Python worker died: killed by {name}{hint}"
+    return f"the Python worker died: exit code {code}"

@@ -6,15 +6,17 @@ them) both import it and neither imports the other.
 from __future__ import annotations
 
 import io
+import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
-from multiprocessing.connection import Connection
+from collections.abc import Callable, Iterator
 
 from console.actors.capture import (METRICS, KerasMetrics, LineRedraw, decode_forwarded, ray_pid, split_ray_prefix,
                                     stream_of)
-from console.messages import CellMetrics, CellOutput, Message
+from console.wire.channel import TRUSTED_LINE_CAP, Channel as WireChannel, ProtocolError
+from console.wire.codec import Message
+from console.wire.worker import TO_WORKER, CellMetrics, CellOutput
 
 
 # Printed text is sent in batches: one pipe message per line made a cell printing 500,000 lines
@@ -58,7 +60,9 @@ class Channel:
     """
 
     def __init__(self, fd: int) -> None:
-        self.conn = Connection(fd)
+        # The kernel started this process: its messages are trusted to be long (a cell's code).
+        self.wire = WireChannel(TO_WORKER, read=fd, write=fd, line_cap=TRUSTED_LINE_CAP, name="kernel->worker")
+        self._incoming: Iterator[Message] = self.wire.messages()
         self.lock = threading.Lock()
         self.job_id = ""  # the running cell's; "" between cells (the kernel ignores that output)
         self._texts: list[str] = []
@@ -129,15 +133,14 @@ class Channel:
         self._send(CellOutput(job_id=job_id, text=text, source=source, stream=stream))
 
     def _send(self, msg: Message) -> None:
-        try:
-            self.conn.send(msg)
-        except (OSError, ValueError):
-            pass  # the kernel went away; the main loop will notice on recv
+        self.wire.send(msg)  # False: the kernel went away; the main loop will notice on recv
 
     def recv(self) -> Message:
-        msg = self.conn.recv()
-        assert isinstance(msg, Message), f"not a pipe message: {msg!r}"
-        return msg
+        """The kernel's next message; EOFError once it has closed the socket."""
+        try:
+            return next(self._incoming)
+        except (StopIteration, ProtocolError) as exc:
+            raise EOFError(str(exc)) from None
 
 
 class ChannelStream(io.TextIOBase):
@@ -266,7 +269,11 @@ class ChannelStream(io.TextIOBase):
             self._metrics(found[0], source, found[1])
 
     def _metrics(self, values: dict[str, float], source: str, step: int | None) -> None:
-        self.channel.send(CellMetrics(job_id=self.channel.job_id, values=values, source=source, step=step))
+        finite = {str(k): float(v) for k, v in values.items()
+                  if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+        if finite:  # a NaN loss is no point on a chart, and the kernel refuses it
+            self.channel.send(CellMetrics(job_id=self.channel.job_id, values=finite, source=source,
+                                          step=step if isinstance(step, int) and not isinstance(step, bool) else None))
 
     def isatty(self) -> bool:
         return False

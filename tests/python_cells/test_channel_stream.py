@@ -5,13 +5,14 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from multiprocessing.connection import Connection
 from typing import Any
 
 import pytest
 
 from console.actors.capture import KerasMetrics
 from console.messages import CellMetrics, CellOutput
+from console.wire.channel import Channel as WireChannel
+from console.wire.worker import FROM_WORKER
 from console.worker.channel import BATCH_SECONDS, Channel, ChannelStream
 
 
@@ -22,7 +23,8 @@ class Pipe:
         a, b = socket.socketpair()
         self.channel = Channel(a.detach())
         self.channel.job_id = "job"
-        self._reader = Connection(b.detach())
+        self._sock = b  # the kernel's end, read as the kernel does (worker_process.py)
+        self._reader = WireChannel(FROM_WORKER, read=b.fileno())
         self.got: list[Any] = []
         self.arrived: list[float] = []
         threading.Thread(target=self._drain, daemon=True).start()
@@ -30,12 +32,9 @@ class Pipe:
         self.err = ChannelStream(self.channel, "stderr", self.out.metrics, threading.Event())
 
     def _drain(self) -> None:
-        try:
-            while True:
-                self.got.append(self._reader.recv())
-                self.arrived.append(time.monotonic())
-        except (EOFError, OSError):
-            pass
+        for msg in self._reader.messages():
+            self.got.append(msg)
+            self.arrived.append(time.monotonic())
 
     def settle(self) -> None:
         self.out.flush_all()
