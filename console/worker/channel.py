@@ -11,12 +11,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import cast
 
 from console.actors.capture import (METRICS, KerasMetrics, LineRedraw, decode_forwarded, ray_pid, split_ray_prefix,
                                     stream_of)
 from console.wire.channel import TRUSTED_LINE_CAP, Channel as WireChannel, ProtocolError
 from console.wire.codec import Message
-from console.wire.worker import TO_WORKER, CellMetrics, CellOutput
+from console.wire.worker import TO_WORKER, CellMetrics, CellOutput, Stream
 
 
 # Printed text is sent in batches: one pipe message per line made a cell printing 500,000 lines
@@ -103,7 +104,7 @@ class Channel:
                 # A redraw (a progress bar) goes alone, as it was written: few, and it is the
                 # live state a viewer watches, so it is not held back either.
                 self._send_batch()
-                self._send(CellOutput(job_id=self.job_id, text=text, source=source, stream=stream))
+                self._send(CellOutput(job_id=self.job_id, text=text, source=source, stream=cast(Stream, stream)))
                 return
             if self._texts and key != self._key:
                 self._send_batch()
@@ -130,7 +131,7 @@ class Channel:
         job_id, source, stream = self._key
         text = "".join(self._texts)
         self._texts, self._chars = [], 0
-        self._send(CellOutput(job_id=job_id, text=text, source=source, stream=stream))
+        self._send(CellOutput(job_id=job_id, text=text, source=source, stream=cast(Stream, stream)))
 
     def _send(self, msg: Message) -> None:
         self.wire.send(msg)  # False: the kernel went away; the main loop will notice on recv
