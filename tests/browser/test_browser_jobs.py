@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from browser_support import reveal
 from tests.support.live_server import ServerProcess as Server
 
 NB = ('set day = "x" where type="defaultParam";', "select concat('day=', '${day}') as d as t;")
@@ -16,7 +17,7 @@ def test_schedule_from_the_dialog_see_next_firings_and_the_run_in_the_history(
         page: Any, server: Server, open_notebook: Any) -> None:
     nb = server.notebook("jobs-dialog", *NB)
     open_notebook(page, nb["id"])
-    page.click("[data-role='schedule']")
+    reveal(page, "[data-role='schedule']").click()  # on the toolbar, or in its menu on a narrow one
     dialog = page.locator("[data-role='schedule-dialog']")
     dialog.locator("[data-role='job-cron']").fill("30 2 * * *")
     dialog.locator("[data-role='job-timezone']").fill("Europe/Paris")
