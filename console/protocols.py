@@ -61,7 +61,7 @@ class EngineFactory(Protocol):
     """How the kernel makes its engine: console.kernel.session.Session's constructor, or a test's."""
 
     def __call__(self, cfg: Config, emit: Emit, *, session_id: SessionId,
-                 notebook_loader: NotebookLoader | None) -> Engine: ...
+                 notebook_loader: NotebookLoader | None, cluster: Any = None) -> Engine: ...
 
 
 class RunStore(Protocol):

@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from console.config import PRIVATE_DIR_NAME
+from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
+from console.wire.head import TO_KERNEL as HEAD_TO_KERNEL, TO_SERVER, HeadAnswer, HeadRequest
 
 log = logging.getLogger(__name__)
 
@@ -344,8 +346,11 @@ def _tail(path: Path, n: int = 4000) -> str:
 class RayCluster:
     """The cluster a runtime uses: CONSOLE_RAY_ADDRESS if set, else the shared embedded head."""
 
-    def __init__(self, cfg: Mapping[str, Any]) -> None:
+    def __init__(self, cfg: Mapping[str, Any], head: "HeadLink | None" = None) -> None:
+        """head: a sandboxed kernel's link to its server, which starts and owns the embedded head
+        for it (HeadLink.from_env); None everywhere else (the server, a script, a test)."""
         self.cfg = cfg
+        self.head = head
         self.data_dir = Path(cfg.get("DATA_DIR") or "./console-data").resolve()
         self.state_dir = self.data_dir / "ray"  # Ray's log and temp dir: sandboxes write here
         # The head's record (its PIDs, which the server signals) sits where no sandbox can forge it.
@@ -374,12 +379,12 @@ class RayCluster:
         no CPUs to the cluster inside the sandbox, started, recorded and stopped like the
         embedded head; ray:// drivers need nothing local.
         """
-        if self.external_address and not (self.external_gcs and (sandboxed or _SERVER.sock is not None)):
+        if self.external_address and not (self.external_gcs and (sandboxed or self.head is not None)):
             addr = self.external_address
             client = addr[len("ray://"):] if addr.startswith("ray://") else None
             return ClusterInfo(address=addr, client_address=client, embedded=False)
-        if _SERVER.sock is not None:  # a server's kernel: the server starts and owns the head
-            self._info = _SERVER.ask()
+        if self.head is not None:  # a server's kernel: the server starts and owns the head
+            self._info = self.head.ask()
             return self._info
         if self._info and self._healthy(self._info):
             return self._info
@@ -448,7 +453,7 @@ class RayCluster:
 
     def release(self) -> bool:
         """This process no longer uses the head; the last user stops it unless an owner lives. True if stopped."""
-        if self.external_address or _SERVER.sock is not None:  # the server's head is not ours to stop
+        if self.external_address or self.head is not None:  # the server's head is not ours to stop
             self._info = None
             return False
         with self._lock():
@@ -471,7 +476,7 @@ class RayCluster:
 
     def stop(self, grace: float = 10.0) -> bool:
         """Stop the embedded head (or driver node) recorded for this data dir, by its process group. True if one ran."""
-        if _SERVER.sock is not None:
+        if self.head is not None:
             return False
         with self._lock():
             return self._stop_locked(_info_of(self._read_state()), grace)
@@ -534,55 +539,66 @@ def stop_embedded(cfg: Mapping[str, Any]) -> bool:
     return RayCluster(cfg).stop()
 
 
-class _ServerChannel:
-    """A sandboxed kernel's end of the socket to its server (HEAD_FD_ENV): "ensure" -> ClusterInfo."""
+class HeadLink:
+    """A sandboxed kernel's end of the socket to its server (console/wire/head.py): ask() -> ClusterInfo.
 
-    def __init__(self) -> None:
-        self.sock: socket.socket | None = None
-        self._lock = threading.Lock()
-        fd = os.environ.pop(HEAD_FD_ENV, "")  # taken once; the kernel's workers need not see it
-        if fd.isdigit():
-            try:
-                self.sock = socket.socket(fileno=int(fd))
-            except OSError:
-                log.warning("%s=%s is not a socket; the kernel starts no Ray head", HEAD_FD_ENV, fd)
+    Made once by the kernel's main (from_env) and handed to the RayCluster it builds.
+    """
+
+    TIMEOUT = 600.0  # a head (or a driver node of an external cluster) may take minutes to start
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.channel = Channel(HEAD_TO_KERNEL, read=sock.fileno(), write=sock.fileno(), answers=(HeadAnswer,),
+                               line_cap=TRUSTED_LINE_CAP, name="server->kernel head")
+        # Answers are handed to their requests by the channel's reader.
+        threading.Thread(target=lambda: list(self.channel.messages()), name="head-link", daemon=True).start()
+
+    @classmethod
+    def from_env(cls) -> "HeadLink | None":
+        """The link the server handed this kernel (HEAD_FD_ENV, taken out of the environment so
+        the kernel's workers do not see it); None when it runs without one."""
+        fd = os.environ.pop(HEAD_FD_ENV, "")
+        if not fd.isdigit():
+            return None
+        try:
+            return cls(socket.socket(fileno=int(fd)))
+        except OSError:
+            log.warning("%s=%s is not a socket; the kernel starts no Ray head", HEAD_FD_ENV, fd)
+            return None
 
     def ask(self) -> ClusterInfo:
-        assert self.sock is not None
-        with self._lock:
-            self.sock.sendall(b"ensure\n")
-            line = b""
-            while not line.endswith(b"\n"):
-                chunk = self.sock.recv(65536)
-                if not chunk:
-                    raise RuntimeError("the server closed the Ray head channel")
-                line += chunk
-        reply = json.loads(line)
-        if "error" in reply:
-            raise RuntimeError(reply["error"])
-        return ClusterInfo(**reply["info"])
-
-
-_SERVER = _ServerChannel()
+        try:
+            answer = self.channel.request(HeadRequest(new_request_id()), HeadAnswer, self.TIMEOUT)
+        except ConnectionError:
+            raise RuntimeError("the server closed the Ray head channel") from None
+        if answer.error:
+            raise RuntimeError(answer.error)
+        return ClusterInfo(**answer.info)
 
 
 def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any]) -> None:
     """The server's end of a kernel's head channel: start (or find) the head on each request.
 
-    Runs on a thread of its own until the kernel closes its end.
+    Runs on a thread of its own until the kernel closes its end, or breaks the protocol (a line
+    over 1 MiB, anything but a head_request): then the channel is closed, and the kernel's
+    cells that need Ray fail with "the server closed the Ray head channel".
     """
     from console.cluster import sandbox
 
-    with sock, sock.makefile("rb") as requests:
-        for line in requests:
-            if line.strip() != b"ensure":
-                continue
-            try:
-                reply: dict[str, Any] = {"info": RayCluster(cfg).ensure(sandboxed=sandbox.enabled(cfg)).to_json()}
-            except Exception as exc:  # the cell sees it as its own error
-                log.exception("the embedded Ray head did not start")
-                reply = {"error": f"the Ray head did not start: {exc}"}
-            try:
-                sock.sendall(json.dumps(reply).encode() + b"\n")
-            except OSError:
-                return
+    channel = Channel(TO_SERVER, read=sock.fileno(), write=sock.fileno(), name="kernel->server head")
+    with sock:
+        try:
+            for request in channel.messages():
+                if not isinstance(request, HeadRequest):  # the vocabulary's only message: narrows the type
+                    continue
+                try:
+                    info = RayCluster(cfg).ensure(sandboxed=sandbox.enabled(cfg)).to_json()
+                    answer = HeadAnswer(request.request_id, info=info)
+                except Exception as exc:  # the cell sees it as its own error
+                    log.exception("the embedded Ray head did not start")
+                    answer = HeadAnswer(request.request_id, error=f"the Ray head did not start: {exc}")
+                if not channel.send(answer):
+                    return
+        except ProtocolError as exc:
+            log.warning("a kernel broke the Ray head channel's protocol; it is closed: %s", exc)

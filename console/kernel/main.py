@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Mapping
 
+from console.cluster.head import HeadLink, RayCluster
 from console.config import KERNEL_CONFIG_ENV, Config, load_config
 from console.ids import NotebookId, SessionId
 from console.kernel.errors import internal_error
@@ -104,7 +105,10 @@ class Kernel:
         self.last: ExecuteCommand | None = None
         self.commands: queue.Queue[ExecuteCommand | None] = queue.Queue()
         self.notebooks = PipeNotebookLoader(channel)
-        self.engine: Engine = engine_factory(cfg, self.emit, session_id=session_id, notebook_loader=self.notebooks)
+        # The kernel's Ray cluster asks this server for the head over the socket it was handed.
+        cluster = RayCluster(cfg, head=HeadLink.from_env())
+        self.engine: Engine = engine_factory(cfg, self.emit, session_id=session_id, notebook_loader=self.notebooks,
+                                             cluster=cluster)
 
     def emit(self, msg: Message) -> None:
         """Output of the engine/runtime, sent as the running run's (late lines: the last run's)."""

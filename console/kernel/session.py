@@ -26,6 +26,7 @@ from console.messages import ErrorEvent, OutputEvent
 from console.protocols import CellOutcome, Emit, NotebookLoader
 
 if TYPE_CHECKING:
+    from console.cluster.head import RayCluster
     from console.kernel.python_runtime import PythonRuntime
     from console.kernel.sqlengines.cluster import ClusterSql
     from console.sources import SourceContext
@@ -52,8 +53,11 @@ class Session:
     """
 
     def __init__(self, cfg: Config, emit: Emit | None = None, session_id: str = "default",
-                 notebook_loader: NotebookLoader | None = None) -> None:
+                 notebook_loader: NotebookLoader | None = None, cluster: "RayCluster | None" = None) -> None:
+        """cluster: the Ray cluster Python cells and cluster SQL use (a kernel's main hands one that
+        asks the server for the head); None: one of this data dir's own, made at first need."""
         self.cfg = cfg
+        self.cluster = cluster
         self._emit: Emit = emit or (lambda message: None)
         self.emit: Emit = self._emit_shown
         self.session_id = session_id
@@ -115,7 +119,7 @@ class Session:
         if self._cluster_sql is None:
             from console.kernel.sqlengines.cluster import ClusterSql
 
-            self._cluster_sql = ClusterSql(self.cfg, self.cache_dir)
+            self._cluster_sql = ClusterSql(self.cfg, self.cache_dir, cluster=self.cluster)
         return self._cluster_sql
 
     @property
@@ -395,7 +399,8 @@ class Session:
                                           f"{exc}") from None
             from console.kernel import userdirs
 
-            self._runtime = PythonRuntime(self.cfg, self.emit, user_env=userdirs.folders(self.cache_dir))
+            self._runtime = PythonRuntime(self.cfg, self.emit, cluster=self.cluster,
+                                          user_env=userdirs.folders(self.cache_dir))
         return self._runtime
 
     def _run_include(self, stmt: lang.Include, run: CellRun, cell: Any) -> None:

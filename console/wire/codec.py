@@ -193,6 +193,11 @@ def _check(value: Any, tp: Any, where: str, limit: int | None = None, depth: int
         return value
     origin = typing.get_origin(tp)
     if origin is Union or origin is types.UnionType:
+        options = [o for o in typing.get_args(tp) if o is not type(None)]
+        if value is None and len(options) < len(typing.get_args(tp)):
+            return None
+        if len(options) == 1:  # an optional field: the one type's own reason
+            return _check(value, options[0], where, limit, depth)
         for option in typing.get_args(tp):
             try:
                 return _check(value, option, where, limit, depth)

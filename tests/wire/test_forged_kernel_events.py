@@ -1,7 +1,7 @@
 """A kernel is untrusted: what a cell writes on its own kernel's event pipe (issue 21 §1-3).
 
-Each test is a hostile member's real Python cell, on a real server with real (sandboxed where
-bubblewrap works) kernels, writing to `/proc/<ppid>/fd/<event fd>` (forge_support.py). On the
+Each test is a hostile member's real Python cell, on a real server with real kernels, writing
+to `/proc/<ppid>/fd/<event fd>` (forge_support.py). On the
 code before console/wire/ the server believed those lines: it stored output and metrics of any
 JSON type in another member's run, built log paths from the ids in them, kept every unknown
 answer and grew with a line that never ended.
@@ -24,8 +24,11 @@ MB = 1024
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    # Without the sandbox: under it (issue 20) a kernel runs as a uid whose /proc/<pid>/fd its
+    # cells cannot open, and these tests are about what the server does with what it reads.
+    # The last test tries the same from inside the sandbox.
     root = tmp_path_factory.mktemp("forged")
-    server = LiveServer(str(root / "data"), kernel_module=REAL_KERNEL)
+    server = LiveServer(str(root / "data"), kernel_module=REAL_KERNEL, SANDBOX="off")
     try:
         yield server
     finally:
@@ -128,3 +131,28 @@ def test_100k_unknown_answers_are_dropped_not_kept(live: LiveServer) -> None:
     assert grew < 50 * MB, f"the server grew by {grew // MB} MB"
     assert attack.status == "done", attack.error  # answers nobody asked for are dropped, not a crime
     assert session.kernel is not None and session.kernel.channel.dropped >= 100_000
+
+
+def test_inside_the_sandbox_a_forged_event_changes_nothing_either(tmp_path: Path) -> None:
+    """The same attack as the sandbox runs kernels by default: the cell cannot open its kernel's
+    pipe (issue 20's walls), or what it writes is dropped as above; bob's run is untouched."""
+    from console.cluster import sandbox
+
+    if sandbox.unavailable_reason():
+        pytest.skip(f"no sandbox here: {sandbox.unavailable_reason()}")
+    server = LiveServer(str(tmp_path / "data"), kernel_module=REAL_KERNEL)
+    try:
+        bob = server.store.ensure_user("bob")
+        (bobs,) = run_all(server, server.notebook(("python", "--%python\nprint('bob')\n"), owner="bob"), bob)
+        assert bobs.status == "done", bobs.error
+        before = stored(server, bobs.id)
+        body = f'forge({{"type": "run_output", "run_id": "{bobs.id}", "text": "INJECTED"}})'
+        mallory = server.store.ensure_user("mallory")
+        (attack,) = run_all(server, server.notebook(forging_cell(body), owner="mallory"), mallory)
+        if attack.status == "error":  # the walls: the kernel's /proc/<pid>/fd is not hers to open
+            assert "PermissionError" in attack.error["message"], attack.error
+        else:
+            assert attack.status == "done", attack.error
+        assert stored(server, bobs.id) == before
+    finally:
+        server.close()

@@ -36,8 +36,9 @@ CONNECT_TIMEOUT = 120.0  # ray.init plus Daft's first runner; the spike measured
 class ClusterSql:
     """One session's Daft driver on its Ray cluster (started lazily, killed to cancel)."""
 
-    def __init__(self, cfg: Any, cache_dir: Path) -> None:
+    def __init__(self, cfg: Any, cache_dir: Path, cluster: Any = None) -> None:
         self.cfg = cfg
+        self.cluster = cluster  # the session's RayCluster (a kernel's asks its server for the head)
         self.folder = cache_dir / ".cluster_sql"
         self._proc: subprocess.Popen[bytes] | None = None
         self._nodes = 0
@@ -110,7 +111,7 @@ class ClusterSql:
         self.close()
         from console.cluster.head import RAY_ENV, RayCluster
 
-        cluster = RayCluster(self.cfg)
+        cluster = self.cluster or RayCluster(self.cfg)
         info = cluster.ensure()
         address = info.address
         env = {**os.environ, **RAY_ENV, "PYTHONUNBUFFERED": "1"}
@@ -130,13 +131,14 @@ class ClusterSql:
         finally:
             log.close()
         self._buffer = b""
-        reply = self._ask({"address": address}, CONNECT_TIMEOUT, 1, 1)
+        reply = self._ask({"address": address}, CONNECT_TIMEOUT, 1, 1, connecting=address)
         if "error" in reply:
             self.close()
             raise CellError("sql", reply["error"], 1, 1)
         self._nodes = int(reply.get("nodes", 0))
 
-    def _ask(self, message: dict[str, Any], timeout: float, line: int, column: int) -> dict[str, Any]:
+    def _ask(self, message: dict[str, Any], timeout: float, line: int, column: int,
+             connecting: str = "") -> dict[str, Any]:
         proc = self._proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         try:
@@ -158,6 +160,9 @@ class ClusterSql:
                                 f"{proc.returncode}): {_tail(self.folder / 'driver.log')}", line, column)
             if time.monotonic() > deadline:
                 self.close()
+                if connecting:
+                    raise CellError("sql", f"could not connect to the Ray cluster at {connecting} within {timeout:g} s "
+                                    f"for SQL on the cluster: {_tail(self.folder / 'driver.log', 300)}", line, column)
                 raise CellError("sql", f"the select ran longer than {timeout:g} s on the cluster and was cancelled. "
                                 "A sort or a join waits for free CPUs: other jobs (training actors) may hold "
                                 "every CPU of the cluster. CONSOLE_SQL_CLUSTER_TIMEOUT_SECONDS sets the limit; "
