@@ -95,6 +95,10 @@ def _job_run(r: JobRun) -> JobRunRecord:
         triggered_by=r.triggered_by, webhook=r.webhook, lease_holder=r.lease_holder)
 
 
+class _Lost(Exception):
+    """A compare-and-set lost to another process: the transaction is rolled back."""
+
+
 NextOf = Callable[[JobRecord, datetime, datetime], "datetime | None"]  # (job, due, now) -> the next due time
 
 
@@ -205,19 +209,28 @@ class JobsMixin(StoreBase):
             return _job_run(run)
 
     def start_job_run(self, run_id: str, holder: str, lease: timedelta) -> JobRunRecord | None:
-        """Take the job's slot for a queued run; None when another run holds it or someone else took this one."""
-        with self._write() as s:
-            run = s.get(JobRun, run_id)
-            if run is None or run.status != "queued":
-                return None
-            took = s.execute(update(Job).where(Job.id == run.job_id, Job.running_run_id.is_(None))
-                             .values(running_run_id=run.id))
-            if took.rowcount != 1:  # type: ignore[attr-defined]
-                return None
-            now = utcnow()
-            run.status, run.started_at, run.lease_holder, run.lease_until = "running", now, holder, now + lease
-            s.flush()
-            return _job_run(run)
+        """Take the job's slot for a queued run; None when another run holds it or someone else took this one.
+
+        Both steps are compare-and-set UPDATEs in one transaction: a run read as queued may have
+        been started and finished by another process meanwhile, freeing the slot again.
+        """
+        try:
+            with self._write() as s:
+                job_id = s.scalar(select(JobRun.job_id).where(JobRun.id == run_id))
+                if job_id is None:
+                    return None
+                took = s.execute(update(Job).where(Job.id == job_id, Job.running_run_id.is_(None))
+                                 .values(running_run_id=run_id))
+                if took.rowcount != 1:  # type: ignore[attr-defined]
+                    return None
+                now = utcnow()
+                moved = s.execute(update(JobRun).where(JobRun.id == run_id, JobRun.status == "queued").values(
+                    status="running", started_at=now, lease_holder=holder, lease_until=now + lease))
+                if moved.rowcount != 1:  # type: ignore[attr-defined]
+                    raise _Lost  # not queued any more: give the slot back (the rollback)
+                return _job_run(s.get_one(JobRun, run_id, populate_existing=True))
+        except _Lost:
+            return None
 
     def renew_lease(self, run_id: str, holder: str, lease: timedelta) -> bool:
         """Extend a running run's lease; False when it is no longer this holder's (it was reaped)."""
@@ -242,16 +255,16 @@ class JobsMixin(StoreBase):
         if status not in JOB_RUN_FINAL:
             raise Invalid(f"a job run ends as one of {', '.join(JOB_RUN_FINAL)}, not {status!r}")
         with self._write() as s:
-            run = s.get(JobRun, run_id)
-            if run is None:
+            job_id = s.scalar(select(JobRun.job_id).where(JobRun.id == run_id))
+            if job_id is None:
                 raise NotFound(f"no job run {run_id!r}")
-            if run.status not in JOB_RUN_FINAL:  # a reaped run stays interrupted
-                run.status, run.error, run.ended_at = status, error[:2000], utcnow()
-            run.lease_until = None
-            s.execute(update(Job).where(Job.id == run.job_id, Job.running_run_id == run.id)
+            # Only a run still going ends here: a reaped one stays interrupted.
+            s.execute(update(JobRun).where(JobRun.id == run_id, JobRun.status.not_in(JOB_RUN_FINAL))
+                      .values(status=status, error=error[:2000], ended_at=utcnow()))
+            s.execute(update(JobRun).where(JobRun.id == run_id).values(lease_until=None))
+            s.execute(update(Job).where(Job.id == job_id, Job.running_run_id == run_id)
                       .values(running_run_id=None))
-            s.flush()
-            return _job_run(run)
+            return _job_run(s.get_one(JobRun, run_id, populate_existing=True))
 
     def record_webhook(self, run_id: str, delivery: dict[str, Any]) -> None:
         with self._write() as s:
@@ -262,16 +275,21 @@ class JobsMixin(StoreBase):
     def reap_lapsed(self, now: datetime | None = None) -> list[JobRunRecord]:
         """Runs whose server stopped renewing their lease (it died): interrupted, their slot freed."""
         now = now or utcnow()
+        lapsed_now = (JobRun.status == "running", or_(JobRun.lease_until.is_(None), JobRun.lease_until < now))
+        out = []
         with self._write() as s:
-            lapsed = list(s.scalars(select(JobRun).where(JobRun.status == "running", or_(
-                JobRun.lease_until.is_(None), JobRun.lease_until < now))))
-            for run in lapsed:
-                run.status, run.ended_at, run.lease_until = "interrupted", now, None
-                run.error = run.error or f"the server running it ({run.lease_holder}) stopped"
-                s.execute(update(Job).where(Job.id == run.job_id, Job.running_run_id == run.id)
+            for run_id, job_id, holder in s.execute(select(JobRun.id, JobRun.job_id, JobRun.lease_holder)
+                                                    .where(*lapsed_now)).all():
+                # Again in the UPDATE: a lease renewed since the read is a live run's.
+                gone = s.execute(update(JobRun).where(JobRun.id == run_id, *lapsed_now).values(
+                    status="interrupted", ended_at=now, lease_until=None,
+                    error=f"the server running it ({holder}) stopped"))
+                if gone.rowcount != 1:  # type: ignore[attr-defined]
+                    continue
+                s.execute(update(Job).where(Job.id == job_id, Job.running_run_id == run_id)
                           .values(running_run_id=None))
-            s.flush()
-            return [_job_run(r) for r in lapsed]
+                out.append(_job_run(s.get_one(JobRun, run_id, populate_existing=True)))
+        return out
 
     def queued_job_runs(self) -> list[JobRunRecord]:
         """Queued runs whose job's slot is free, oldest first (what the scheduler may start)."""
