@@ -1,11 +1,17 @@
-"""docs/protocol.md lists every message of console/messages.py with exactly its fields."""
+"""docs/protocol.md lists every message of every hop (console/wire/) with exactly its fields."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 import re
 from pathlib import Path
 
-from console.messages import message_types
+import console.wire
+from console.wire.codec import message_types
+
+for _module in pkgutil.iter_modules(console.wire.__path__):  # each hop's vocabulary registers itself
+    importlib.import_module(f"console.wire.{_module.name}")
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 
@@ -32,7 +38,7 @@ def documented() -> dict[str, set[str]]:
 def test_every_message_is_documented_with_its_fields() -> None:
     docs = documented()
     code = {name: {f.name for f in dataclasses.fields(cls)} for name, cls in message_types().items()}
-    assert sorted(docs) == sorted(code), "docs/protocol.md and console/messages.py list different messages"
+    assert sorted(docs) == sorted(code), "docs/protocol.md and console/wire/ list different messages"
     for name, fields in code.items():
         assert docs[name] == fields, f"{name}: documented {sorted(docs[name])}, code has {sorted(fields)}"
 

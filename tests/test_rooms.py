@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-EVERYWHERE = {"config", "ids", "messages", "roles", "protocols"}
+EVERYWHERE = {"config", "ids", "messages", "roles", "protocols", "wire"}
 # Which rooms each room may import at run time. The kernel process's rooms (lang, sources,
 # kernel, worker, actors) and the server process's rooms (store, outputs, server) meet only in
 # the rooms used everywhere (and cluster, the Ray head both sides start); nothing but the
@@ -26,8 +26,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "ids": set(),
     "config": set(),
     "roles": set(),
-    "messages": {"ids"},
-    "protocols": {"config", "ids", "messages"},
+    "wire": {"ids"},
+    "messages": {"ids", "wire"},
+    "protocols": {"config", "ids", "messages", "wire"},
     "lang": EVERYWHERE,
     "sources": EVERYWHERE,
     "cluster": EVERYWHERE,
