@@ -19,7 +19,7 @@ from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 
 from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, java_pattern,
-                                             literal_format, parse, pieces, quarter_text, table_refs)
+                                             literal_format, parse, pieces, post_order, quarter_text, table_refs)
 
 ENGINE = "the cluster (Daft)"
 HINT = 'run it locally: set sql.engine = "local" where type="conf";'
@@ -94,7 +94,7 @@ def transpile(sql: str) -> tuple[str, tuple[str, ...]]:
     _refuse_sources(tree)
     refs = table_refs(tree)
     tree = _lateral_views(tree)
-    tree = _post_order(tree)
+    tree = post_order(tree, _rewrite)
     tree = _window_order(tree)
     _name_projections(tree)
     _check_allowed(tree)
@@ -124,16 +124,6 @@ def _fn_name(node: exp.Expr) -> str:
         head = text.split("(", 1)[0].strip()
         return (head if head.replace("_", "").isalnum() else str(node.sql_name())).lower()
     return type(node).__name__.lower()
-
-
-def _post_order(node: exp.Expr) -> exp.Expr:
-    """Rewrite the children first, then the node (so a rewrite sees its arguments in Daft's words)."""
-    for key, value in list(node.args.items()):
-        if isinstance(value, exp.Expr):
-            node.set(key, _post_order(value))
-        elif isinstance(value, list):
-            node.set(key, [_post_order(v) if isinstance(v, exp.Expr) else v for v in value])
-    return _rewrite(node)
 
 
 def _refuse(node: exp.Expr, why: str = "") -> Untranslatable:
@@ -219,8 +209,11 @@ def _dates(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.UnixToStr):
             ts: exp.Expr = _fn("timestamp_seconds", value)
         else:
-            ts = exp.Cast(this=value.this if isinstance(value, exp.TimeStrToTime) else value,
-                          to=exp.DataType.build("TIMESTAMP"))
+            inner = value.this if isinstance(value, exp.TimeStrToTime) else value
+            if _full_seconds_text(inner):  # date_format(from_unixtime(x), …): skip printing and parsing again
+                ts = inner.expressions[0]
+            else:
+                ts = exp.Cast(this=inner, to=exp.DataType.build("TIMESTAMP"))
         parts = [_fn("strftime", ts.copy(), exp.Literal.string(fmt)) if kind == "text"
                  else _no_pipe(quarter_text(kind, _fn("quarter", ts.copy()), "VARCHAR"))
                  for kind, fmt in pieces(java_pattern(pattern, _FORMAT_CODES, ENGINE, name))]
@@ -233,6 +226,13 @@ def _dates(node: exp.Expr) -> exp.Expr:
     if isinstance(node, exp.StrToUnix):
         return _fn("to_unix_epoch", _fn("to_datetime", value, fmt), exp.Literal.string("s"))
     raise _refuse(node)
+
+
+def _full_seconds_text(node: exp.Expr) -> bool:
+    """strftime(ts, '%Y-%m-%d %H:%M:%S'): a timestamp printed to the second, which parses back to itself."""
+    return isinstance(node, exp.Anonymous) and str(node.name).lower() == "strftime" \
+        and len(node.expressions) == 2 and isinstance(node.expressions[1], exp.Literal) \
+        and node.expressions[1].this == "%Y-%m-%d %H:%M:%S"
 
 
 def _no_pipe(node: exp.Expr) -> exp.Expr:

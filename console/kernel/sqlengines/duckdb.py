@@ -25,7 +25,7 @@ import json
 from sqlglot import exp
 
 from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, java_pattern, literal_format,
-                                             parse, pieces, quarter_text, table_refs)
+                                             parse, pieces, post_order, quarter_text, table_refs)
 
 ENGINE = "DuckDB"
 _INTEGRAL = {exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT}
@@ -52,7 +52,7 @@ def transpile(sql: str) -> tuple[str, tuple[str, ...]]:
     """
     tree = parse(sql)
     _spark_range(tree)
-    tree = tree.transform(_rewrite, copy=False)
+    tree = post_order(tree, _rewrite)
     return tree.sql(dialect="duckdb"), table_refs(tree)
 
 
@@ -72,8 +72,7 @@ def _rewrite(node: exp.Expr) -> exp.Expr:
         return _spark_substr(node)
     if isinstance(node, exp.FromJson):
         return _from_json(node)
-    if isinstance(node, exp.JSONExtractScalar) and not node.args.get("_guarded"):
-        node.set("_guarded", True)  # transform() visits the new CASE's copy of it again
+    if isinstance(node, exp.JSONExtractScalar):
         valid = exp.Anonymous(this="JSON_VALID", expressions=[node.this.copy()])
         return exp.Paren(this=exp.case().when(valid, node).else_(exp.Null()))
     if isinstance(node, exp.ArraySize):

@@ -8,7 +8,7 @@ otherwise come back as literal text in every row (what Daft did with raw Spark t
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -49,6 +49,17 @@ def table_refs(tree: exp.Expr) -> tuple[str, ...]:
         if name.lower() not in ctes and name not in refs:
             refs.append(name)
     return tuple(refs)
+
+
+def post_order(node: exp.Expr, rewrite: Callable[[exp.Expr], exp.Expr]) -> exp.Expr:
+    """Rewrite the children first, then the node: a rewrite sees its arguments already translated,
+    and what it builds is not visited again (sqlglot's transform() goes top-down)."""
+    for key, value in list(node.args.items()):
+        if isinstance(value, exp.Expr):
+            node.set(key, post_order(value, rewrite))
+        elif isinstance(value, list):
+            node.set(key, [post_order(v, rewrite) if isinstance(v, exp.Expr) else v for v in value])
+    return rewrite(node)
 
 
 # Java (DateTimeFormatter) letters -> a field name; each engine maps the names to its own codes.

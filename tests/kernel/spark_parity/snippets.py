@@ -60,4 +60,6 @@ SNIPPETS: list[tuple[str, str, bool]] = [
     ("running_sum", "select id, sum(amount) over (partition by category order by id rows between "
                     "unbounded preceding and current row) as run from t", False),
     ("date_format_quarter", "select id, date_format(event_time, 'yyyy QQQ') as q from t", False),
+    ("date_format_of_from_unixtime", "select id, date_format(from_unixtime(ts), 'yyyy-MM Q') as m, "
+                                     "date_format(from_unixtime(ts, 'yyyy-MM-dd'), 'MM/dd HH') as d from t", False),
 ]

@@ -1,0 +1,142 @@
+"""The two SQL engines side by side, per query: DuckDB in the kernel (`sql.engine = "local"`), our
+cluster path (`"cluster"`: Spark SQL translated and run by a Daft driver on the Ray cluster),
+and the same query written directly in Daft on the same cluster, by this process.
+
+A Ray head of this script's own (stopped by its PID), one parquet set; each figure is the median
+of warm runs. The cluster path's first statement (driver start plus Daft's workers) is reported
+apart. Target: the cluster path within 1.2x of direct Daft (what our translation and hand-off add);
+DuckDB's figures are reported, not targeted (on one machine it is the faster engine by design).
+
+    python bench/sql_engines.py [--rows N] [--repeats N]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from console.cluster.head import RAY_ENV, free_port, short_temp_dir, start_head, stop_process_group
+from console.config import load_config
+from console.kernel.session import Session
+
+TARGET = 1.2
+QUERIES = {  # name: (Spark SQL for the cell, the same in Daft's SQL for the direct run)
+    "group_by": ("select category, count(*) as n, sum(amount) as s from t group by category",
+                 "SELECT category, COUNT(*) AS n, SUM(amount) AS s FROM t GROUP BY category"),
+    "join": ("select u.region, count(*) as n, avg(t.amount) as a from t join u on t.user_id = u.user_id "
+             "group by u.region",
+             "SELECT u.region, COUNT(*) AS n, AVG(t.amount) AS a FROM t JOIN u ON t.user_id = u.user_id "
+             "GROUP BY u.region"),
+    "dates": ("select date_format(from_unixtime(ts), 'yyyy-MM') as m, count(*) as n from t "
+              "group by date_format(from_unixtime(ts), 'yyyy-MM')",
+              "SELECT STRFTIME(TIMESTAMP_SECONDS(ts), '%Y-%m') AS m, COUNT(*) AS n FROM t "
+              "GROUP BY STRFTIME(TIMESTAMP_SECONDS(ts), '%Y-%m')"),
+}
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def cell(session: Session, text: str) -> None:
+    out = session.run_cell(text)
+    if not out.ok:
+        raise SystemExit(f"engine error: {out.error}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--repeats", type=int, default=5)
+    args = ap.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rng = np.random.default_rng(0)
+        lake = Path(tmp) / "data" / "lake"
+        (lake / "t").mkdir(parents=True)
+        n = args.rows
+        for i in range(8):
+            part = slice(i * n // 8, (i + 1) * n // 8)
+            ids = np.arange(n)[part]
+            pq.write_table(pa.table({"id": ids, "user_id": ids % 10_000, "category": [f"c{x % 50}" for x in ids],
+                                     "amount": rng.random(len(ids)) * 100,
+                                     "ts": 1_700_000_000 + ids * 60}), lake / "t" / f"part-{i}.parquet")
+        (lake / "u").mkdir()
+        pq.write_table(pa.table({"user_id": np.arange(10_000), "region": [f"r{x % 12}" for x in range(10_000)]}),
+                       lake / "u" / "part-0.parquet")
+
+        # Ray's multi-node addressing, as a CONSOLE_RAY_ADDRESS cluster has (the embedded head is loopback-only)
+        multi = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}
+        head = start_head(short_temp_dir(Path(tmp) / "head"), num_cpus=os.cpu_count() or 2,
+                          client_port=free_port(), env=multi)
+        session = Session(load_config({"DATA_DIR": str(Path(tmp) / "data"), "RAY_ADDRESS": head.address,
+                                       "SANDBOX": "off"}))
+        try:
+            cell(session, f"load parquet.`{lake / 't'}` as t;\nload parquet.`{lake / 'u'}` as u;")
+            cell(session, 'set sql.engine = "cluster" where type="conf";')
+            first = timed(lambda: cell(session, f"{QUERIES['group_by'][0]} as r;"))
+
+            os.environ.update({**RAY_ENV, **multi, "DAFT_ANALYTICS_ENABLED": "0", "DO_NOT_TRACK": "true",
+                               "DAFT_PROGRESS_BAR": "0"})
+            import daft
+            import ray
+
+            ray.init(address=head.address, logging_level="ERROR", log_to_driver=False)
+            daft.set_runner_ray(noop_if_initialized=True)
+            frames = {"t": daft.read_parquet(str(lake / "t" / "*.parquet")),
+                      "u": daft.read_parquet(str(lake / "u" / "*.parquet"))}
+
+            rows: list[tuple[str, float, float, float]] = []
+            for name, (spark_sql, daft_sql) in QUERIES.items():
+                def local(sql: str = spark_sql) -> None:
+                    cell(session, f'set sql.engine = "local" where type="conf";\n{sql} as r;')
+
+                def ours(sql: str = spark_sql) -> None:
+                    cell(session, f'set sql.engine = "cluster" where type="conf";\n{sql} as r;')
+
+                def direct(sql: str = daft_sql) -> None:
+                    daft.sql(sql, register_globals=False, **frames).to_arrow()
+
+                for fn in (local, ours, direct):
+                    fn()  # warm
+                times: dict[str, list[float]] = {"local": [], "ours": [], "direct": []}
+                for i in range(args.repeats):
+                    order = [("local", local), ("ours", ours), ("direct", direct)]
+                    for key, fn in (order if i % 2 == 0 else order[::-1]):
+                        times[key].append(timed(fn))
+                rows.append((name, *(statistics.median(times[k]) for k in ("local", "ours", "direct"))))
+            ray.shutdown()
+        finally:
+            session.shutdown()
+            stop_process_group(head.pid, grace=3.0)
+
+    print(f"rows: {args.rows}, repeats: {args.repeats} (medians, seconds)")
+    print(f"{'query':<10} {'DuckDB':>8} {'cluster path':>13} {'Daft direct':>12} {'ours/direct':>12} "
+          f"{'ours/DuckDB':>12}")
+    for name, local_s, ours_s, direct_s in rows:
+        print(f"{name:<10} {local_s:8.3f} {ours_s:13.3f} {direct_s:12.3f} {ours_s / direct_s:12.2f} "
+              f"{ours_s / local_s:12.2f}")
+    print(f"cluster_first_statement: {first:.2f} s (driver start and Daft's workers; reported)")
+    for name, local_s, ours_s, direct_s in rows:
+        print(f"sql_{name}_duckdb: {local_s * 1000:.0f} ms (reported)")
+        print(f"sql_{name}_cluster_vs_daft: {ours_s / direct_s:.2f} x (target <= {TARGET})")
+    worst = max(ours_s / direct_s for _, _, ours_s, direct_s in rows)
+    if worst > TARGET:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
