@@ -27,7 +27,7 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from console.wire.codec import DecodeError, Max, Message, Vocabulary
+from console.wire.codec import DecodeError, Max, Message, Vocabulary, decode
 
 log = logging.getLogger(__name__)
 
@@ -162,8 +162,7 @@ class Channel:
             try:
                 data = loads(line, self.name)
                 if isinstance(data, dict) and data.get("type") == Part.type:
-                    part = _PARTS.decode(data)
-                    assert isinstance(part, Part)
+                    part = decode(Part, data)
                     size += len(part.data)
                     if size > self.message_cap:
                         raise ProtocolError(f"a message longer than {self.message_cap} bytes")
@@ -216,14 +215,11 @@ class Channel:
                     pass
 
 
-_PARTS = Vocabulary("parts")
-_PARTS.register(Part)
-
-
 def encode(msg: Message) -> bytes:
     """One JSON line (without its newline); non-ASCII text stays UTF-8, not 6-byte escapes."""
+    # "replace": a lone surrogate a cell printed becomes "?" rather than a failed print
     return json.dumps(msg.to_wire(), ensure_ascii=False, allow_nan=False, separators=(",", ":"),
-                      default=str).encode()
+                      default=str).encode("utf-8", "replace")
 
 
 def loads(line: bytes | str, where: str) -> Any:
