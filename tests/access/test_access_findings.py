@@ -344,7 +344,7 @@ def test_a_socket_join_with_a_since_beyond_64_bits_is_refused(served: Served) ->
     try:
         for field in ("since", "metrics_since"):
             ack = sio.call("command", {"type": "join", "notebook_id": nb["id"], field: {run["id"]: BIG}}, timeout=30)
-            assert ack["ok"] is False and ack["status"] == 400 and "64-bit" in ack["error"], ack
+            assert ack["ok"] is False and ack["status"] == 400 and "must be an integer within" in ack["error"], ack
         ack = sio.call("command", {"type": "join", "notebook_id": nb["id"], "since": {run["id"]: 1}}, timeout=30)
         assert ack["ok"], ack
     finally:

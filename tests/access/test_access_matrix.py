@@ -50,9 +50,22 @@ def _client(app: Flask, role: str, cache: dict[str, FlaskClient], fresh: bool) -
     return cache[role]
 
 
+def _lake_table(app: Flask) -> None:
+    """The delta table lake.table's request names (console/server/lake.py reads its log)."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from console.server.deps import CONFIG_KEY
+
+    target = app.extensions[CONFIG_KEY].data_dir / "lake" / "matrix" / "t"
+    if not target.exists():
+        write_deltalake(str(target), pa.table({"a": [1]}))
+
+
 def rest_matrix(app: Flask) -> tuple[dict[str, dict[str, bool]], list[str]]:
     store = app.extensions["store"]
     shared = build_world(store)
+    _lake_table(app)
     cache: dict[str, FlaskClient] = {}
     rows: dict[str, dict[str, bool]] = {}
     unknown = []
@@ -91,6 +104,8 @@ def socket_matrix(app: Flask) -> tuple[dict[str, dict[str, bool]], list[str]]:
                 rows[cmd][role] = False
                 continue
             fields = {"cell_id": w.cells[0]} if cmd in ("run_cell", "run_from") else {}
+            if cmd == "awareness":  # presence is only for a socket in the room: join first (viewer too)
+                sock.emit("command", {"type": "join", "notebook_id": w.nb}, callback=True)
             ack = sock.emit("command", {"type": cmd, "notebook_id": w.nb, **fields}, callback=True)
             assert ack.get("ok") or ack.get("status") in REFUSED, (cmd, role, ack)
             rows[cmd][role] = bool(ack.get("ok"))
