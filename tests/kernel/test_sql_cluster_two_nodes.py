@@ -1,7 +1,8 @@
 """SQL on a head plus a joined node (as tests/python_cells/test_two_nodes.py starts them): with
 `auto`, a group-by and a join over parquet ten times the session's memory run on both nodes
 through Daft, give DuckDB's rows over the same files, and the kernel's memory stays under the
-session's limit. Both nodes are stopped by their own PIDs.
+session's limit; the result saves as one delta version; a second session over Ray Client
+(ray://) gets the same rows as the one over the GCS address. Both nodes are stopped by their PIDs.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 
 from console.cluster.head import free_port, short_temp_dir, start_head, stop_process_group
 from console.config import load_config
@@ -49,7 +51,8 @@ def _peak_growth(session: Session, text: str) -> int:
 
 def test_big_group_by_and_join_run_on_both_nodes(tmp_path: Path) -> None:
     multi = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}  # Ray's multi-node addressing (eth0, not loopback)
-    head = start_head(short_temp_dir(tmp_path / "head"), num_cpus=1, client_port=free_port(), env=multi)
+    client_port = free_port()
+    head = start_head(short_temp_dir(tmp_path / "head"), num_cpus=1, client_port=client_port, env=multi)
     node = None
     session = None
     try:
@@ -77,6 +80,24 @@ def test_big_group_by_and_join_run_on_both_nodes(tmp_path: Path) -> None:
             there = session.tables[cluster].sort_by(key).to_pylist()
             here = con.sql(sql).to_arrow_table().sort_by(key).to_pylist()
             assert there == here and sum(r["n"] for r in there) == rows
+        # save of the cluster's result: one new delta version, readable by deltalake
+        ok = session.run_cell("save overwrite g_cluster as delta.`sqlc.g`;")
+        assert ok.ok, ok.error
+        delta = DeltaTable(str(tmp_path / "data" / "lake" / "sqlc" / "g"))
+        assert delta.version() == 0 and delta.to_pyarrow_table().num_rows == 50
+        # the other address form, Ray Client: the same rows
+        host = head.address.rsplit(":", 1)[0]
+        client_cfg = load_config({"DATA_DIR": str(tmp_path / "data2"), "RAY_ADDRESS": f"ray://{host}:{client_port}",
+                                  "SANDBOX": "off"})
+        other = Session(client_cfg, session_id="ray-client")
+        try:
+            ok = other.run_cell(f'set sql.engine = "cluster" where type="conf";\n'
+                                f"load parquet.`{tmp_path / 'big'}` as big;\n{group_by} as g;")
+            assert ok.ok, ok.error
+            expected = session.tables["g_cluster"].sort_by("cat").to_pylist()
+            assert other.tables["g"].sort_by("cat").to_pylist() == expected
+        finally:
+            other.shutdown()
     finally:
         if session is not None:
             session.shutdown()

@@ -73,3 +73,9 @@ def test_a_function_off_the_allowlist_fails_by_name() -> None:
 def test_division_by_zero_is_null_as_in_spark(t: object) -> None:
     out = daft.sql(transpile("select id / (id - id) as q from t limit 1")[0], register_globals=False, t=t)
     assert out.to_pydict() == {"q": [None]}
+
+
+def test_columns_match_case_insensitively_as_in_spark(t: object) -> None:
+    sql, _ = transpile("select ID, Category from t where AMOUNT > 99 order by Id", ("id", "category", "amount"))
+    out = daft.sql(sql, register_globals=False, t=t).to_pydict()
+    assert out == {"id": [4, 16, 28], "category": ["c4", "c1", "c3"]}

@@ -88,17 +88,34 @@ class _DaftDialect(DuckDB):
 
 
 @functools.lru_cache(maxsize=256)
-def transpile(sql: str) -> tuple[str, tuple[str, ...]]:
-    """(Daft SQL, names of the catalog tables it reads). Raises Untranslatable, or sqlglot's ParseError."""
+def transpile(sql: str, columns: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
+    """(Daft SQL, names of the catalog tables it reads). Raises Untranslatable, or sqlglot's ParseError.
+
+    columns: the input tables' column names; a column written in another case is matched to its
+    name, as Spark matches them (Daft's own matching is case-sensitive).
+    """
     tree = parse(sql)
     _refuse_sources(tree)
     refs = table_refs(tree)
+    _match_case(tree, columns)
     tree = _lateral_views(tree)
     tree = post_order(tree, _rewrite)
     tree = _window_order(tree)
     _name_projections(tree)
     _check_allowed(tree)
     return tree.sql(dialect=_DaftDialect), refs
+
+
+def _match_case(tree: exp.Expr, columns: tuple[str, ...]) -> None:
+    exact = set(columns)
+    by_lower: dict[str, str] = {}
+    for name in columns:
+        by_lower.setdefault(name.lower(), name)
+    for col in tree.find_all(exp.Column):
+        name = col.name
+        real = by_lower.get(name.lower())
+        if name and name not in exact and real is not None:
+            col.set("this", exp.to_identifier(real, quoted=True))
 
 
 def _refuse_sources(tree: exp.Expr) -> None:

@@ -24,7 +24,7 @@ def run_select(session: "Session", sql: str, line: int, column: int) -> pa.Table
     if engine == "local":
         return session.sql.query(sql, session.tables, line, column)
     try:
-        daft_sql, refs = to_daft.transpile(sql)
+        daft_sql, refs = to_daft.transpile(sql, _columns(session, sql))
         refusal: Untranslatable | None = None
     except sqlglot.errors.SqlglotError:
         return session.sql.query(sql, session.tables, line, column)  # it reports the syntax error
@@ -40,6 +40,18 @@ def run_select(session: "Session", sql: str, line: int, column: int) -> pa.Table
     tree = sqlglot.parse_one(daft_sql, read="duckdb")
     needs_cpu = any(True for _ in tree.find_all(exp.Order, exp.Window))
     return session.cluster_sql.query(daft_sql, refs, session.tables, needs_cpu, line, column)
+
+
+def _columns(session: "Session", sql: str) -> tuple[str, ...]:
+    """The column names of the catalog tables the select names (for Spark's case-insensitive match)."""
+    from console.kernel.sqlengines.spark import parse, table_refs
+
+    names: list[str] = []
+    for ref in table_refs(parse(sql)):
+        entry = session.tables.entry(ref)
+        if entry is not None:
+            names += [n for n in entry.schema.names if n not in names]
+    return tuple(names)
 
 
 def _goes_to_cluster(session: "Session", refs: tuple[str, ...]) -> bool:
