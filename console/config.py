@@ -97,6 +97,8 @@ class Config(Mapping[str, Any]):
         10001, "Ray Client port of the embedded head (the seed connects to 127.0.0.1:10001).", int)
     RAY_NUM_CPUS: int | None = _setting(None, "CPUs the embedded Ray head offers. Default: all of this machine's.", int)
     MAX_BODY_BYTES: int = _setting(16 * 1024 * 1024, "Largest request body the API accepts.", int)
+    UPLOAD_MAX_BYTES: int = _setting(
+        256 * 1024 * 1024, "Largest file the data panel uploads into the lake (CSV, JSON, Parquet, Excel).", int)
     KERNEL_IDLE_SECONDS: int = _setting(
         3600, "An idle kernel is stopped after this many seconds (never while it runs something).", int)
     OUTPUT_INLINE_BYTES: int = _setting(

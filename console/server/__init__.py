@@ -81,6 +81,9 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     app.register_blueprint(create_sharing())
     app.register_blueprint(create_publish())
     app.register_blueprint(create_runs())
+    from console.server.lake import create_blueprint as create_lake
+
+    app.register_blueprint(create_lake())  # the data panel (console/server/lake.py)
 
     # Socket.IO registers itself as app.extensions["socketio"]; console/server/sockets.py adds the
     # notebook namespace. Threading mode: gunicorn's gthread worker or the dev server.

@@ -118,6 +118,11 @@ POLICIES: dict[str, str] = {
     "jobs.delete": "member job:editor",
     "jobs.run": "member job:runner",
     "jobs.runs": "reader job:viewer",
+    # the data panel (console/server/lake.py): members share the lake and write it from cells anyway
+    "lake.catalog": "member login",
+    "lake.table": "member login",
+    "lake.files": "member login",
+    "lake.upload": "member login",
     # the same over the socket (console/server/sockets.py); leaving a room needs only the login
     "socket:join": "reader notebook:viewer",
     "socket:leave": "reader login",

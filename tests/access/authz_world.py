@@ -50,12 +50,15 @@ SPEC: dict[str, str] = {
     "jobs.page": "login", "jobs.preview": "login", "jobs.list": "login", "jobs.create": "editor",
     "jobs.notebook_jobs": "viewer", "jobs.params": "viewer", "jobs.get": "viewer", "jobs.runs": "viewer",
     "jobs.run": "runner", "jobs.update": "owner", "jobs.delete": "owner",
+    # the data panel (console/server/lake.py): the shared lake, members only
+    "lake.catalog": "login", "lake.table": "login", "lake.files": "login", "lake.upload": "login",
 }
 
 # Endpoints that make a notebook or folder the caller owns (and so could run): members only, even
 # where the level above lets a viewer or any login in.
 MEMBERS_ONLY = {"api.notebooks.create", "api.transfer.import", "api.notebooks.duplicate", "api.notebooks.fork",
-                "api.folders.create", "jobs.create", "jobs.preview"}
+                "api.folders.create", "jobs.create", "jobs.preview",
+                "lake.catalog", "lake.table", "lake.files", "lake.upload"}
 
 SOCKET_SPEC: dict[str, str] = {
     "join": "viewer", "leave": "login", "run_cell": "runner", "run_all": "runner", "run_from": "runner",
@@ -178,6 +181,10 @@ def request_for(endpoint: str, w: World) -> Request:
                                              {"path": w.folder, "user": "mallory", "role": "viewer"}),
         "sharing.folder_share_delete": lambda: ("DELETE", f"/api/folders/shares/{w.folder_share}", None),
         "jobs.page": lambda: ("GET", "/jobs", None),
+        "lake.catalog": lambda: ("GET", "/api/lake", None),
+        "lake.table": lambda: ("GET", "/api/lake/tables/matrix.t", None),  # made by test_access_matrix
+        "lake.files": lambda: ("GET", "/api/lake/files", None),
+        "lake.upload": lambda: ("POST", "/api/lake/upload?name=matrix.json&overwrite=true", {"a": 1}),
         "jobs.preview": lambda: ("GET", "/api/jobs/preview?cron=0+2+*+*+*", None),
         "jobs.list": lambda: ("GET", "/api/jobs", None),
         "jobs.create": lambda: ("POST", "/api/jobs", {"notebook_id": w.nb, "cron": "0 2 * * *"}),

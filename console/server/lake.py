@@ -1,0 +1,311 @@
+"""The data panel's API: what the lake holds, one delta table's schema and history, and uploads.
+
+    GET  /api/lake                           -> {tables, entries, roots, upload}
+    GET  /api/lake/tables/<db.table>         -> {name, version, schema, partition_columns, rows, size, history, …}
+    GET  /api/lake/files?path=folder/        -> {path, entries: [{name, kind, size}]}
+    POST /api/lake/upload?name=x.csv[&folder=uploads][&overwrite=true]   body: the file
+                                             -> 201 {path, format, bytes, load}
+
+Members only (console/server/access.py): they share the lake and write it from cells anyway.
+A delta table is described from its transaction log's JSON alone (capped in files and bytes):
+the lake is written by user code, so the server never decodes its Parquet. An upload is written
+through directory descriptors opened without following links, so a link a cell planted in the
+lake cannot carry it out of the lake, and appears under its name only once it is whole.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from console.server.deps import get_config
+from console.server.errors import ApiError
+from console.sources.lake import children, delta_tables
+
+# What an upload may be, by extension: the format its `load` uses, and how its first bytes look.
+UPLOAD_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet",
+                  ".xlsx": "excel"}
+DEFAULT_FOLDER = "uploads"
+MAX_LOG_FILES = 1000            # versions read from a delta log (the latest ones)
+MAX_LOG_BYTES = 16 * 1024 * 1024  # bytes of one log file
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,199}$")
+_QUERY = ("name", "folder", "overwrite")
+_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A decoded upload request (its query string); the body is the file itself."""
+
+    name: str
+    folder: tuple[str, ...]
+    overwrite: bool
+    format: str
+
+
+def decode_upload(args: Any) -> Upload:
+    unknown = sorted(set(args) - set(_QUERY))
+    if unknown:
+        raise ApiError(400, f"unknown parameter {', '.join(unknown)}; an upload takes {', '.join(_QUERY)}")
+    name = args.get("name", "")
+    if not name or not _NAME.match(name) or ".." in name:
+        raise ApiError(400, f"'name' must be a plain file name (letters, digits, '.', '_', '-', spaces; "
+                            f"no folders, no '..', not hidden), not {name!r}")
+    ext = os.path.splitext(name)[1].lower()
+    if ext not in UPLOAD_FORMATS:
+        raise ApiError(415, f"{name!r}: only {', '.join(sorted(UPLOAD_FORMATS))} files can be uploaded "
+                            f"(the formats load reads); other data can be written from a cell")
+    folder = args.get("folder", DEFAULT_FOLDER)
+    parts = tuple(p for p in folder.split("/") if p)
+    bad = [p for p in parts if not _NAME.match(p) or p.startswith((".", "_")) or ".." in p]
+    if not parts or folder.startswith("/") or bad:
+        raise ApiError(400, f"'folder' must be a folder of the lake (names separated by '/', no '..', "
+                            f"not hidden), not {folder!r}")
+    overwrite = args.get("overwrite", "false")
+    if overwrite not in ("true", "false"):
+        raise ApiError(400, "'overwrite' must be true or false")
+    return Upload(name, parts, overwrite == "true", UPLOAD_FORMATS[ext])
+
+
+def _lake() -> Path:
+    return Path(get_config().data_dir) / "lake"
+
+
+def catalog() -> ResponseReturnValue:
+    lake = _lake()
+    cfg = get_config()
+    tables = [_summary(e.name, e.path) for e in delta_tables(lake)]
+    entries = [{"name": e.name, "kind": e.kind} for e in children(lake, "") if not _is_delta_db(e.path)]
+    roots = [{"name": "lake", "path": "lake:", "note": "relative paths and delta.`db.table` resolve here"}]
+    roots += [{"name": str(p), "path": str(p), "note": "a data root load and save may use"}
+              for p in cfg.DATA_ROOTS or []]
+    return jsonify({"tables": tables, "entries": entries, "roots": roots,
+                    "upload": {"max_bytes": cfg.UPLOAD_MAX_BYTES, "formats": sorted(UPLOAD_FORMATS),
+                               "folder": DEFAULT_FOLDER}})
+
+
+def table(name: str) -> ResponseReturnValue:
+    if not re.fullmatch(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+", name):
+        raise ApiError(400, f"a delta table of the lake is named db.table, not {name!r}")
+    found = next((e for e in delta_tables(_lake()) if e.name == name), None)
+    if found is None:
+        raise ApiError(404, f"no delta table {name!r} in the lake (names are db.table)")
+    return jsonify(_summary(name, found.path, history=True))
+
+
+def files() -> ResponseReturnValue:
+    path = request.args.get("path", "")
+    if path.startswith("/") or ".." in path.split("/"):
+        raise ApiError(400, "'path' is a folder of the lake, relative, without '..'")
+    entries = []
+    for e in children(_lake(), path if path.endswith("/") or not path else path + "/"):
+        size = None
+        if e.kind == "file":
+            try:
+                size = e.path.lstat().st_size
+            except OSError:
+                pass
+        entries.append({"name": e.name, "kind": e.kind, "size": size})
+    return jsonify({"path": path, "entries": entries})
+
+
+def upload() -> ResponseReturnValue:
+    up = decode_upload(request.args)
+    cap = int(get_config().UPLOAD_MAX_BYTES)
+    if request.content_length is not None and request.content_length > cap:
+        raise ApiError(413, f"the file is {request.content_length} bytes; uploads take at most {cap} "
+                            f"(CONSOLE_UPLOAD_MAX_BYTES)")
+    request.max_content_length = cap  # this request only: the API's own cap is for JSON bodies
+    folder_fd = _open_folder(_lake(), up.folder)
+    temp = f".upload-{secrets.token_hex(8)}"
+    try:
+        written = _receive(folder_fd, temp, cap)
+        _check_content(folder_fd, temp, up)
+        _place(folder_fd, temp, up)
+    finally:
+        try:
+            os.unlink(temp, dir_fd=folder_fd)
+        except FileNotFoundError:
+            pass
+        os.close(folder_fd)
+    rel = "/".join((*up.folder, up.name))
+    table_name = re.sub(r"\W", "_", os.path.splitext(up.name)[0]).strip("_") or "uploaded"
+    if table_name[0].isdigit():
+        table_name = "t_" + table_name
+    options = ' where header="true" and inferSchema="true"' if up.format == "csv" else ""
+    if up.name.lower().endswith(".tsv"):
+        options = ' where header="true" and inferSchema="true" and sep="\\t"'
+    return jsonify({"path": rel, "format": up.format, "bytes": written,
+                    "load": f"load {up.format}.`{rel}`{options} as {table_name};"}), 201
+
+
+def _open_folder(lake: Path, parts: tuple[str, ...]) -> int:
+    """A descriptor of lake/parts…, each made if missing and none followed if it is a link."""
+    lake.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lake, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts:
+            made = True
+            try:
+                os.mkdir(part, 0o775, dir_fd=fd)
+            except FileExistsError:
+                made = False
+            try:
+                inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError:
+                raise ApiError(400, f"'{'/'.join(parts)}' is not a folder of the lake (a file or a link is "
+                                    f"in the way at {part!r})") from None
+            if made:  # as the sandboxes' own folders are: the members group's, group-writable (cluster/walls.py)
+                os.fchmod(inner, 0o775 | (os.fstat(fd).st_mode & stat.S_ISGID))
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _receive(folder_fd: int, temp: str, cap: int) -> int:
+    out = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o664, dir_fd=folder_fd)
+    written = 0
+    try:
+        os.fchmod(out, 0o664)  # sessions (other uids, the members group) may replace it from a cell
+        stream = request.stream
+        while chunk := stream.read(_CHUNK):
+            written += len(chunk)
+            if written > cap:
+                raise ApiError(413, f"the file is over {cap} bytes, the most an upload takes "
+                                    f"(CONSOLE_UPLOAD_MAX_BYTES); nothing was kept")
+            os.write(out, chunk)
+    finally:
+        os.close(out)
+    if written == 0:
+        raise ApiError(400, "the upload is empty: send the file as the request body")
+    return written
+
+
+def _check_content(folder_fd: int, temp: str, up: Upload) -> None:
+    """The bytes look like the format the name says, so a `load` of it does what it suggests."""
+    fd = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder_fd)
+    try:
+        head = os.pread(fd, 65536, 0)
+        size = os.fstat(fd).st_size
+        tail = os.pread(fd, 4, max(0, size - 4))
+    finally:
+        os.close(fd)
+    if up.format == "parquet":
+        ok, what = head[:4] == b"PAR1" and tail == b"PAR1", "a Parquet file (PAR1 at both ends)"
+    elif up.format == "excel":
+        ok, what = head[:4] == b"PK\x03\x04", "an .xlsx workbook (a zip file)"
+    else:
+        text: str | None
+        try:
+            text = head.decode("utf-8")
+        except UnicodeDecodeError as exc:  # a multi-byte character cut at the end of the sample is fine
+            text = head[:exc.start].decode("utf-8") if exc.start > len(head) - 4 else None
+        ok = text is not None and "\x00" not in text
+        if ok and up.format == "json":
+            ok = (text or "").lstrip()[:1] in ("{", "[")
+        what = "UTF-8 text" + (" holding JSON" if up.format == "json" else "")
+    if not ok:
+        raise ApiError(415, f"{up.name!r} is not {what}; nothing was kept")
+
+
+def _place(folder_fd: int, temp: str, up: Upload) -> None:
+    if up.overwrite:
+        os.rename(temp, up.name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
+        return
+    try:
+        os.link(temp, up.name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd, follow_symlinks=False)
+    except FileExistsError:
+        raise ApiError(409, f"'{'/'.join((*up.folder, up.name))}' is already in the lake; "
+                            f"send overwrite=true to replace it") from None
+
+
+def _is_delta_db(path: Path) -> bool:
+    return path.is_dir() and any(path.glob("*/_delta_log"))
+
+
+# ------------------------------------------------------------------ delta logs
+def _summary(name: str, path: Path, history: bool = False) -> dict[str, Any]:
+    """A delta table from its log: version, schema, partitions, rows, size, files, last change."""
+    log = path / "_delta_log"
+    commits = sorted((p for p in log.glob("*.json") if p.stem.isdigit()), key=lambda p: int(p.stem))
+    out: dict[str, Any] = {"name": name, "kind": "delta", "path": f"lake:{path.parent.name}/{path.name}"}
+    if not commits:
+        return {**out, "error": "no readable versions in its _delta_log"}
+    complete = int(commits[0].stem) == 0 and len(commits) <= MAX_LOG_FILES
+    commits = commits[-MAX_LOG_FILES:]
+    files: dict[str, tuple[int, int | None]] = {}
+    meta: dict[str, Any] = {}
+    versions: list[dict[str, Any]] = []
+    for commit in commits:
+        try:
+            if commit.lstat().st_size > MAX_LOG_BYTES or commit.is_symlink():
+                raise ValueError("too big")
+            actions = [json.loads(line) for line in commit.read_text("utf-8").splitlines() if line.strip()]
+        except (OSError, ValueError):
+            return {**out, "version": int(commits[-1].stem), "error": f"version {commit.stem}'s log is unreadable"}
+        info: dict[str, Any] = {"version": int(commit.stem)}
+        for action in actions:
+            if not isinstance(action, dict):
+                continue
+            if isinstance(action.get("metaData"), dict):
+                meta = action["metaData"]
+            add, remove, ci = action.get("add"), action.get("remove"), action.get("commitInfo")
+            if isinstance(add, dict) and isinstance(add.get("path"), str):
+                files[add["path"]] = (int(add.get("size") or 0), _num_records(add.get("stats")))
+            if isinstance(remove, dict) and isinstance(remove.get("path"), str):
+                files.pop(remove["path"], None)
+            if isinstance(ci, dict):
+                info.update({"timestamp": ci.get("timestamp"), "operation": ci.get("operation"),
+                             "parameters": ci.get("operationParameters")})
+        versions.append(info)
+    out.update({"version": versions[-1]["version"], "last_change": versions[-1].get("timestamp"),
+                "partition_columns": [str(c) for c in meta.get("partitionColumns") or []],
+                "schema": _schema(meta.get("schemaString")), "files": len(files) if complete else None,
+                "size": sum(s for s, _ in files.values()) if complete else None,
+                "rows": sum(r for _, r in files.values() if r is not None)
+                if complete and all(r is not None for _, r in files.values()) else None})
+    if history:
+        out["history"] = versions[::-1]
+    return out
+
+
+def _num_records(stats: Any) -> int | None:
+    try:
+        value = json.loads(stats).get("numRecords") if isinstance(stats, str) else None
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) else None
+
+
+def _schema(text: Any) -> list[dict[str, str]]:
+    try:
+        fields = json.loads(text).get("fields", []) if isinstance(text, str) else []
+    except (ValueError, AttributeError):
+        return []
+    out = []
+    for f in fields if isinstance(fields, list) else []:
+        if isinstance(f, dict):
+            kind = f.get("type")
+            out.append({"name": str(f.get("name")), "type": kind if isinstance(kind, str) else
+                        str((kind or {}).get("type", "?")) if isinstance(kind, dict) else "?"})
+    return out
+
+
+def create_blueprint() -> Blueprint:
+    bp = Blueprint("lake", __name__, url_prefix="/api/lake")
+    bp.add_url_rule("", "catalog", catalog, methods=["GET"])
+    bp.add_url_rule("/tables/<name>", "table", table, methods=["GET"])
+    bp.add_url_rule("/files", "files", files, methods=["GET"])
+    bp.add_url_rule("/upload", "upload", upload, methods=["POST"])
+    return bp
