@@ -115,3 +115,55 @@ def test_engine_setting_is_checked(ray_session: Session) -> None:
     assert "sql.engine must be one of auto, local, cluster" in error(
         ray_session, 'set sql.engine = "spark" where type="conf";')
     assert "sql.clusterBytes must be a number" in error(ray_session, 'set sql.clusterBytes = "lots" where type="conf";')
+
+
+_HOLD_CPUS = """
+import sys, time, ray
+ray.init(address=sys.argv[1], logging_level="ERROR")
+@ray.remote(num_cpus=1)
+class Hold:
+    def ready(self):
+        return True
+holders = [Hold.remote() for _ in range(int(sys.argv[2]))]
+ray.get([h.ready.remote() for h in holders])
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_sort_with_every_cpu_held_fails_fast_instead_of_hanging(ray_session: Session) -> None:
+    """Daft's sort samples in a task that needs a free CPU: with other jobs' actors holding all of
+    them it would wait forever. It waits briefly, then fails saying why."""
+    import os
+    import subprocess
+    import sys
+
+    from console.cluster.head import RAY_ENV, RayCluster
+
+    s = ray_session
+    folder = _write(s.source_context().lake / "sorted", _events(1000))
+    ok(s, f'load parquet.`{folder}` as so;\nset sql.engine = "cluster" where type="conf";\n'
+          "select count(*) as n from so as warm;")
+    info = RayCluster(s.cfg).ensure()
+    env = {**os.environ, **RAY_ENV}
+    token = getattr(info, "auth_token", None)
+    if token:
+        env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
+    cpus = int(s.cfg.RAY_NUM_CPUS or 2)
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_CPUS, info.address, str(cpus)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+        started = time.monotonic()
+        message = error(s, "select id from so order by amount desc, id limit 3 as top;")
+        assert time.monotonic() - started < 60
+        assert "no free CPU" in message and 'sql.engine = "local"' in message
+    finally:
+        holder.kill()
+        holder.wait()
+    for _ in range(3):  # the holder's job ends (Ray notices within seconds) and its CPUs come back
+        if s.run_cell("select id from so order by amount desc, id limit 3 as top;").ok:
+            break
+    else:
+        pytest.fail("the sort did not run once the CPUs were free")
+    assert s.tables["top"].column("id").to_pylist() == [100, 201, 302]
