@@ -43,6 +43,7 @@ def _ack_ok(ack: Any) -> bool:
         ack["ok"] or (isinstance(ack.get("status"), int) and 400 <= ack["status"] < 500))
 
 
+@pytest.mark.slow  # ~30 s: some 600 commands (tests/live/test_coedit_trust.py has the quick decoder check)
 @pytest.mark.timeout(600)
 def test_no_socket_command_answers_5xx(mu_app: Flask, served: Served) -> None:
     alice = Client(served.url).login("alice")
@@ -89,6 +90,7 @@ def _urls(mu_app: Flask, ids: dict[str, str]) -> list[tuple[str, str]]:
     return sorted(set(out), key=lambda mp: (mp[0] == "DELETE", mp[1], mp[0]))
 
 
+@pytest.mark.slow  # ~40 s: some 8,000 requests
 @pytest.mark.timeout(900)
 def test_no_json_endpoint_answers_5xx(mu_app: Flask, served: Served) -> None:
     alice = Client(served.url).login("alice")
