@@ -1,4 +1,4 @@
-"""The `mlsql-console` command: serve, init, run, datasets, demo, users.
+"""The `mlsql-console` command: serve, init, run, datasets, demo, users, jobs.
 
 Heavy modules (the web app, gunicorn, the engine, Ray, TensorFlow) are imported inside the
 commands that need them, so `mlsql-console --help` stays fast.
@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from console.cli_jobs import jobs
 from console.config import Config, ensure_secret_key, load_config, prepare_data_dir
 
 
@@ -293,3 +294,6 @@ def users_passwd(username: str, password: str | None, data_dir: str | None) -> N
     finally:
         store.close()
     click.echo(f"password of {username} changed; {ended} login(s) ended")
+
+
+main.add_command(jobs)  # mlsql-console jobs list|run|enable|disable (console/cli_jobs.py)
