@@ -91,6 +91,19 @@ export function createApi(base = "/api") {
     logUrl: (runId) => `${base}/runs/${encodeURIComponent(runId)}/log`,
     // completion and hover, answered by the caller's kernel (console/server/api/complete.py)
     complete: (id, body) => request("POST", `${nb(id)}/complete`, body),
+    // the data panel (console/server/lake.py): the lake's tables and files, and uploads into it
+    lake: () => request("GET", "/lake"),
+    lakeTable: (name) => request("GET", `/lake/tables/${encodeURIComponent(name)}`),
+    lakeFiles: (path) => request("GET", `/lake/files${q({ path })}`),
+    // The body is the file itself; the answer holds the `load` statement for it.
+    upload: async (file, { folder, overwrite } = {}) => {
+      const url = `${base}/lake/upload${q({ name: file.name, folder, overwrite: overwrite ? "true" : undefined })}`;
+      const res = await fetch(url, { method: "POST", body: file, credentials: "same-origin",
+        headers: { "X-CSRF-Token": csrfToken(), "Content-Type": "application/octet-stream", Accept: "application/json" } });
+      const data = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
+      if (!res.ok) throw new ApiError(res.status, data);
+      return data;
+    },
     inspect: (id, name) => request("GET", `${nb(id)}/inspect${q({ name })}`),
     // A cell's whole result as the caller's kernel keeps it: a page, sorted ([[column, "asc"|"desc"]]).
     resultPage: (id, cellId, offset, limit, sort) => request("GET", `${cell(id, cellId)}/result${q({

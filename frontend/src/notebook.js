@@ -21,6 +21,7 @@ import { clearOutputs } from "./clearoutputs.js";
 import { SharedDoc } from "./coedit.js";
 import { Presence, colourFor } from "./presence.js";
 import { dropdown } from "./menu.js";
+import { DataPanel } from "./datapanel.js";
 
 const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "kernel busy", dead: "kernel dead", none: "no kernel" };
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
@@ -128,6 +129,7 @@ export class NotebookPage {
       btn("help", "Keyboard shortcuts (?)", "Keyboard shortcuts"),
       nbMenu.account,
     ], "more", "sec-tools");
+    this.data = new DataPanel({ api: this.api, insertCell: (source) => this.insertSource(source) });
     const toolbar = h("header.toolbar", {},
       h("a.home", { href: "/", title: "Workspace", "aria-label": "Workspace" }, h("span.logo", { text: "◧" }), h("span.home-text", { text: " MLSQL Console" })),
       this.titleInput, this.saveState,
@@ -135,6 +137,7 @@ export class NotebookPage {
       btn("run-all", "▶▶ Run all", "Run every cell; stops at the first that fails"),
       btn("interrupt", "■ Stop", "Interrupt the running cell (i i)"),
       btn("restart", "↻ Restart", "Restart the kernel (0 0)"),
+      btn("data-panel", "Data", "The lake: tables, their history, files, and uploads"),
       this.presence.el, this.kernelBadge, this.connBadge,
       nbMenu.tools, more);
     const addBar = h("div.add-bar", { dataset: { needs: "editor" } },
@@ -142,7 +145,7 @@ export class NotebookPage {
       btn("add-python", "+ Python", "Add a Python cell at the end"),
       btn("add-markdown", "+ Markdown", "Add a Markdown cell at the end"));
     this.root.replaceChildren(toolbar, this.banners.el, this.kernelCard,
-      h("main.notebook", {}, this.cellList, addBar), this.help.el);
+      h("main.notebook", {}, this.cellList, addBar), this.data.el, this.help.el);
     this.root.dataset.page = "notebook";
   }
 
@@ -429,6 +432,7 @@ export class NotebookPage {
           return cell?.el.classList.toggle(action === "collapse-input" ? "input-collapsed" : "output-collapsed");
         case "save": return await this.saver.flush();
         case "help": return this.help.toggle();
+        case "data-panel": return this.data.toggle();
         case "command-mode":
           cell?.kind === "markdown" && cell.stopEditing();
           return cell?.el.focus();
@@ -493,6 +497,15 @@ export class NotebookPage {
 
   // A deletion can be undone (z, or the banner's button): the cell comes back where it was, with
   // its id (so its stored runs stay its own), its text, and the output this page showed.
+  // A cell the data panel inserts (a load): below the selected cell, or at the end.
+  async insertSource(source) {
+    await this.shared.ready;
+    const at = this.selected && this.order.includes(this.selected) ? this.order.indexOf(this.selected) + 1 : this.order.length;
+    const id = this.shared.insertCell(at, "mlsql", source);
+    this.focusCell(id, false);
+    return id;
+  }
+
   async remove(cell) {
     const next = this.neighbour(cell.id, 1) || this.neighbour(cell.id, -1);
     const index = this.order.indexOf(cell.id);

@@ -35,7 +35,7 @@ export function roles() {
 // notebook of one's own (the server: "member" rows of console/server/access.py). Actions not
 // listed (help, moving the selection, leaving an editor) need only to see the notebook.
 const NEEDS = {
-  fork: "member", duplicate: "member", "new-notebook": "member", "new-folder": "member", import: "member",
+  fork: "member", duplicate: "member", "data-panel": "member", "new-notebook": "member", "new-folder": "member", import: "member",
   run: "runner", "run-next": "runner", "run-from": "runner", "run-all": "runner",
   interrupt: "runner", restart: "runner",
   "run-insert": "editor", "insert-above": "editor", "insert-below": "editor",

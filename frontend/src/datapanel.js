@@ -1,0 +1,189 @@
+// The data panel: a sidebar that folds away, showing the lake (GET /api/lake): its delta tables
+// with version, rows, size and partitions, each one's schema and history with time travel as one
+// click, the other folders and files, the roots paths resolve in; and an upload drop zone. What
+// it inserts is an ordinary MLSQL cell (`load …`), through insertCell(source) given by the page.
+
+import { h } from "./dom.js";
+
+const LOAD_FORMAT = { csv: "csv", tsv: "csv", json: "json", jsonl: "json", parquet: "parquet", xlsx: "excel", txt: "text" };
+
+// `load` of a lake table or file, named after it (pure: tested under node).
+export function loadStatement(name, kind, version = null) {
+  const base = name.replace(/\/$/, "").split("/").pop().replace(/\.[^.]*$/, "").replace(/\W+/g, "_").replace(/^_+|_+$/g, "") || "t";
+  const table = /^\d/.test(base) ? `t_${base}` : base;
+  if (kind === "delta") {
+    const label = name.split(".").pop().replace(/\W+/g, "_");
+    return version === null
+      ? `load delta.\`${name}\` as ${label};`
+      : `load delta.\`${name}\` where versionAsOf="${version}" as ${label}_v${version};`;
+  }
+  const ext = (name.match(/\.([A-Za-z0-9]+)$/) || [])[1];
+  const format = LOAD_FORMAT[(ext || "").toLowerCase()] || "parquet";
+  const options = format === "csv" ? ' where header="true" and inferSchema="true"' : "";
+  return `load ${format}.\`${name}\`${options} as ${table};`;
+}
+
+export function formatBytes(n) {
+  if (n === null || n === undefined) return "?";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  return `${i ? v.toFixed(1) : v} ${units[i]}`;
+}
+
+export class DataPanel {
+  // insertCell(source): a new MLSQL cell below the selected one, holding source.
+  constructor({ api, insertCell, onError }) {
+    this.api = api;
+    this.insertCell = insertCell;
+    this.onError = onError;
+    this.status = h("div.data-status", { dataset: { role: "data-status" }, role: "status" });
+    this.tables = h("ul.data-list", { dataset: { role: "data-tables" } });
+    this.entries = h("ul.data-list", { dataset: { role: "data-entries" } });
+    this.roots = h("ul.data-roots", { dataset: { role: "data-roots" } });
+    this.file = h("input", { type: "file", accept: ".csv,.tsv,.json,.jsonl,.parquet,.xlsx", hidden: true, dataset: { role: "upload-input" } });
+    const choose = h("button", { type: "button", text: "choose a file", dataset: { role: "upload-choose" } });
+    this.drop = h("div.drop-zone", { dataset: { role: "upload-drop" } },
+      h("span", { text: "Drop a CSV, JSON, Parquet or Excel file here, or " }), choose, this.file);
+    const refresh = h("button", { type: "button", text: "↻", title: "Refresh", "aria-label": "Refresh the lake", dataset: { role: "data-refresh" } });
+    const close = h("button.close", { type: "button", text: "×", title: "Close the data panel", "aria-label": "Close the data panel" });
+    this.el = h("aside.data-panel", { dataset: { role: "data-panel" }, hidden: true, "aria-label": "Data" },
+      h("div.data-head", {}, h("h2", { text: "Data" }), refresh, close),
+      this.drop, this.status,
+      h("h3", { text: "Delta tables" }), this.tables,
+      h("h3", { text: "Files and folders" }), this.entries,
+      h("h3", { text: "Where paths resolve" }), this.roots);
+    choose.addEventListener("click", () => this.file.click());
+    this.file.addEventListener("change", () => this.file.files[0] && this.upload(this.file.files[0]));
+    refresh.addEventListener("click", () => this.refresh());
+    close.addEventListener("click", () => this.toggle(false));
+    this.drop.addEventListener("dragover", (e) => {
+      e.preventDefault();
+      this.drop.classList.add("over");
+    });
+    this.drop.addEventListener("dragleave", () => this.drop.classList.remove("over"));
+    this.drop.addEventListener("drop", (e) => {
+      e.preventDefault();
+      this.drop.classList.remove("over");
+      const f = e.dataTransfer && e.dataTransfer.files[0];
+      if (f) this.upload(f);
+    });
+  }
+
+  toggle(show = this.el.hidden) {
+    this.el.hidden = !show;
+    document.body.classList.toggle("data-open", show);
+    if (show) this.refresh();
+  }
+
+  say(text, tone = "") {
+    this.status.textContent = text;
+    this.status.dataset.tone = tone;
+  }
+
+  async refresh() {
+    let lake;
+    try {
+      lake = await this.api.lake();
+    } catch (err) {
+      this.say(`Could not list the lake: ${err.message}`, "error");
+      return;
+    }
+    this.limit = lake.upload;
+    this.tables.replaceChildren(...(lake.tables.length ? lake.tables.map((t) => this.tableRow(t))
+      : [h("li.empty", { text: "No delta tables yet: save … as delta.`db.table` writes one." })]));
+    this.entries.replaceChildren(...(lake.entries.length ? lake.entries.map((e) => this.entryRow(e))
+      : [h("li.empty", { text: "Nothing else in the lake." })]));
+    this.roots.replaceChildren(...lake.roots.map((r) => h("li", {}, h("code", { text: r.path }), ` ${r.note}`)),
+      h("li", { text: "/tmp is private to each session: a file there is not seen by other cells' sessions or by the server. Upload it here instead." }));
+  }
+
+  tableRow(t) {
+    const facts = t.error ? t.error : [`v${t.version}`, t.rows === null || t.rows === undefined ? null : `${t.rows.toLocaleString("en-US")} rows`,
+      formatBytes(t.size), t.partition_columns && t.partition_columns.length ? `partitioned by ${t.partition_columns.join(", ")}` : null,
+      t.last_change ? `changed ${new Date(t.last_change).toLocaleString()}` : null].filter(Boolean).join(" · ");
+    const insert = h("button", { type: "button", text: "Insert load", dataset: { role: "insert-load" } });
+    insert.addEventListener("click", () => this.insertCell(loadStatement(t.name, "delta")));
+    const details = h("details.data-table", { dataset: { table: t.name } },
+      h("summary", {}, h("span.data-name", { text: t.name }), h("span.data-facts", { text: facts })));
+    const body = h("div.data-body");
+    details.append(insert, body);
+    details.addEventListener("toggle", () => details.open && !body.childElementCount && this.fillTable(t.name, body));
+    return h("li", {}, details);
+  }
+
+  async fillTable(name, body) {
+    let t;
+    try {
+      t = await this.api.lakeTable(name);
+    } catch (err) {
+      body.replaceChildren(h("p.data-error", { text: err.message }));
+      return;
+    }
+    const schema = h("table.data-schema", { dataset: { role: "data-schema" } }, h("tbody", {},
+      (t.schema || []).map((c) => h("tr", {}, h("td", { text: c.name }), h("td.type", { text: c.type })))));
+    const history = h("ul.data-history", { dataset: { role: "data-history" } }, (t.history || []).map((v) => {
+      const travel = h("button", { type: "button", text: `Load v${v.version}`, title: "Insert a cell that reads this version (time travel)", dataset: { role: "load-version", version: String(v.version) } });
+      travel.addEventListener("click", () => this.insertCell(loadStatement(name, "delta", v.version)));
+      const when = v.timestamp ? new Date(v.timestamp).toLocaleString() : "";
+      return h("li", {}, travel, h("span", { text: ` ${v.operation || "?"} ${when}` }));
+    }));
+    body.replaceChildren(h("h4", { text: "Schema" }), schema, h("h4", { text: "History" }), history);
+  }
+
+  // A file: its load. A folder: what is in it, on opening (a saved parquet/CSV folder loads whole).
+  entryRow(e) {
+    const insert = h("button", { type: "button", text: "Insert load", dataset: { role: "insert-load" } });
+    insert.addEventListener("click", () => this.insertCell(loadStatement(e.name, e.kind)));
+    const size = e.size === null || e.size === undefined ? "" : ` · ${formatBytes(e.size)}`;
+    if (e.kind !== "folder") {
+      return h("li", { dataset: { entry: e.name } }, h("span.data-name", { text: e.name }), h("span.data-facts", { text: `file${size}` }), insert);
+    }
+    const inner = h("ul.data-list");
+    const details = h("details", { dataset: { entry: e.name } },
+      h("summary", {}, h("span.data-name", { text: e.name }), h("span.data-facts", { text: "folder" })), insert, inner);
+    details.addEventListener("toggle", async () => {
+      if (!details.open || inner.childElementCount) return;
+      try {
+        const listing = await this.api.lakeFiles(e.name);
+        inner.replaceChildren(...listing.entries.map((c) => this.entryRow(c)));
+      } catch (err) {
+        inner.replaceChildren(h("li.data-error", { text: err.message }));
+      }
+    });
+    return h("li", {}, details);
+  }
+
+  async upload(file, overwrite = false) {
+    const max = this.limit && this.limit.max_bytes;
+    if (max && file.size > max) {
+      this.say(`${file.name} is ${formatBytes(file.size)}; uploads take at most ${formatBytes(max)} (CONSOLE_UPLOAD_MAX_BYTES).`, "error");
+      return;
+    }
+    this.say(`Uploading ${file.name} (${formatBytes(file.size)})…`);
+    let answer;
+    try {
+      answer = await this.api.upload(file, { overwrite });
+    } catch (err) {
+      if (err.status === 409 && !overwrite) {
+        const replace = h("button", { type: "button", text: "Replace it", dataset: { role: "upload-replace" } });
+        replace.addEventListener("click", () => this.upload(file, true));
+        this.say(`${err.message} `, "error");
+        this.status.append(replace);
+        return;
+      }
+      this.say(`${file.name} was not uploaded: ${err.message}`, "error");
+      return;
+    }
+    const insert = h("button", { type: "button", text: "Insert its load", dataset: { role: "upload-insert" } });
+    insert.addEventListener("click", () => this.insertCell(answer.load));
+    this.say(`Uploaded to the lake as ${answer.path} (${formatBytes(answer.bytes)}). `, "ok");
+    this.status.append(insert);
+    this.file.value = "";
+    await this.refresh();
+  }
+}

@@ -1,0 +1,18 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { formatBytes, loadStatement } from "../src/datapanel.js";
+
+test("the load a data panel row inserts", () => {
+  assert.equal(loadStatement("sales.orders", "delta"), "load delta.`sales.orders` as orders;");
+  assert.equal(loadStatement("sales.orders", "delta", 3), 'load delta.`sales.orders` where versionAsOf="3" as orders_v3;');
+  assert.equal(loadStatement("uploads/fruit sales.csv", "file"),
+    'load csv.`uploads/fruit sales.csv` where header="true" and inferSchema="true" as fruit_sales;');
+  assert.equal(loadStatement("exports/2024.parquet", "file"), "load parquet.`exports/2024.parquet` as t_2024;");
+  assert.equal(loadStatement("events/", "folder"), "load parquet.`events/` as events;");
+});
+
+test("sizes in the panel", () => {
+  assert.equal(formatBytes(null), "?");
+  assert.equal(formatBytes(512), "512 B");
+  assert.equal(formatBytes(1536), "1.5 KB");
+});
