@@ -33,9 +33,9 @@ def test_fs_operations_in_the_lake(session: Session, lake: Path, events: list[An
     assert (lake / "models" / "a").is_dir() and (lake / "models" / "b").is_dir()
     (lake / "models" / "a" / "notes.txt").write_text("one\ntwo\n")
     listing = rows(ok(session, "!fs -ls models;"))
-    assert [(r[0], r[1]) for r in listing] == [(str(lake / "models" / "a"), "dir"), (str(lake / "models" / "b"), "dir")]
+    assert [(r[0], r[1]) for r in listing] == [("lake:models/a", "dir"), ("lake:models/b", "dir")]
     deep = rows(ok(session, "!fs -ls -R models;"))
-    assert [str(lake / "models" / "a" / "notes.txt"), "file", 8] == deep[2][:3]
+    assert ["lake:models/a/notes.txt", "file", 8] == deep[2][:3]
     events.clear()
     out = ok(session, "!fs -cat models/a/notes.txt;")
     assert rows(out) == [["one"], ["two"]] and printed(events) == "one\ntwo\n"

@@ -87,7 +87,7 @@ def _target(session: SessionHost, path: str) -> Path:
 
 
 def _ls(session: SessionHost, stmt: lang.Command, path: str, recursive: bool) -> pa.Table:
-    from console.sources.paths import check_roots
+    from console.sources.paths import check_roots, shown
 
     root = _source(session, path)
     if not root.exists():
@@ -108,11 +108,11 @@ def _ls(session: SessionHost, stmt: lang.Command, path: str, recursive: bool) ->
             check_roots(ctx, Path(os.path.realpath(p)), str(p))
             st = p.stat()
         except (SourceError, OSError):
-            rows.append((str(p), "link" if p.is_symlink() else "unknown", None, None))
+            rows.append((shown(ctx, p), "link" if p.is_symlink() else "unknown", None, None))
             continue
         kind = "dir" if p.is_dir() else "file"
         stamp = dt.datetime.fromtimestamp(st.st_mtime, dt.timezone.utc).replace(microsecond=0)
-        rows.append((str(p), kind, st.st_size if kind == "file" else None, stamp))
+        rows.append((shown(ctx, p), kind, st.st_size if kind == "file" else None, stamp))  # lake:…
     return rows_table(["path", "type", "size", "modified"], rows,
                       {"size": pa.int64(), "modified": pa.timestamp("s", tz="UTC")})
 
