@@ -25,6 +25,7 @@ CELLS = [
     "!cache t session;",
     "save overwrite t as delta.`fz.t`;\n!delta show tables;",
     "!delta info fz.t;",
+    "!fs -ls -R fz;",
     "select array(x * 1.0) as features, 2.0 * x + 1.0 as label from range(20) t(x) as line;\n"
     "train line as LinearRegression.`models/line` where evaluateTable=\"line\" as r;",
     "load parquet.`${__cache_dir__}/nope` as y;",
@@ -54,14 +55,15 @@ def test_byzer_commands_completion_and_links_never_show_the_data_folder(mu_app: 
     nb = alice.notebook("paths", *[c.replace("{data}", str(data_dir)) if c.startswith(("load", "select *")) else
                                    (("python", c) if c.startswith("--%python") else c) for c in CELLS])
     views = [alice.run(nb, i, timeout=240) for i in range(len(CELLS))]
-    assert [v["status"] for v in views] == ["done"] * 6 + ["error"] * 4, [(v["status"], error_of(v)) for v in views]
+    assert [v["status"] for v in views] == ["done"] * 7 + ["error"] * 4, [(v["status"], error_of(v)) for v in views]
     # What each shows instead of the path.
     assert result_of(views[2])["rows"][0][2] == "cache:tables/t.parquet"
     assert ["fz.t", "lake:fz/t"] in result_of(views[3])["rows"]
-    model = dict(result_of(views[5])["rows"])["modelPath"]
+    assert ["lake:fz/t/_delta_log", "dir"] in [r[:2] for r in result_of(views[5])["rows"]]
+    model = dict(result_of(views[6])["rows"])["modelPath"]
     assert model.startswith("lake:models/line/_model_") and model.endswith("/model/0"), model
-    assert error_of(views[6])["message"].startswith("path cache:nope ")  # ${__cache_dir__}/nope
-    assert "private data folder;" in error_of(views[7])["message"]
+    assert error_of(views[7])["message"].startswith("path cache:nope ")  # ${__cache_dir__}/nope
+    assert "private data folder;" in error_of(views[8])["message"]
     texts = {"runs": alice.call("GET", f"/api/notebooks/{nb['id']}/runs").text}
     for v in views:
         texts[v["id"]] = json.dumps(v)
