@@ -72,8 +72,8 @@ def test_cluster_select_gives_duckdbs_rows(ray_session: Session, tmp_path: Path)
 
 def test_cluster_refusal_names_the_construct_and_the_setting(ray_session: Session, tmp_path: Path) -> None:
     s = ray_session
+    ok(s, "select 1 as id, 'a' as k as t1;")  # local: the refusals below need no driver
     ok(s, 'set sql.engine = "cluster" where type="conf";')
-    ok(s, "select 1 as id, 'a' as k as t1;")
     message = error(s, "select k, collect_list(id) as ids from t1 group by k as t2;")
     assert "collect_list() is not supported on the cluster" in message and 'sql.engine = "local"' in message
     message = error(s, "select * from read_parquet('/etc') as t3;")
@@ -82,6 +82,7 @@ def test_cluster_refusal_names_the_construct_and_the_setting(ray_session: Sessio
           "select k, collect_list(id) as ids from t1 group by k as t2;")
 
 
+@pytest.mark.slow  # two driver starts (about 20 s here)
 def test_interrupt_cancels_the_cluster_query(ray_session: Session, tmp_path: Path) -> None:
     s = ray_session
     folder = _write(s.source_context().lake / "big", _events(200_000), files=4)
@@ -131,6 +132,7 @@ time.sleep(600)
 """
 
 
+@pytest.mark.slow  # waits out the 10 s for a free CPU
 def test_a_sort_with_every_cpu_held_fails_fast_instead_of_hanging(ray_session: Session) -> None:
     """Daft's sort samples in a task that needs a free CPU: with other jobs' actors holding all of
     them it would wait forever. It waits briefly, then fails saying why."""
