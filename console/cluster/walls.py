@@ -45,6 +45,19 @@ def handoff_root(cfg: Mapping[str, Any]) -> Path:
     return _SHM / f"console-{tag}"
 
 
+def handoff_group(cfg: Mapping[str, Any]) -> int | None:
+    """For a kernel outside the sandbox (a headless run, as root): the group its hand-off folder must
+    give to the Ray zone, when the zone runs as a uid of its own; None otherwise."""
+    if os.environ.get(HANDOFF_ENV) or not identity.available():
+        return None
+    from console.cluster import sandbox
+
+    try:
+        return identity.handoff_gid(cfg) if sandbox.enabled(cfg) else None
+    except sandbox.SandboxUnavailable:
+        return None
+
+
 def share_folders(cfg: Mapping[str, Any], ray_temp_dir: Path) -> None:
     """The folders every sandbox writes to, made the members group's (setgid, group-writable)."""
     gid = identity.members_gid(cfg)
@@ -152,4 +165,5 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80]
 
 
-__all__ = ["HANDOFF_ENV", "SessionWall", "handoff_root", "open_ray_session", "ray_zone", "session", "share_folders"]
+__all__ = ["HANDOFF_ENV", "SessionWall", "handoff_group", "handoff_root", "open_ray_session", "ray_zone", "session",
+           "share_folders"]

@@ -203,8 +203,10 @@ OWNER_LOCK = ".owner"
 _held: list[int] = []  # this process's owner locks: kept open (so held) for its whole life
 
 
-def scratch_dir() -> Path:
+def scratch_dir(group: int | None = None) -> Path:
     """This process's folder for IPC files: on /dev/shm where writable, after removing dead ones.
+
+    group: the group that must read it besides its owner (the Ray zone's, when it runs as another uid).
 
     The folder's owner holds an exclusive lock on its `.owner` file for as long as it lives; a
     pid alone cannot say whether the owner lives, because sandboxed kernels (their own pid
@@ -218,6 +220,11 @@ def scratch_dir() -> Path:
     folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
     if parent == shm and HANDOFF_ENV in os.environ:
         os.chmod(folder, 0o750)  # the folder's group (setgid) is the actors'
+    elif group is not None and parent == shm:
+        # A kernel outside the sandbox (a headless run) whose Ray zone runs as another uid: its
+        # actors read the folder through the hand-off group (cluster/walls.py's handoff_group).
+        os.chown(folder, -1, group)
+        os.chmod(folder, 0o750)
     fd = os.open(folder / OWNER_LOCK, os.O_CREAT | os.O_RDWR, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     _held.append(fd)

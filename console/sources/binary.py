@@ -19,7 +19,7 @@ class BinaryFileSource(Source):
     def read(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pa.Table":
         import pyarrow as pa
 
-        files = data_files(resolve(ctx, path), (), path)
+        files = data_files(resolve(ctx, path), (), path, ctx)
         pattern = option(options, "pathGlobFilter")
         if pattern:
             files = [f for f in files if fnmatch.fnmatch(f.name, pattern)]

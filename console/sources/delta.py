@@ -10,7 +10,7 @@ from console.sources.base import (
     Source, SourceContext, SourceError, bool_option, exists_error, int_option, normalize_mode, option, register,
     schema_mismatch,
 )
-from console.sources.paths import check_roots, resolve, resolve_target
+from console.sources.paths import check_roots, missing, resolve, resolve_target
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -44,16 +44,16 @@ class DeltaSource(Source):
     """Loads: versionAsOf, timestampAsOf, startingVersion + endingVersion. Saves: every mode, partitionBy,
     mergeSchema / overwriteSchema."""
 
-    def _open(self, location: Path, shown: str) -> Any:
+    def _open(self, location: Path, shown: str, ctx: SourceContext | None = None) -> Any:
         from deltalake import DeltaTable
 
         if not DeltaTable.is_deltatable(str(location)):
-            raise SourceError(f"delta table {shown} does not exist (looked in {location})")
+            raise SourceError(f"{missing(ctx, shown, 'delta table')} (looked in {location})")
         return DeltaTable(str(location))
 
     def read(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pa.Table":
         location, shown = lake_location(ctx, path)
-        table = self._open(location, shown)
+        table = self._open(location, shown, ctx)
         start = int_option(options, "startingVersion")
         end = int_option(options, "endingVersion")
         if start is not None or end is not None:
@@ -66,7 +66,7 @@ class DeltaSource(Source):
         if int_option(options, "startingVersion") is not None or int_option(options, "endingVersion") is not None:
             return None
         location, shown = lake_location(ctx, path)
-        table = self._open(location, shown)
+        table = self._open(location, shown, ctx)
         self._time_travel(table, shown, options)
         try:
             dataset = table.to_pyarrow_dataset()

@@ -57,7 +57,7 @@ class FileSource(Source):
     # -- the Source contract -------------------------------------------------------------------
     def read(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pa.Table":
         root = resolve(ctx, path)
-        files = data_files(root, self.suffixes, path)
+        files = data_files(root, self.suffixes, path, ctx)
         if not files:
             raise SourceError(f"path {path} has no {self.name} files")
         try:

@@ -48,7 +48,7 @@ class ParquetSource(FileSource):
         import pyarrow.dataset as ds
 
         root = resolve(ctx, path)
-        files = data_files(root, self.suffixes, path)
+        files = data_files(root, self.suffixes, path, ctx)
         if not files:
             raise SourceError(f"path {path} has no {self.name} files")
         if root.is_dir() and partition_keys(files[0], root):

@@ -132,7 +132,21 @@ def visible(name: str) -> bool:
     return not name.startswith((".", "_"))
 
 
-def data_files(root: Path, suffixes: tuple[str, ...], shown: str) -> list[Path]:
+def missing(ctx: SourceContext | None, shown: str, what: str = "path") -> str:
+    """Why a path is not there, with where it was looked for: the user asked for a file they see
+    somewhere (often the machine's /tmp), and the answer should say where this one can be."""
+    rel = not shown.startswith("/")
+    where = ["relative paths resolve in the lake (lake:)" + (", so this one was looked for there" if rel else "")]
+    if ctx is not None:
+        roots = [str(r) for r in ctx.data_roots]
+        where.append(f"absolute paths may be under {', '.join(roots)}" if roots
+                     else "absolute paths may be anywhere outside the server's data folder")
+    where.append("/tmp is private to each session: a file in the machine's /tmp is not seen here; put it "
+                 "in the lake (the notebook's Data panel uploads files) or a data root")
+    return f"{what} {shown} does not exist: {'; '.join(where)}"
+
+
+def data_files(root: Path, suffixes: tuple[str, ...], shown: str, ctx: SourceContext | None = None) -> list[Path]:
     """The data files of a file or directory path (resolved, so symlink-free), sorted.
 
     A directory yields every visible file below it whose name ends in one of suffixes; when
@@ -144,7 +158,7 @@ def data_files(root: Path, suffixes: tuple[str, ...], shown: str) -> list[Path]:
     if root.is_file():
         return [root]
     if not root.exists():
-        raise SourceError(f"path {shown} does not exist")
+        raise SourceError(missing(ctx, shown))
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):  # followlinks=False: linked folders are checked below
         here = Path(dirpath)

@@ -41,7 +41,8 @@ def test_bad_lake_name(ctx: SourceContext, delta, people: pa.Table) -> None:
 def test_missing_table_names_it(ctx: SourceContext, delta) -> None:
     with pytest.raises(SourceError) as err:
         delta.read(ctx, "db.nothing", {})
-    assert err.value.message.startswith("delta table db.nothing does not exist (looked in ")
+    assert err.value.message.startswith("delta table db.nothing does not exist: relative paths resolve in the lake")
+    assert "(looked in " in err.value.message and "/tmp is private to each session" in err.value.message
     assert str(ctx.data_dir / "lake" / "db" / "nothing") in err.value.message
 
 

@@ -94,7 +94,9 @@ def test_missing_path_names_it(ctx: SourceContext) -> None:
     for fmt in ("parquet", "csv", "json", "text"):
         with pytest.raises(SourceError) as err:
             get_source(fmt).read(ctx, "/no/such/place", {})
-        assert err.value.message == "path /no/such/place does not exist"
+        # Where it was looked for, which roots are allowed, and that /tmp is private (paths.missing).
+        assert err.value.message.startswith("path /no/such/place does not exist: relative paths resolve in the lake")
+        assert "/tmp is private to each session" in err.value.message
 
 
 def test_empty_folder_says_so(ctx: SourceContext) -> None:
