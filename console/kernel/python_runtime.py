@@ -21,6 +21,7 @@ from typing import Any, Callable, NoReturn
 from console.actors.capture import stream_of
 from console.actors.fragments import FRAGMENTS_KEY
 from console.cluster.head import RAY_ENV, RayCluster
+from console.cluster.walls import handoff_group
 from console.kernel.ipcfiles import IpcFiles, scratch_dir
 from console.kernel.job import PythonCellError, PythonJob
 from console.kernel.worker_process import FdLine, Wake, WorkerProcess, death_message
@@ -57,7 +58,7 @@ class PythonRuntime:
         self._interrupted_at: float | None = None
         self._running = False
         self._used_cluster = False
-        self._scratch = scratch_dir()
+        self._scratch = scratch_dir(handoff_group(cfg))  # readable by the Ray zone's actors
         self._tables = IpcFiles(self._scratch)
 
     # ---- public
