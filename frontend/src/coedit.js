@@ -31,14 +31,15 @@ export function newCellId() {
 // send(type, fields) -> Promise<ack>; user: {id, name, color, colorLight}.
 // onRebuild(): the document was replaced (the server's epoch changed): rebind every cell.
 // onSaved(revision): the server stored the document; onUnsaved(bool): whether this page's own
-// changes are all stored.
+// changes are all stored; onRefused(message): the server refused a change (the document's size cap).
 export class SharedDoc {
-  constructor({ send, user, onRebuild, onSaved, onUnsaved }) {
+  constructor({ send, user, onRebuild, onSaved, onUnsaved, onRefused }) {
     this.send = send;
     this.user = user;
     this.onRebuild = onRebuild || (() => {});
     this.onSaved = onSaved || (() => {});
     this.onUnsaved = onUnsaved || (() => {});
+    this.onRefused = onRefused || (() => {});
     this.epoch = "";
     this.inFlight = 0; // doc_update commands not acknowledged yet
     this.waiters = [];
@@ -70,6 +71,7 @@ export class SharedDoc {
     this.send("doc_update", { update: toB64(update), epoch: this.epoch }).then((ack) => {
       this.inFlight -= 1;
       if (ack && ack.ok === false && ack.status === 409) this.sync(); // the server's doc was reloaded
+      else if (ack && ack.ok === false) this.onRefused(ack.error || `edit refused (${ack.status})`);
       if (!this.inFlight) for (const w of this.waiters.splice(0)) w();
     });
   }

@@ -85,6 +85,7 @@ export class NotebookPage {
       onRebuild: () => this.watchDoc(),
       onSaved: (rev) => this.saver.advance({ revision: rev }),
       onUnsaved: () => this.showSaveState(this.saver.state || "saved"),
+      onRefused: (message) => this.banners.show("coedit", `Not saved: ${message}`),
     });
     this.setTitle(nb.name);
     this.renderCells(nb.cells, runs && runs.runs);
