@@ -240,7 +240,13 @@ def _pieces(msg: Message) -> list[Message]:
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
+    interrupted: KeyboardInterrupt | None = None
     while view:
-        view = view[os.write(fd, view):]
+        try:
+            view = view[os.write(fd, view):]
+        except KeyboardInterrupt as exc:  # a cell's interrupt: the line is finished first, never cut
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
 
 
