@@ -70,6 +70,22 @@ def test_cluster_select_gives_duckdbs_rows(ray_session: Session, tmp_path: Path)
     assert s.tables["top"].column("id").to_pylist()[:2] == [100, 201]
 
 
+
+def test_an_idle_driver_stops(ray_session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    from console.kernel.sqlengines import cluster
+
+    monkeypatch.setattr(cluster, "IDLE_SECONDS", 1.0)
+    s = ray_session
+    ok(s, 'set sql.engine = "cluster" where type="conf";\nselect 1 as one as o;')
+    assert s.cluster_sql.connected
+    deadline = time.monotonic() + 10
+    while s.cluster_sql.connected and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not s.cluster_sql.connected  # Daft's workers of this session are gone with its Ray job
+    ok(s, "select 2 as two as t;")  # and the next statement starts it again
+    assert s.tables["t"].column("two").to_pylist() == [2]
+
+
 def test_cluster_refusal_names_the_construct_and_the_setting(ray_session: Session, tmp_path: Path) -> None:
     s = ray_session
     ok(s, "select 1 as id, 'a' as k as t1;")  # local: the refusals below need no driver

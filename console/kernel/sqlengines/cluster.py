@@ -31,6 +31,9 @@ from console.kernel.errors import CellError
 
 _ROOT = Path(__file__).resolve().parents[3]
 CONNECT_TIMEOUT = 120.0  # ray.init plus Daft's first runner; the spike measured 1 to 9 s
+# A driver with no cluster statement for this long is stopped: Daft's workers hold about 600 MB
+# of the cluster per session while they live (the next statement starts them again, in seconds).
+IDLE_SECONDS = 600.0
 
 
 class ClusterSql:
@@ -45,6 +48,8 @@ class ClusterSql:
         self._interrupted = threading.Event()
         self._buffer = b""
         self.worker_nodes: list[str] = []  # where the last statement's Daft workers ran (Ray node ids)
+        self._lock = threading.Lock()  # a statement and the idle stop never overlap
+        self._idle: threading.Timer | None = None
 
     # ---- public
     @property
@@ -53,7 +58,11 @@ class ClusterSql:
 
     def nodes(self) -> int:
         """Nodes with CPUs in the session's cluster (connects the driver if it is not yet)."""
-        self._ensure()
+        with self._lock:
+            try:
+                self._ensure()
+            finally:
+                self._touch()
         return self._nodes
 
     def query(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
@@ -62,6 +71,16 @@ class ClusterSql:
         self._interrupted.clear()
         self.folder.mkdir(parents=True, exist_ok=True)
         inputs: list[Path] = []
+        with self._lock:
+            if self._idle is not None:
+                self._idle.cancel()
+            try:
+                return self._query(daft_sql, refs, catalog, needs_cpu, line, column, inputs)
+            finally:
+                self._touch()
+
+    def _query(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
+               line: int, column: int, inputs: list[Path]) -> pa.Table:
         try:
             tables = {ref: self._spec(ref, catalog, inputs, line, column) for ref in refs}
             self._ensure()
@@ -81,10 +100,28 @@ class ClusterSql:
             for path in inputs:
                 path.unlink(missing_ok=True)
 
+    def _touch(self) -> None:
+        """(Re)start the idle countdown of a running driver."""
+        if self._idle is not None:
+            self._idle.cancel()
+        if self.connected:
+            self._idle = threading.Timer(IDLE_SECONDS, self._stop_if_idle)
+            self._idle.daemon = True
+            self._idle.start()
+
+    def _stop_if_idle(self) -> None:
+        if self._lock.acquire(blocking=False):  # a statement running now keeps it
+            try:
+                self.close()
+            finally:
+                self._lock.release()
+
     def interrupt(self) -> None:
         self._interrupted.set()
 
     def close(self) -> None:
+        if self._idle is not None:
+            self._idle.cancel()
         proc, self._proc = self._proc, None
         if proc is not None and proc.poll() is None:
             _kill(proc)
