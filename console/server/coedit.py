@@ -241,7 +241,7 @@ class CoEdit:
         if live is None or epoch != live.epoch:
             raise CoEditError(409, "the shared document was reloaded on the server: sync again (doc_sync)")
         try:
-            weight = update_weight(data)
+            weight = update_weight(data, limit=self.max_bytes)  # past the cap it is refused, however far
         except ValueError as exc:
             raise CoEditError(400, f"update is not a Yjs update: {exc}") from None
         with live.lock:
