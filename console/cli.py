@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from console.cli_jobs import jobs
 from console.config import Config, ensure_secret_key, load_config, prepare_data_dir
 
 
@@ -108,14 +107,8 @@ def run(file: str, data_dir: str | None, cell: int | None, params: tuple[str, ..
         from console.kernel.headless import run_file
     except ImportError as exc:
         raise click.ClickException(f"the headless runner is not available: {exc}") from exc
-    values: dict[str, str] = {}
-    for item in params:
-        name, eq, value = item.partition("=")
-        if not eq or not name.strip():
-            raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--param")
-        values[name.strip()] = value
     cfg = _config(data_dir)
-    sys.exit(run_file(Path(file), cfg, cell=cell, params=values))
+    sys.exit(run_file(Path(file), cfg, cell=cell, params=_param_values(params)))
 
 
 @main.group()
@@ -296,4 +289,97 @@ def users_passwd(username: str, password: str | None, data_dir: str | None) -> N
     click.echo(f"password of {username} changed; {ended} login(s) ended")
 
 
-main.add_command(jobs)  # mlsql-console jobs list|run|enable|disable (console/cli_jobs.py)
+# ---------------------------------------------------------------- jobs (docs/jobs.md)
+# The CLI never runs a notebook itself: `jobs run` queues a run (trigger `manual`) that the
+# serving process's scheduler starts at once (console/server/scheduler.py), as the job's owner.
+def _job(store: Any, job_id: str) -> Any:
+    from console.store import NotFound
+
+    try:
+        return store.get_job(job_id)
+    except NotFound as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _param_values(params: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in params:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--param")
+        out[name.strip()] = value
+    return out
+
+
+@main.group()
+def jobs() -> None:
+    """Notebooks that run on a schedule (docs/jobs.md)."""
+
+
+@jobs.command("list")
+@data_dir_option
+def jobs_list(data_dir: str | None) -> None:
+    """Every job: id, name, notebook, schedule, next firing, last status."""
+    from console.server.scheduler import schedule_of
+
+    store = _open_store(_config(data_dir))
+    all_jobs = store.list_jobs()
+    last = store.last_job_runs([j.id for j in all_jobs])
+    for j in all_jobs:
+        nxt = j.next_run_at.isoformat(timespec="minutes") if j.next_run_at else f"disabled {j.disabled_reason}".rstrip()
+        status = last[j.id].status if j.id in last else "never ran"
+        click.echo(f"{j.id}  {j.name}  notebook {j.notebook_id}  {schedule_of(j).describe()}  "
+                   f"next {nxt}  last {status}")
+
+
+@jobs.command("run")
+@click.argument("job_id")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE", help="A parameter's value; repeatable.")
+@data_dir_option
+def jobs_run(job_id: str, params: tuple[str, ...], data_dir: str | None) -> None:
+    """Queue a run of JOB_ID now; the server starts it as the job's owner."""
+    from console.server.jobrun import check_params, owner_problem
+
+    store = _open_store(_config(data_dir))
+    job = _job(store, job_id)
+    try:
+        values = check_params(store, job.notebook_id, {**job.params, **_param_values(params)})
+    except ValueError as exc:  # an undeclared parameter: the message lists the declared ones
+        raise click.ClickException(str(exc)) from None
+    problem = owner_problem(store, job)
+    if problem is not None:
+        raise click.ClickException(f"this job cannot run: {problem}")
+    run = store.queue_job_run(job.id, "manual", values)
+    click.echo(f"queued run {run.id} of job {job.id}; a running server starts it")
+
+
+@jobs.command("enable")
+@click.argument("job_id")
+@data_dir_option
+def jobs_enable(job_id: str, data_dir: str | None) -> None:
+    """Fire JOB_ID on its schedule again (from the next occurrence on)."""
+    from datetime import datetime, timezone
+
+    from console.server import schedule
+    from console.server.jobrun import owner_problem
+    from console.server.scheduler import schedule_of
+
+    store = _open_store(_config(data_dir))
+    job = _job(store, job_id)
+    problem = owner_problem(store, job)
+    if problem is not None:
+        raise click.ClickException(f"this job cannot be enabled: {problem}")
+    nxt = schedule.first_after(schedule_of(job), datetime.now(timezone.utc), anchor=job.created_at)
+    store.update_job(job.id, enabled=True, disabled_reason="", next_run_at=nxt)
+    click.echo(f"enabled {job.id}; next {nxt.isoformat(timespec='minutes') if nxt else 'never'}")
+
+
+@jobs.command("disable")
+@click.argument("job_id")
+@data_dir_option
+def jobs_disable(job_id: str, data_dir: str | None) -> None:
+    """Stop firing JOB_ID (a run in progress finishes)."""
+    store = _open_store(_config(data_dir))
+    job = _job(store, job_id)
+    store.update_job(job.id, enabled=False, disabled_reason="disabled from the command line")
+    click.echo(f"disabled {job.id}")

@@ -40,7 +40,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "notebook_file": EVERYWHERE,
     "interchange": EVERYWHERE | {"notebook_file"},
     "demo": EVERYWHERE | {"notebook_file"},
-    "server": EVERYWHERE | {"store", "outputs", "cluster", "notebook_file", "interchange"},
+    # lang (stdlib only): the server reads a notebook's parameters with the parser (lang/params.py)
+    "server": EVERYWHERE | {"store", "outputs", "cluster", "notebook_file", "interchange", "lang"},
     "cli": EVERYWHERE | {"kernel", "store", "server", "demo"},
     "__main__": {"cli"},
 }

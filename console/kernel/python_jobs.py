@@ -17,7 +17,7 @@ from console.kernel.catalog import Catalog, Entry, LazyTable, as_table
 from console.kernel.errors import CellError
 from console.kernel.job import PythonCellError, PythonJob
 from console.lang import Run
-from console.lang.params import PARAMS_KEY
+from console.worker.context import PARAMS_KEY
 
 
 class JobSource(Protocol):

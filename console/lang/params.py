@@ -20,8 +20,6 @@ from console.lang.errors import ParseError
 from console.lang.parser import parse
 
 DEFAULT_PARAM = "defaultParam"
-# The conf key that carries the parameters' values to a Python cell's worker (context.params).
-PARAMS_KEY = "__params__"
 
 
 @dataclass(frozen=True)

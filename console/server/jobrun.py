@@ -55,6 +55,16 @@ def owner_problem(store: Store, job: JobRecord) -> str | None:
     return None
 
 
+def declared_params(store: Store, notebook_id: str) -> list[notebook_params.Param]:
+    nb = store.get_notebook(notebook_id)
+    return notebook_params.declared([(c.kind, c.source) for c in nb.cells])
+
+
+def check_params(store: Store, notebook_id: str, values: dict[str, str]) -> dict[str, str]:
+    """The values as text; notebook_params.UnknownParams (a ValueError) for an undeclared name."""
+    return notebook_params.check(declared_params(store, notebook_id), values)
+
+
 def first_line(error: dict[str, Any] | None) -> str:
     if not error:
         return ""
@@ -99,7 +109,7 @@ class JobRunner:
         try:
             values = notebook_params.check(notebook_params.declared([(c.kind, c.source) for c in nb.cells]),
                                            run.params)
-        except notebook_params.UnknownParams as exc:  # the notebook lost a parameter since the job was made
+        except ValueError as exc:  # the notebook lost a parameter since the job was made
             self.store.set_job_run(run.id, revision=nb.revision)
             return "error", str(exc)
         self.store.set_job_run(run.id, revision=nb.revision)

@@ -16,12 +16,11 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Flask, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from console.lang import params as notebook_params
 from console.outputs.view import view_run
 from console.server import access, auth, schedule, serialize
 from console.server.deps import SESSIONS_KEY, get_config, get_store
 from console.server.errors import ApiError
-from console.server.jobrun import SCHEDULE_ROLE, JobRunner, owner_problem
+from console.server.jobrun import SCHEDULE_ROLE, JobRunner, check_params, declared_params, owner_problem
 from console.server.scheduler import JOBS_KEY, JobScheduler, schedule_of
 from console.server.validate import field, json_body, query_int
 from console.store import NotFound
@@ -100,17 +99,13 @@ def _schedule(cron: str | None, every: int | None, tz: str | None) -> schedule.S
         raise ApiError(400, str(exc)) from None
 
 
-def _declared(notebook_id: str) -> list[notebook_params.Param]:
-    nb = get_store().get_notebook(notebook_id)
-    return notebook_params.declared([(c.kind, c.source) for c in nb.cells])
-
-
 def checked_params(notebook_id: str, values: dict[str, str]) -> dict[str, str]:
-    declared = _declared(notebook_id)
+    """The values as text; 400 naming the declared parameters when one is not among them."""
     try:
-        return notebook_params.check(declared, values)
-    except notebook_params.UnknownParams as exc:
-        raise ApiError(400, str(exc), declared=[p.name for p in declared]) from None
+        return check_params(get_store(), notebook_id, values)
+    except ValueError as exc:
+        declared = [p.name for p in declared_params(get_store(), notebook_id)]
+        raise ApiError(400, str(exc), declared=declared) from None
 
 
 def _scheduler() -> JobScheduler:
@@ -204,7 +199,7 @@ def notebook_jobs(notebook_id: str) -> ResponseReturnValue:
 
 def notebook_params_list(notebook_id: str) -> ResponseReturnValue:
     return jsonify({"params": [{"name": p.name, "default": p.default, "cell": p.cell}
-                               for p in _declared(notebook_id)]})
+                               for p in declared_params(get_store(), notebook_id)]})
 
 
 def get_job(job_id: str) -> ResponseReturnValue:

@@ -16,9 +16,12 @@ import pyarrow as pa
 from console.actors import data, fragments
 from console.actors.capture import metrics_line
 from console.actors.data import DataServer
-from console.lang.params import PARAMS_KEY
 from console.worker.schema import SchemaError, parse_schema, rows_to_table
 from console.worker import streaming_tar
+
+
+# The conf key that carries the parameters' values to a cell's context (context.params).
+PARAMS_KEY = "__params__"
 
 
 class JobHost(Protocol):
