@@ -85,6 +85,7 @@ class Channel:
         self._waiters: dict[str, _Waiter] = {}
         self._waiters_lock = threading.Lock()
         self._closed = False
+        self._ended = False  # the reading ended: no answer will come
 
     # ---- sending
     def send(self, msg: Message) -> bool:
@@ -123,12 +124,16 @@ class Channel:
             raise ValueError(f"{msg.type} carries no request_id")
         waiter = _Waiter(kind)
         with self._waiters_lock:
+            if self._ended:
+                raise ConnectionError(f"the {self.name} channel has ended")
             self._waiters[request_id] = waiter
         try:
             if not self.send(msg):
                 raise ConnectionError(f"the {self.name} channel is closed")
-            if not waiter.event.wait(timeout) or not isinstance(waiter.answer, kind):
+            if not waiter.event.wait(timeout):
                 raise TimeoutError(f"no answer to {msg.type} within {timeout:.0f} s")
+            if not isinstance(waiter.answer, kind):  # woken by the end of the reading
+                raise ConnectionError(f"the {self.name} channel ended before the answer to {msg.type}")
             return waiter.answer
         finally:
             with self._waiters_lock:
@@ -156,6 +161,15 @@ class Channel:
         """
         if self.read_fd is None:
             return
+        try:
+            yield from self._decoded()
+        finally:  # nothing more will be answered: the askers need not wait out their timeouts
+            with self._waiters_lock:
+                self._ended = True
+                for waiter in self._waiters.values():
+                    waiter.event.set()
+
+    def _decoded(self) -> Iterator[Message]:
         parts: list[str] = []
         size = 0
         for line in self._read_lines():

@@ -130,3 +130,13 @@ def test_metric_values_are_finite_numbers() -> None:
     for bad in ("1", None, True, float("inf"), {"x": 1}):
         with pytest.raises(DecodeError):
             FROM_KERNEL.decode({"type": "run_metrics", "run_id": "r", "values": {"loss": bad}})
+
+
+def test_a_request_ends_at_once_when_the_other_end_closes() -> None:
+    ours, theirs = socket.socketpair()
+    channel = Channel(FROM_KERNEL, read=ours.fileno(), write=ours.fileno(), answers=(KernelAnswer,))
+    threading.Thread(target=lambda: list(channel.messages()), daemon=True).start()
+    threading.Timer(0.2, theirs.close).start()
+    with pytest.raises(ConnectionError, match="ended"):
+        channel.request(KernelQuery(new_request_id(), "inspect"), KernelAnswer, 30)
+    ours.close()
