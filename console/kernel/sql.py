@@ -128,10 +128,10 @@ class SqlEngine:
             near = (err.get("highlight") or "").strip()
             raise CellError("sql", f"SQL syntax error: {desc}" + (f" near {near!r}" if near else ""),
                             cell_line, cell_col) from None
+        except Untranslatable as exc:  # before SqlglotError, which it is too
+            raise untranslatable_error(exc, sql, line, column) from None
         except sqlglot.errors.SqlglotError as exc:
             raise CellError("sql", f"SQL error: {exc}", line, column) from None
-        except Untranslatable as exc:
-            raise untranslatable_error(exc, sql, line, column) from None
         missing = self._bind(refs, tables)
         if missing is not None:
             names = ", ".join(sorted(tables)) or "none yet"

@@ -19,26 +19,28 @@ def run_select(session: "Session", sql: str, line: int, column: int) -> pa.Table
 
     from console.kernel.sql import untranslatable_error
     from console.kernel.sqlengines import daft as to_daft
+    from console.kernel.sqlengines.duckdb import transpile as duckdb_transpile
 
     engine = choice.engine(session.conf, session.cfg)
-    if engine == "local":
+    if engine == "auto":
+        try:  # the local translation is cached and says which tables the select reads
+            refs = duckdb_transpile(sql)[1]
+        except sqlglot.errors.SqlglotError:  # Untranslatable too
+            refs = ()
+        if not refs or not _goes_to_cluster(session, refs):
+            return session.sql.query(sql, session.tables, line, column)
+    elif engine == "local":
         return session.sql.query(sql, session.tables, line, column)
     try:
         daft_sql, refs = to_daft.transpile(sql, _columns(session, sql))
-        refusal: Untranslatable | None = None
+    except Untranslatable as exc:  # no silent fallback: a statement for the cluster fails by name
+        raise untranslatable_error(exc, sql, line, column) from None
     except sqlglot.errors.SqlglotError:
         return session.sql.query(sql, session.tables, line, column)  # it reports the syntax error
-    except Untranslatable as exc:
-        daft_sql, refusal = "", exc
-        from console.kernel.sqlengines.spark import parse, table_refs
-
-        refs = table_refs(parse(sql))
-    if engine == "auto" and not _goes_to_cluster(session, refs):
-        return session.sql.query(sql, session.tables, line, column)
-    if refusal is not None:  # no silent fallback: a big statement the cluster cannot run fails by name
-        raise untranslatable_error(refusal, sql, line, column)
-    tree = sqlglot.parse_one(daft_sql, read="duckdb")
-    needs_cpu = any(True for _ in tree.find_all(exp.Order, exp.Window))
+    try:  # a sort samples in a task that needs a free CPU (cluster_driver.wait_for_cpu)
+        needs_cpu = any(True for _ in sqlglot.parse_one(daft_sql, read="duckdb").find_all(exp.Order, exp.Window))
+    except sqlglot.errors.SqlglotError:
+        needs_cpu = True
     return session.cluster_sql.query(daft_sql, refs, session.tables, needs_cpu, line, column)
 
 

@@ -12,10 +12,14 @@ from typing import Any, Callable
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
+from sqlglot.errors import SqlglotError
 
 
-class Untranslatable(Exception):
-    """A construct this engine cannot run with Spark's meaning: fails the statement by name."""
+class Untranslatable(SqlglotError):
+    """A construct this engine cannot run with Spark's meaning: fails the statement by name.
+
+    A sqlglot error too, so code that only wants a query's table names (SyntaxAnalyzeExt) and
+    catches sqlglot's errors reports it instead of failing as a fault of ours."""
 
     def __init__(self, construct: str, engine: str, hint: str = "") -> None:
         self.construct = construct
