@@ -16,7 +16,7 @@ from console.wire.codec import Max, Message, Vocabulary
 
 Stream = Literal["stdout", "stderr", "system", "image"]
 RunEnd = Literal["done", "error", "interrupted"]
-Short = Annotated[str, Max(200)]  # a source tag, an error's kind
+Short = Annotated[str, Max(1024)]  # a source tag ("Network pid=12"), an error's kind
 RequestId = Annotated[str, Max(64)]
 Run = Annotated[RunId, Max(64)]
 TO_KERNEL = Vocabulary("server->kernel")
