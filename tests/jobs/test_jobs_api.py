@@ -200,3 +200,21 @@ def test_the_schedule_preview_gives_three_readable_times(live: LiveServer) -> No
     assert len(body["readable"]) == 3 and all(", 02:00 CE" in t for t in body["readable"])
     code, body = http(live, "GET", "/api/jobs/preview?cron=0+25+*+*+*")
     assert code == 400 and "higher than the maximum" in body["error"]
+
+
+@pytest.mark.slow
+def test_an_every_minute_cron_fires_on_its_own_twice_then_stops_when_disabled(live: LiveServer) -> None:
+    """The 'done when' of the feature, on the wall clock: no firing is forced here."""
+    nb = live.notebook(*PARAM_NB)
+    code, job = http(live, "POST", "/api/jobs", {"notebook_id": nb.id, "cron": "* * * * *",
+                                                 "params": {"day": "2026-12-01"}})
+    assert code == 201, job
+    first = _runs_when(live, job["id"], lambda rs: _settled(rs, 1), timeout=75)
+    assert first[0]["trigger"] == "schedule" and '"2026-12-01"' in _texts(first[0])
+    runs = _runs_when(live, job["id"], lambda rs: _settled(rs, 2), timeout=75)
+    due = sorted(datetime.fromisoformat(r["scheduled_for"]) for r in runs)
+    assert (due[1] - due[0]).total_seconds() == 60
+    http(live, "PATCH", f"/api/jobs/{job['id']}", {"enabled": False})
+    time.sleep(65)
+    code, body = http(live, "GET", f"/api/jobs/{job['id']}/runs")
+    assert len(body["runs"]) == 2
