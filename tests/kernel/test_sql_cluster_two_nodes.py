@@ -65,6 +65,9 @@ def test_big_group_by_and_join_run_on_both_nodes(tmp_path: Path) -> None:
                               "select id as cat, concat('name', cast(id as string)) as name from range(50) as dims;")
         assert ok.ok, ok.error
         assert session.tables.entry("big").nbytes >= 10 * MEMORY  # type: ignore[union-attr]
+        ok = session.run_cell("select cat, count(*) as n from dims group by cat as small;")
+        assert ok.ok, ok.error
+        assert session._cluster_sql is None  # small inputs in auto: no Ray connection, even on two nodes
         group_by = "select cat, count(*) as n, sum(amount) as s from big group by cat"
         join = ("select d.name, count(*) as n, sum(b.amount) as s from big b join dims d on b.cat = d.cat "
                 "group by d.name")
