@@ -414,7 +414,8 @@ class RayCluster:
             from console.cluster import walls
 
             wall = walls.ray_zone(self.cfg, temp_dir)
-            after = walls.open_ray_session if wall.identity is not None else None
+            zone = wall.identity
+            after = (lambda folder: walls.open_ray_session(folder, zone)) if zone is not None else None
 
             def wrap(cmd: list[str]) -> tuple[list[str], tuple[int, ...]]:
                 return sandbox.wrap(self.cfg, cmd, ray_temp_dir=temp_dir, cwd=str(self.state_dir), wall=wall)
@@ -432,6 +433,7 @@ class RayCluster:
         from console.cluster import walls
 
         wall = walls.ray_zone(self.cfg, temp_dir)
+        zone = wall.identity
 
         def wrap(cmd: list[str]) -> tuple[list[str], tuple[int, ...]]:
             return sandbox.wrap(self.cfg, cmd, ray_temp_dir=temp_dir, cwd=str(self.state_dir), wall=wall)
@@ -439,7 +441,7 @@ class RayCluster:
         loopback = gcs.rsplit(":", 1)[0] in ("127.0.0.1", "localhost")
         info = start_head(temp_dir, num_cpus=0, address=gcs, log_path=self.state_dir / "ray-start.log", wrap=wrap,
                           node_ip="127.0.0.1" if loopback else None,
-                          after_start=walls.open_ray_session if wall.identity is not None else None)
+                          after_start=(lambda folder: walls.open_ray_session(folder, zone)) if zone else None)
         return ClusterInfo(address=gcs, pid=info.pid, temp_dir=info.temp_dir, num_cpus=0, embedded=False)
 
     def own(self) -> None:

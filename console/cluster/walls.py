@@ -83,16 +83,24 @@ def ray_zone(cfg: Mapping[str, Any], ray_temp_dir: Path) -> Wall:
     return Wall(identity=who, cgroups=(group,), oom_score_adj=limits.RAY_OOM_SCORE_ADJ)
 
 
-def open_ray_session(temp_dir: Path) -> None:
+def open_ray_session(temp_dir: Path, zone: Identity | None = None) -> None:
     """After the head started: its session's folders writable by the members (drivers write their
     logs there), sticky, so no session removes or replaces what another made (the raylet's sockets).
 
-    Ray makes most of them 0777 itself; a few (logs/events) it makes 0755, which a driver of
-    another uid could not write its event log into.
+    Ray makes most of them 0777 itself; a few it makes 0755 (logs/events, where every driver
+    writes its event log, made by whichever process comes first, sometimes after the node is up),
+    so that one is made here first when missing, the zone's, setgid, for the members group.
     """
-    sessions = sorted(temp_dir.glob("session_2*"), key=lambda p: p.stat().st_mtime)
+    latest = temp_dir / "session_latest"
+    sessions = [latest.resolve()] if latest.exists() else sorted(
+        temp_dir.glob("session_2*"), key=lambda p: p.stat().st_mtime)[-1:]
     if not sessions:
         return
+    events = sessions[-1] / "logs" / "events"
+    if zone is not None and not events.exists():
+        events.mkdir(parents=True, exist_ok=True)
+        os.chown(events, zone.uid, zone.gid)
+        os.chmod(events, 0o3775)
     for folder, subdirs, _ in os.walk(sessions[-1]):
         for path in [folder, *(os.path.join(folder, d) for d in subdirs)]:
             try:
