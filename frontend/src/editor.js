@@ -221,11 +221,12 @@ export function createEditor(parent, opts) {
   };
 }
 
-// While the completion list is open (or waiting for its answer) Escape closes only the list:
-// the cell's Escape (leave the editor) would send what is typed next to command-mode keys.
+// While the completion list is shown Escape closes only the list: the cell's Escape (leave the
+// editor) would send what is typed next to command-mode keys. A list still being asked for is
+// not shown yet: Escape then leaves the editor, as the user sees no list to close.
 function yieldToCompletion(binding) {
   if (binding.key !== "Escape") return binding;
-  return { ...binding, run: (view) => (completionStatus(view.state) ? false : binding.run(view)) };
+  return { ...binding, run: (view) => (completionStatus(view.state) === "active" ? false : binding.run(view)) };
 }
 
 // keys: cell-level bindings (Shift-Enter, Escape...) that must win over the editor's own.
