@@ -99,7 +99,7 @@ export class DataPanel {
     this.entries.replaceChildren(...(lake.entries.length ? lake.entries.map((e) => this.entryRow(e))
       : [h("li.empty", { text: "Nothing else in the lake." })]));
     this.roots.replaceChildren(...lake.roots.map((r) => h("li", {}, h("code", { text: r.path }), ` ${r.note}`)),
-      h("li", { text: "/tmp is private to each session: a file there is not seen by other cells' sessions or by the server. Upload it here instead." }));
+      h("li", { text: "/tmp is private to each session: cells do not see a file in the machine's /tmp. Upload it here instead." }));
   }
 
   tableRow(t) {

@@ -2,8 +2,11 @@
 it; a delta table written by a cell shows its version and history, and time travel is one click."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from browser_support import Server
 
@@ -73,3 +76,32 @@ def test_a_delta_table_written_by_a_cell_shows_its_history_and_travels_in_time(
     wait_done(page, 2)
     assert cell(page, 2).locator("[data-role=result] tbody tr").count() == 1  # version 0 had one row
     assert not page.js_errors
+
+
+@pytest.mark.skipif(os.environ.get("UPDATE_SCREENSHOTS") != "1", reason="writes docs/img; set UPDATE_SCREENSHOTS=1")
+def test_screenshots_of_the_data_panel_and_the_narrow_toolbar(page: Any, server: Server, open_notebook: Any,
+                                                               tmp_path: Path) -> None:
+    img = Path(__file__).resolve().parents[2] / "docs" / "img"
+    csv = tmp_path / "fruit_sales.csv"
+    csv.write_text("region,fruit,n\nnorth,banana,372\nnorth,apple,100\nsouth,banana,589\nsouth,apple,40\n")
+    nb = server.notebook("fruit sales by region", "select 1 as id, 'north' as region as t;\n"
+                         "save overwrite t as delta.`shop.orders`;",
+                         "select 2 as id, 'south' as region as t2;\nsave append t2 as delta.`shop.orders`;")
+    page.set_viewport_size({"width": 1400, "height": 820})
+    open_notebook(page, nb["id"])
+    page.click("[data-action=run-all]")
+    wait_done(page, 1)
+    page.click("[data-action=data-panel]")
+    page.set_input_files("[data-role=upload-input]", str(csv))
+    page.locator("[data-role=upload-insert]").click()
+    page.wait_for_function("() => document.querySelectorAll('section.cell').length === 3")
+    cell(page, 2).locator(".cell-head [data-action=run]").click()
+    wait_done(page, 2)
+    row = page.locator("details[data-table='shop.orders']")
+    row.locator("summary").click()
+    row.locator("[data-role=data-history] li").nth(1).wait_for()
+    page.screenshot(path=str(img / "data-panel.png"))
+    page.click("[data-role=data-panel] .close")
+    page.set_viewport_size({"width": 1000, "height": 420})
+    page.locator("details.menu summary").click()
+    page.screenshot(path=str(img / "toolbar-1000.png"))
