@@ -42,6 +42,7 @@ FORMAT_OPTIONS: dict[str, tuple[str, ...]] = {
               "mergeSchema"),
     "jdbc": ("url", "driver", "user", "password", "dbtable", "directQuery"),
     "binaryFile": ("pathGlobFilter",),
+    "excel": ("sheetName", "header"),
 }
 COMMON_OPTIONS = ("fileNum", "partitionBy")
 # Spark SQL names users bring from Byzer/Databricks; the transpiler maps them to DuckDB's.

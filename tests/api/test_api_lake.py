@@ -108,6 +108,18 @@ def test_names_and_folders_that_leave_the_lake_are_refused(live: LiveServer, lak
     assert not (lake_dir.parent / "escape.csv").exists() and not (lake_dir.parent / "server" / "x.csv").exists()
 
 
+def test_an_uploaded_workbook_answers_an_excel_load(live: LiveServer, tmp_path: Any) -> None:
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.append(("fruit", "n"))
+    book.active.append(("banana", 372))
+    book.save(tmp_path / "w.xlsx")
+    status, body = send(live, "name=w.xlsx", (tmp_path / "w.xlsx").read_bytes())
+    assert status == 201, body
+    assert body["load"] == "load excel.`uploads/w.xlsx` as w;"
+
+
 def test_types_contents_size_and_links_are_refused(live: LiveServer, lake_dir: Any) -> None:
     status, body = send(live, "name=tool.exe", b"MZ")
     assert status == 415 and ".csv" in body["error"] and ".parquet" in body["error"]
