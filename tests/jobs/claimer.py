@@ -1,6 +1,9 @@
 """A second server's share of the scheduler's store work, as its own process (test_jobs_two_processes.py).
 
-    python -m tests.jobs.claimer URL NOW START_AT
+    python -m tests.jobs.claimer URL NOW BARRIER_DIR N
+
+Connected, it writes BARRIER_DIR/ready-N and waits for BARRIER_DIR/go (both processes start
+together however slowly each one started).
 
 Claims every occurrence due by NOW (each job's next is 50 ms after the last), then starts and
 finishes queued runs until none is left; prints what it claimed and started as JSON.
@@ -11,6 +14,7 @@ import json
 import sys
 import time
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from console.store import Store
 from console.store.jobs import JobRecord
@@ -23,10 +27,12 @@ def step(job: JobRecord, due: datetime, now: datetime) -> datetime:
 
 
 def main() -> None:
-    url, now, start_at = sys.argv[1], datetime.fromisoformat(sys.argv[2]), float(sys.argv[3])
+    url, now, barrier, n = sys.argv[1], datetime.fromisoformat(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
     store = Store(url, run_migrations=False)
-    holder = f"p{sys.argv[4] if len(sys.argv) > 4 else ''}"
-    while time.time() < start_at:  # both processes begin together, for the most contention
+    store.next_due()  # connected
+    holder = f"p{n}"
+    (barrier / f"ready-{n}").touch()
+    while not (barrier / "go").exists():  # both processes begin together, for the most contention
         time.sleep(0.001)
     claimed = []
     while True:

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from console.store import Store
 from tests.support.live_server import REPO, server_env
@@ -14,15 +15,19 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 JOBS, OCCURRENCES = 12, 21  # due at NOW - 1 s, then every 50 ms up to NOW
 
 
-def test_two_processes_fire_each_occurrence_exactly_once(store: Store, db_url: str) -> None:
+def test_two_processes_fire_each_occurrence_exactly_once(store: Store, db_url: str, tmp_path: Path) -> None:
     owner = store.create_user("owner")
     nb = store.create_notebook("nb", owner_id=owner.id)
     jobs = [store.create_job(nb.id, owner.id, f"j{i}", schedule_kind="every", every_minutes=1, overlap="queue",
                              next_run_at=NOW - timedelta(seconds=1)) for i in range(JOBS)]
-    start_at = time.time() + 3  # both connect first, then race
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.jobs.claimer", db_url, NOW.isoformat(), str(start_at),
+    procs = [subprocess.Popen([sys.executable, "-m", "tests.jobs.claimer", db_url, NOW.isoformat(), str(tmp_path),
                                str(n)], cwd=REPO, env=server_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for n in (1, 2)]
+    deadline = time.monotonic() + 120
+    while not all((tmp_path / f"ready-{n}").exists() for n in (1, 2)):  # both connected: now race
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "a claimer did not start"
+        time.sleep(0.01)
+    (tmp_path / "go").touch()
     outs = []
     for p in procs:
         out, err = p.communicate(timeout=120)
