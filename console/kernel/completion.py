@@ -89,6 +89,13 @@ def inspect(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
             "columns": [{"name": f.name, "type": str(f.type)} for f in table.schema]}
 
 
+def tables(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The session's tables for the data panel: {"tables": [{"name", "rows", "columns": [{"name", "type"}]}]}."""
+    out = [{"name": name, "rows": t.num_rows, "columns": [{"name": f.name, "type": str(f.type)} for f in t.schema]}
+           for name, t in session.tables.entries()]
+    return {"tables": out[:MAX_ITEMS]}
+
+
 # ---------------------------------------------------------------- MLSQL
 def complete_mlsql(session: SessionHost, source: str, cursor: int) -> dict[str, Any]:
     before = source[:cursor]

@@ -19,6 +19,7 @@ HANDLERS: dict[str, Handler] = {
     "result_file": results.result_file,  # the whole result as CSV/Parquet at a path the server named
     "complete": completion.complete,
     "inspect": completion.inspect,
+    "tables": completion.tables,  # the data panel's "this session's tables"
 }
 
 

@@ -123,6 +123,7 @@ POLICIES: dict[str, str] = {
     "lake.table": "member login",
     "lake.files": "member login",
     "lake.upload": "member login",
+    "lake.session_tables": "member notebook:runner",  # asks the caller's own kernel, as completion does
     # the same over the socket (console/server/sockets.py); leaving a room needs only the login
     "socket:join": "reader notebook:viewer",
     "socket:leave": "reader login",

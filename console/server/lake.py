@@ -3,6 +3,7 @@
     GET  /api/lake                           -> {tables, entries, roots, upload}
     GET  /api/lake/tables/<db.table>         -> {name, version, schema, partition_columns, rows, size, history, …}
     GET  /api/lake/files?path=folder/        -> {path, entries: [{name, kind, size}]}
+    GET  /api/lake/session/<notebook_id>     -> {tables: [{name, rows, columns}], kernel}  (the caller's kernel)
     POST /api/lake/upload?name=x.csv[&folder=uploads][&overwrite=true]   body: the file
                                              -> 201 {path, format, bytes, load}
 
@@ -115,6 +116,23 @@ def files() -> ResponseReturnValue:
                 pass
         entries.append({"name": e.name, "kind": e.kind, "size": size})
     return jsonify({"path": path, "entries": entries})
+
+
+SESSION_TIMEOUT = 5.0  # seconds: the kernel answers between statements even while a cell runs
+
+
+def session_tables(notebook_id: str) -> ResponseReturnValue:
+    """The tables of the caller's own session of this notebook; none (kernel: false) before it runs."""
+    from console.ids import NotebookId, UserId
+    from console.server import auth
+    from console.server.deps import get_manager
+
+    try:
+        answer = get_manager().query(UserId(auth.signed_in().id), NotebookId(notebook_id), "tables", {},
+                                     timeout=SESSION_TIMEOUT)
+    except (LookupError, TimeoutError):
+        return jsonify({"tables": [], "kernel": False})
+    return jsonify({**answer, "kernel": True})
 
 
 def upload() -> ResponseReturnValue:
@@ -308,4 +326,5 @@ def create_blueprint() -> Blueprint:
     bp.add_url_rule("/tables/<name>", "table", table, methods=["GET"])
     bp.add_url_rule("/files", "files", files, methods=["GET"])
     bp.add_url_rule("/upload", "upload", upload, methods=["POST"])
+    bp.add_url_rule("/session/<notebook_id>", "session_tables", session_tables, methods=["GET"])
     return bp

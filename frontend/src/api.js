@@ -95,6 +95,7 @@ export function createApi(base = "/api") {
     lake: () => request("GET", "/lake"),
     lakeTable: (name) => request("GET", `/lake/tables/${encodeURIComponent(name)}`),
     lakeFiles: (path) => request("GET", `/lake/files${q({ path })}`),
+    sessionTables: (id) => request("GET", `/lake/session/${encodeURIComponent(id)}`),
     // The body is the file itself; the answer holds the `load` statement for it.
     upload: async (file, { folder, overwrite } = {}) => {
       const url = `${base}/lake/upload${q({ name: file.name, folder, overwrite: overwrite ? "true" : undefined })}`;

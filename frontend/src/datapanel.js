@@ -23,6 +23,11 @@ export function loadStatement(name, kind, version = null) {
   return `load ${format}.\`${name}\`${options} as ${table};`;
 }
 
+// The first 20 rows of a table as a cell of their own (pure).
+export function previewStatement(load, table) {
+  return `${load ? `${load}\n` : ""}select * from ${table} limit 20 as ${table}_preview;`;
+}
+
 export function formatBytes(n) {
   if (n === null || n === undefined) return "?";
   const units = ["B", "KB", "MB", "GB", "TB"];
@@ -36,11 +41,12 @@ export function formatBytes(n) {
 }
 
 export class DataPanel {
-  // insertCell(source): a new MLSQL cell below the selected one, holding source.
-  constructor({ api, insertCell, onError }) {
+  // insertCell(source, run): a new MLSQL cell below the selected one, holding source (run it too).
+  constructor({ api, notebookId, insertCell }) {
     this.api = api;
+    this.notebookId = notebookId;
     this.insertCell = insertCell;
-    this.onError = onError;
+    this.session = h("ul.data-list", { dataset: { role: "data-session" } });
     this.status = h("div.data-status", { dataset: { role: "data-status" }, role: "status" });
     this.tables = h("ul.data-list", { dataset: { role: "data-tables" } });
     this.entries = h("ul.data-list", { dataset: { role: "data-entries" } });
@@ -54,7 +60,8 @@ export class DataPanel {
     this.el = h("aside.data-panel", { dataset: { role: "data-panel" }, hidden: true, "aria-label": "Data" },
       h("div.data-head", {}, h("h2", { text: "Data" }), refresh, close),
       this.drop, this.status,
-      h("h3", { text: "Delta tables" }), this.tables,
+      h("h3", { text: "This session's tables" }), this.session,
+      h("h3", { text: "Delta tables in the lake" }), this.tables,
       h("h3", { text: "Files and folders" }), this.entries,
       h("h3", { text: "Where paths resolve" }), this.roots);
     choose.addEventListener("click", () => this.file.click());
@@ -94,6 +101,7 @@ export class DataPanel {
       return;
     }
     this.limit = lake.upload;
+    this.refreshSession();
     this.tables.replaceChildren(...(lake.tables.length ? lake.tables.map((t) => this.tableRow(t))
       : [h("li.empty", { text: "No delta tables yet: save … as delta.`db.table` writes one." })]));
     this.entries.replaceChildren(...(lake.entries.length ? lake.entries.map((e) => this.entryRow(e))
@@ -102,16 +110,35 @@ export class DataPanel {
       h("li", { text: "/tmp is private to each session: cells do not see a file in the machine's /tmp. Upload it here instead." }));
   }
 
+  async refreshSession() {
+    let answer = { tables: [], kernel: false };
+    try {
+      answer = await this.api.sessionTables(this.notebookId);
+    } catch {
+      // a viewer has no session of its own: the section says so below
+    }
+    this.session.replaceChildren(...(answer.tables.length ? answer.tables.map((t) => {
+      const preview = h("button", { type: "button", text: "Preview", title: "Insert and run a cell showing its first 20 rows", dataset: { role: "preview" } });
+      preview.addEventListener("click", () => this.insertCell(previewStatement("", t.name), true));
+      const columns = t.columns.map((c) => `${c.name} ${c.type}`).join(", ");
+      return h("li", { dataset: { sessionTable: t.name }, title: columns }, h("span.data-name", { text: t.name }),
+        h("span.data-facts", { text: `${t.rows.toLocaleString("en-US")} rows · ${t.columns.length} columns` }), preview);
+    }) : [h("li.empty", { text: answer.kernel ? "No tables yet." : "No session yet: run a cell to start one." })]));
+  }
+
   tableRow(t) {
     const facts = t.error ? t.error : [`v${t.version}`, t.rows === null || t.rows === undefined ? null : `${t.rows.toLocaleString("en-US")} rows`,
       formatBytes(t.size), t.partition_columns && t.partition_columns.length ? `partitioned by ${t.partition_columns.join(", ")}` : null,
       t.last_change ? `changed ${new Date(t.last_change).toLocaleString()}` : null].filter(Boolean).join(" · ");
     const insert = h("button", { type: "button", text: "Insert load", dataset: { role: "insert-load" } });
     insert.addEventListener("click", () => this.insertCell(loadStatement(t.name, "delta")));
+    const preview = h("button", { type: "button", text: "Preview", title: "Insert and run a cell showing its first 20 rows", dataset: { role: "preview" } });
+    const load = loadStatement(t.name, "delta");
+    preview.addEventListener("click", () => this.insertCell(previewStatement(load, load.match(/ as (\w+);$/)[1]), true));
     const details = h("details.data-table", { dataset: { table: t.name } },
       h("summary", {}, h("span.data-name", { text: t.name }), h("span.data-facts", { text: facts })));
     const body = h("div.data-body");
-    details.append(insert, body);
+    details.append(insert, preview, body);
     details.addEventListener("toggle", () => details.open && !body.childElementCount && this.fillTable(t.name, body));
     return h("li", {}, details);
   }

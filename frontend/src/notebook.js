@@ -130,7 +130,7 @@ export class NotebookPage {
       btn("help", "Keyboard shortcuts (?)", "Keyboard shortcuts"),
       nbMenu.account,
     ], "more", "sec-tools");
-    this.data = new DataPanel({ api: this.api, insertCell: (source) => this.insertSource(source) });
+    this.data = new DataPanel({ api: this.api, notebookId: this.id, insertCell: (source, run) => this.insertSource(source, run) });
     const toolbar = h("header.toolbar", {},
       h("a.home", { href: "/", title: "Workspace", "aria-label": "Workspace" }, h("span.logo", { text: "◧" }), h("span.home-text", { text: " MLSQL Console" })),
       this.titleInput, this.saveState,
@@ -498,12 +498,13 @@ export class NotebookPage {
 
   // A deletion can be undone (z, or the banner's button): the cell comes back where it was, with
   // its id (so its stored runs stay its own), its text, and the output this page showed.
-  // A cell the data panel inserts (a load): below the selected cell, or at the end.
-  async insertSource(source) {
+  // A cell the data panel inserts (a load, a preview): below the selected cell, or at the end.
+  async insertSource(source, run = false) {
     await this.shared.ready;
     const at = this.selected && this.order.includes(this.selected) ? this.order.indexOf(this.selected) + 1 : this.order.length;
     const id = this.shared.insertCell(at, "mlsql", source);
     this.focusCell(id, false);
+    if (run && allows(this.role, "run")) await this.run(this.cells.get(id));
     return id;
   }
 

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { formatBytes, loadStatement } from "../src/datapanel.js";
+import { formatBytes, loadStatement, previewStatement } from "../src/datapanel.js";
 
 test("the load a data panel row inserts", () => {
   assert.equal(loadStatement("sales.orders", "delta"), "load delta.`sales.orders` as orders;");
@@ -15,4 +15,9 @@ test("sizes in the panel", () => {
   assert.equal(formatBytes(null), "?");
   assert.equal(formatBytes(512), "512 B");
   assert.equal(formatBytes(1536), "1.5 KB");
+});
+
+test("a preview is the first 20 rows as a table of its own", () => {
+  assert.equal(previewStatement("", "mine"), "select * from mine limit 20 as mine_preview;");
+  assert.equal(previewStatement("load delta.`a.b` as b;", "b"), "load delta.`a.b` as b;\nselect * from b limit 20 as b_preview;");
 });

@@ -52,6 +52,7 @@ SPEC: dict[str, str] = {
     "jobs.run": "runner", "jobs.update": "owner", "jobs.delete": "owner",
     # the data panel (console/server/lake.py): the shared lake, members only
     "lake.catalog": "login", "lake.table": "login", "lake.files": "login", "lake.upload": "login",
+    "lake.session_tables": "runner",
 }
 
 # Endpoints that make a notebook or folder the caller owns (and so could run): members only, even
@@ -184,6 +185,7 @@ def request_for(endpoint: str, w: World) -> Request:
         "lake.catalog": lambda: ("GET", "/api/lake", None),
         "lake.table": lambda: ("GET", "/api/lake/tables/matrix.t", None),  # made by test_access_matrix
         "lake.files": lambda: ("GET", "/api/lake/files", None),
+        "lake.session_tables": lambda: ("GET", f"/api/lake/session/{w.nb}", None),
         "lake.upload": lambda: ("POST", "/api/lake/upload?name=matrix.json&overwrite=true", {"a": 1}),
         "jobs.preview": lambda: ("GET", "/api/jobs/preview?cron=0+2+*+*+*", None),
         "jobs.list": lambda: ("GET", "/api/jobs", None),

@@ -163,3 +163,19 @@ def test_a_reader_may_neither_list_nor_upload(live: LiveServer) -> None:
     assert http(live, "GET", "/api/lake/tables/sales.orders", user="rita-reader")[0] == 403
     live.store.ensure_user("mo-member", site_role="member")
     assert http(live, "GET", "/api/lake", user="mo-member")[0] == 200
+
+
+def test_the_session_tables_come_from_the_callers_own_kernel(live: LiveServer) -> None:
+    from tests.support.clients import run_cell_and_wait
+
+    nb = live.notebook("select 1 as id, 'x' as label as mine;")
+    path = f"/api/lake/session/{nb.id}"
+    assert http(live, "GET", path)[1] == {"tables": [], "kernel": False}  # nothing ran yet
+    run_cell_and_wait(live, nb, nb.cells[0].id)
+    status, body = http(live, "GET", path)
+    assert status == 200 and body["kernel"] is True
+    assert {"name": "mine", "rows": 1, "columns": [{"name": "id", "type": "int32"},
+                                                   {"name": "label", "type": "string"}]} in body["tables"]
+    # Another member has a session of their own (nothing in it), and one without a share none at all.
+    live.store.ensure_user("una-member", site_role="member")
+    assert http(live, "GET", path, user="una-member")[0] in (403, 404)

@@ -75,6 +75,16 @@ def test_a_delta_table_written_by_a_cell_shows_its_history_and_travels_in_time(
     cell(page, 2).locator(".cell-head [data-action=run]").click()
     wait_done(page, 2)
     assert cell(page, 2).locator("[data-role=result] tbody tr").count() == 1  # version 0 had one row
+    # The session's own tables, each with a preview: a cell of its first 20 rows, run at once.
+    page.click("[data-role=data-refresh]")
+    mine = page.locator("[data-session-table=t2]")
+    mine.wait_for()
+    assert "1 rows" in mine.inner_text()
+    mine.locator("[data-role=preview]").click()
+    page.wait_for_function("() => document.querySelectorAll('section.cell').length === 4")
+    assert "select * from t2 limit 20 as t2_preview;" in cell(page, 3).inner_text()
+    wait_done(page, 3)
+    assert cell(page, 3).locator("[data-role=result]").get_attribute("data-table") == "t2_preview"
     assert not page.js_errors
 
 
