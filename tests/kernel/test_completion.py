@@ -181,3 +181,28 @@ def test_lake_tables_and_paths_inside_load(session: Session) -> None:
     assert labels(session, "load csv.`../") == [] and labels(session, "load csv.`/etc/") == []
     answer = queries.answer(session, "complete", {"source": "load delta.`sales.r", "cursor": 18, "kind": "mlsql"})
     assert answer["from"] == 12  # the table name is replaced, the backquote stays
+
+
+def test_jedi_in_the_kernel_caches_in_the_session_not_the_read_only_home(tmp_path: Any) -> None:
+    """In the sandbox the home is read-only: parso's cache write warned on stderr, which the server
+    shows as the kernel's own error output. A subprocess, so jedi is imported for the first time."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import os\nfrom console.config import load_config\nfrom console.kernel.session import Session\n"
+              "from console.kernel import queries\n"
+              f"s = Session(load_config({{'DATA_DIR': {str(tmp_path / 'data')!r}}}), session_id='jedi')\n"
+              "src = 'import json\\njson.du'\n"
+              "print([i['label'] for i in queries.answer(s, 'complete', "
+              "{'source': src, 'cursor': len(src), 'kind': 'python'})['items']])\n"
+              "print(os.environ['XDG_CACHE_HOME'])\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_")}
+    env["HOME"] = "/proc/self/no-home"  # not writable, not even by root
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    labels_line, cache_line = proc.stdout.strip().splitlines()[-2:]
+    assert "dumps" in labels_line
+    assert cache_line == str(tmp_path / "data" / "cache" / "jedi" / ".home" / "cache")
+    assert "save" not in proc.stderr.lower() and "permission" not in proc.stderr.lower(), proc.stderr
+    assert any((tmp_path / "data" / "cache" / "jedi" / ".home" / "cache").iterdir())  # jedi/parso wrote there
