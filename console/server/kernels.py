@@ -144,8 +144,9 @@ class SessionManager:
             return self._sessions[key]
 
     def sessions_of(self, notebook_id: NotebookId) -> list[KernelSession]:
+        """The notebook's interactive sessions (a job's lane is not a kernel its page drives)."""
         with self._guard:
-            return [s for (_, nb, _), s in self._sessions.items() if nb == notebook_id]
+            return [s for (_, nb, lane), s in self._sessions.items() if nb == notebook_id and not lane]
 
     def close(self, user_id: UserId | None, notebook_id: NotebookId, lane: str) -> None:
         """Stop a lane's session and forget it (a job's, when the job run ends)."""
@@ -411,6 +412,8 @@ class SessionManager:
         if status == session.status and reason == session.reason:
             return
         session.status, session.reason = status, reason
+        if session.lane:  # a job's kernel: its cells' events reach the page, its status would pose as the owner's
+            return
         self._publish(session.notebook_id, [KernelStatusEvent(session.notebook_id, status, reason, session.user_id)])
 
     def _publish(self, notebook_id: NotebookId, messages: list[Message]) -> None:

@@ -147,6 +147,10 @@ def test_a_job_past_its_timeout_is_interrupted(live: LiveServer) -> None:
     assert code == 201, job
     code, queued = http(live, "POST", f"/api/jobs/{job['id']}/run", {})
     assert code == 202 and queued["trigger"] == "manual"
+    _runs_when(live, job["id"], lambda rs: rs and rs[0]["run_ids"], timeout=60)
+    # the job's own kernel is not the notebook's: the page's kernel list does not show it
+    code, kernels = http(live, "GET", f"/api/notebooks/{nb.id}/kernel")
+    assert code == 200 and kernels["kernels"] == []
     (run,) = _runs_when(live, job["id"], lambda rs: _settled(rs, 1), timeout=60)
     assert run["status"] == "timeout" and "timed out after 2 s" in run["error"] and len(run["run_ids"]) == 1
 
