@@ -47,8 +47,18 @@ def worker_nodes() -> list[str]:
 def connect(address: str) -> None:
     import ray
 
-    ray.init(address=address, runtime_env={"env_vars": dict(DAFT_ENV)}, logging_level=logging.WARNING,
-             log_to_driver=False)
+    for attempt in range(3):
+        try:
+            ray.init(address=address, runtime_env={"env_vars": dict(DAFT_ENV)}, logging_level=logging.WARNING,
+                     log_to_driver=False)
+            break
+        except ConnectionAbortedError as exc:
+            # Ray Client's proxy sometimes loses the per-client server it forks (ray-project/ray#63202,
+            # as the cell worker meets it too): a new connection gets a new one.
+            if attempt == 2 or not address.startswith("ray://"):
+                raise
+            ray.shutdown()
+            print(f"[console] the Ray Client server did not start ({exc}); connecting again", file=sys.stderr)
     import daft
 
     daft.set_runner_ray(noop_if_initialized=True)  # reuses the connection above: never a second local Ray
