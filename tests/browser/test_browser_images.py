@@ -37,3 +37,19 @@ def test_display_of_a_figure_shows_an_image(page: Any, server: Server, open_note
     page.wait_for_selector("#app[data-ready='1']", state="attached")
     assert _image_size(page.locator("section.cell").first) == [width, height]
     assert page.js_errors == []
+
+
+def test_plt_show_draws_the_figure_without_warnings(page: Any, server: Server, open_notebook: Any) -> None:
+    # The sandbox's home is read-only and Agg cannot show: this drew nothing and printed two
+    # warnings in red (console/worker/mplinline.py, console/kernel/userdirs.py).
+    source = "--%python\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\nplt.show()\n"
+    nb = server.notebook("plt.show", ("python", source))
+    open_notebook(page, nb["id"])
+    cell = page.locator("section.cell").first
+    cell.locator(".cell-head [data-action=run]").click()
+    cell.locator("xpath=self::*[@data-status='done' or @data-status='error']").wait_for(timeout=120000)
+    assert cell.get_attribute("data-status") == "done", cell.inner_text()
+    width, _ = _image_size(cell)
+    assert width > 100
+    assert cell.locator(".line.err").count() == 0, cell.locator("[data-role=log-lines]").inner_text()
+    assert page.js_errors == []
