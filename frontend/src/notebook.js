@@ -27,6 +27,7 @@ const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "k
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
 const FINAL = new Set(["done", "error", "interrupted", "cancelled"]);
 const UNDO_DEPTH = 20; // deletions z can undo
+const RUN_ALL_STOPPED = /a cell above it failed/; // the server's reason for the cells it did not run
 
 export class NotebookPage {
   constructor(root, { api, config, notebookId }) {
@@ -298,6 +299,7 @@ export class NotebookPage {
       case "error":
         this.useRun(cell, ev.run_id);
         cell.output.error(ev);
+        if (RUN_ALL_STOPPED.test(ev.message || "")) this.sayRunAllStopped();
         break;
       case "cell_status":
         this.onCellStatus(cell, ev);
@@ -311,6 +313,16 @@ export class NotebookPage {
     if (!runId || cell.output.runId === runId) return;
     cell.startRun(runId);
     this.pendingRuns.delete(cell.id);
+  }
+
+  // The server cancels the rest of a Run all after a failure (console/server/kernels.py); the
+  // banner names the cell it stopped at, once per stop.
+  sayRunAllStopped() {
+    const failed = this.order.map((id) => this.cells.get(id)).findIndex((c) => c && c.status === "error");
+    if (failed < 0 || this.stoppedAt === this.cells.get(this.order[failed]).output.runId) return;
+    this.stoppedAt = this.cells.get(this.order[failed]).output.runId;
+    this.banners.show("run-all", `Run all stopped at cell ${failed + 1}, which failed; the cells after it did not run.`,
+      [["Show it", () => this.focusCell(this.order[failed], false), "show-failed"]], "warning");
   }
 
   onCellStatus(cell, ev) {
