@@ -77,12 +77,19 @@ def complete(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def inspect(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
-    """args: name (a table). Answer: {"name", "columns": [{"name", "type"}], "rows"}."""
+    """args: name (a table, or a statement, !command, algorithm or extension).
+
+    Answer: {"name", "columns": [{"name", "type"}], "rows"} for a table of the session, else
+    {"name", "doc"} for a word of the language (the editor's hover), else LookupError.
+    """
     name = args.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("inspect needs 'name' (a table of the session)")
     table = _lookup(session, name)
     if table is None:
+        doc = byzer.describe(name)
+        if doc is not None:
+            return {"name": name, "doc": doc}
         known = ", ".join(sorted(session.tables)) or "none yet"
         raise LookupError(f"no table {name!r} in this session; tables: {known}")
     return {"name": name, "rows": table.num_rows,

@@ -91,6 +91,24 @@ def subcommand_items(head: str) -> list[Item]:
     return list(seen.values())
 
 
+def describe(word: str) -> str | None:
+    """The hover doc of a statement, `!command`, algorithm or extension (None for other words)."""
+    lowered = word.lower()
+    if lowered in STATEMENT_DOCS:
+        return _info(*STATEMENT_DOCS[lowered])
+    if word.startswith("!"):
+        from console.kernel.commands.base import COMMANDS
+
+        spec = COMMANDS.get(lowered[1:])
+        return _info(f"!{spec.name}: {spec.doc}\nexample: {spec.example}", "commands") if spec else None
+    entry = next((e for e in _catalog() if str(e["name"]).lower() == lowered), None)
+    if entry is None:
+        return None
+    params = ", ".join(str(p["name"]) for p in entry["params"][:12])
+    return _info(f"{entry['name']} ({entry['kind']}): {entry['doc']}\nparameters: {params}",
+                 "machine-learning-and-extensions")
+
+
 def _catalog() -> list[dict[str, Any]]:
     from console.kernel import extensions
 

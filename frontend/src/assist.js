@@ -67,7 +67,7 @@ export function completionSource(getKind) {
 const schemas = new Map(); // name -> {at, answer}: a hover repeats on every mouse move
 
 export async function schemaOf(name) {
-  if (!provider || !/^[A-Za-z_]\w*$/.test(name)) return null;
+  if (!provider || !/^!?[A-Za-z_]\w*$/.test(name)) return null;
   const hit = schemas.get(name);
   if (hit && Date.now() - hit.at < 5000) return hit.answer;
   let answer = null;
@@ -80,8 +80,9 @@ export async function schemaOf(name) {
   return answer;
 }
 
-// The schema as lines of text (pure).
+// The schema as lines of text, or a word's doc (a statement, !command, algorithm) as it is (pure).
 export function schemaText(schema) {
+  if (schema.doc) return schema.doc;
   const head = `${schema.name}: ${schema.rows} row${schema.rows === 1 ? "" : "s"}`;
   return [head, ...schema.columns.map((c) => `  ${c.name}  ${c.type}`)].join("\n");
 }

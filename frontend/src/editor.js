@@ -107,7 +107,8 @@ const theme = EditorView.theme({
   ".cm-schema": { fontFamily: "var(--mono)", whiteSpace: "pre", padding: "4px 8px" },
 });
 
-// Hover over a word of an MLSQL cell that names a table of the session: its schema.
+// Hover over a word of an MLSQL cell: a table of the session shows its schema; a statement,
+// !command, algorithm or extension its doc (with its section of docs/language.md).
 function tableHover(getKind) {
   return hoverTooltip(async (view, pos) => {
     if (getKind() !== "mlsql") return null;
@@ -117,6 +118,7 @@ function tableHover(getKind) {
     while (start > 0 && /\w/.test(text[start - 1])) start -= 1;
     while (end < text.length && /\w/.test(text[end])) end += 1;
     if (start === end) return null;
+    if (text[start - 1] === "!") start -= 1; // a command: its doc, not a table's
     const schema = await schemaOf(text.slice(start, end));
     if (!schema) return null;
     return {

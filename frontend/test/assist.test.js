@@ -26,3 +26,7 @@ test("kernel items become CodeMirror options, columns of the select boosted", ()
 test("a schema as text", () => {
   assert.equal(schemaText({ name: "t", rows: 1, columns: [{ name: "id", type: "int64" }] }), "t: 1 row\n  id  int64");
 });
+
+test("a word's hover doc is shown as it is", () => {
+  assert.equal(schemaText({ name: "load", doc: "load FORMAT.`path` …\ndocs/language.md#load" }), "load FORMAT.`path` …\ndocs/language.md#load");
+});

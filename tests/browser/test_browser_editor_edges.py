@@ -29,6 +29,12 @@ def test_escape_closes_only_the_completion_list_and_z_undoes_a_delete(page: Any,
     cell(page, 0).locator(".cell-head [data-action=run]").click()
     wait_status(page, "done", 0)
     cell(page, 0).locator("[data-role=result]").wait_for()
+    # Hovering a statement word shows its doc, naming its section of the language doc.
+    cell(page, 0).locator(".cm-line").first.hover(position={"x": 12, "y": 6})
+    hover = page.locator("[data-role=schema]")
+    hover.wait_for()
+    assert "docs/language.md#select" in hover.inner_text()
+    page.mouse.move(5, 400)
 
     editor = cell(page, 1).locator(".cm-content")
     editor.click()

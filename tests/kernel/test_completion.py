@@ -206,3 +206,15 @@ def test_jedi_in_the_kernel_caches_in_the_session_not_the_read_only_home(tmp_pat
     assert cache_line == str(tmp_path / "data" / "cache" / "jedi" / ".home" / "cache")
     assert "save" not in proc.stderr.lower() and "permission" not in proc.stderr.lower(), proc.stderr
     assert any((tmp_path / "data" / "cache" / "jedi" / ".home" / "cache").iterdir())  # jedi/parso wrote there
+
+
+def test_hover_gives_the_doc_of_a_word_of_the_language(loaded: Session) -> None:
+    ask = lambda name: queries.answer(loaded, "inspect", {"name": name})  # noqa: E731
+    assert ask("people")["columns"][0]["name"] == "user_id"  # a table first
+    assert "docs/language.md#load" in ask("load")["doc"]
+    delta = ask("!delta")["doc"]
+    assert delta.startswith("!delta: delta tables") and "docs/language.md#commands" in delta
+    rf = ask("RandomForest")["doc"]
+    assert "algorithm" in rf and "maxDepth" in rf
+    with pytest.raises(LookupError, match="no table 'nothing'"):
+        ask("nothing")
