@@ -48,6 +48,7 @@ class ClusterSql:
         self._interrupted = threading.Event()
         self._buffer = b""
         self.worker_nodes: list[str] = []  # where the last statement's Daft workers ran (Ray node ids)
+        self.daft_actors: dict[str, int] = {}  # live Daft actors per Ray job after the last statement
         self._lock = threading.Lock()  # a statement and the idle stop never overlap
         self._idle: threading.Timer | None = None
 
@@ -91,6 +92,7 @@ class ClusterSql:
                 raise CellError("sql", f"on the cluster: {reply['error']}", line, column)
             self._nodes = int(reply.get("nodes", self._nodes))
             self.worker_nodes = list(reply.get("worker_nodes", []))
+            self.daft_actors = dict(reply.get("daft_actors", {}))
             try:
                 with pa.memory_map(str(out)) as source:
                     return pa.ipc.open_file(source).read_all()

@@ -44,6 +44,21 @@ def worker_nodes() -> list[str]:
     return sorted({a["Address"]["NodeID"] for a in table.values() if a.get("ActorClassName") == "RaySwordfishActor"})
 
 
+def daft_actors() -> dict[str, int]:
+    """Live Daft actors on the whole cluster per Ray job (hex id): a cancelled query's job has none left."""
+    from ray._private import state
+
+    counts: dict[str, int] = {}
+    try:
+        table = state.actors(actor_state_name="ALIVE")
+    except Exception:
+        return counts
+    for actor in table.values():
+        if actor.get("ActorClassName") in ("RaySwordfishActor", "RemoteFlotillaRunner"):
+            counts[str(actor.get("JobID"))] = counts.get(str(actor.get("JobID")), 0) + 1
+    return counts
+
+
 def connect(address: str) -> None:
     import ray
 
@@ -118,7 +133,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     finally:
         if writer is not None:
             writer.close()
-    return {"rows": rows, "nodes": cpu_nodes(), "worker_nodes": worker_nodes()}
+    return {"rows": rows, "nodes": cpu_nodes(), "worker_nodes": worker_nodes(), "daft_actors": daft_actors()}
 
 
 def _message(exc: BaseException) -> str:
