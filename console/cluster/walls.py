@@ -62,6 +62,10 @@ def share_folders(cfg: Mapping[str, Any], ray_temp_dir: Path) -> None:
     """The folders every sandbox writes to, made the members group's (setgid, group-writable)."""
     gid = identity.members_gid(cfg)
     data_dir = _data_dir(cfg)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    mode = data_dir.stat().st_mode & 0o7777
+    if mode & 0o011 != 0o011:  # enterable by the sandboxes' uids (its private folder stays 0700)
+        os.chmod(data_dir, mode | 0o011)
     for folder in (data_dir / "lake", data_dir / "cache", data_dir / "ray", ray_temp_dir):
         identity.share_folder(folder, gid)
     # Ray's temp dir holds the raylet's sockets: members only (no "other" bits), whatever its parent.

@@ -166,6 +166,11 @@ class WorkerHost:
             os.environ["RAY_ADDRESS"] = self.cluster["address"]  # a bare ray.init() in the cell joins it
             if self.cluster.get("auth_token"):  # the embedded head refuses drivers without it
                 os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.cluster["auth_token"]})
+                if "ray" in sys.modules:  # Ray read its auth settings at import: it reads them again
+                    from ray._raylet import AuthenticationTokenLoader, Config
+
+                    Config.initialize("")
+                    AuthenticationTokenLoader.instance().reset_cache()
         return self.cluster
 
     def connect_ray(self, url: str | None, **kwargs: Any) -> None:
