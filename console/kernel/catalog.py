@@ -287,14 +287,30 @@ def _stamp(path: str) -> tuple[int, int] | None:
 
 
 def _estimated_bytes(dataset: "pads.Dataset") -> int:
-    """The decoded size the parquet footers announce (0 when they cannot say)."""
+    """The decoded (Arrow) size the parquet footers announce (0 when they cannot say).
+
+    A fixed-width column decodes to rows x width whatever its encoding (a dictionary-encoded int
+    column's pages are a fraction of that); other columns count their uncompressed pages. SQL's
+    engine choice compares this with sql.clusterBytes (console/kernel/sqlengines/choice.py).
+    """
+    widths = {i: f.type.bit_width // 8 for i, f in enumerate(dataset.schema)
+              if pa.types.is_primitive(f.type) and not pa.types.is_boolean(f.type)}
     total = 0
     try:
         for fragment in dataset.get_fragments():
             meta = getattr(fragment, "metadata", None)
             if meta is None:
                 return 0
-            total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    except (OSError, pa.ArrowInvalid, AttributeError):
+            flat = meta.num_columns == len(dataset.schema) and \
+                all(meta.schema.column(i).path == dataset.schema[i].name for i in range(meta.num_columns))
+            for g in range(meta.num_row_groups):
+                group = meta.row_group(g)
+                if not flat:
+                    total += group.total_byte_size
+                    continue
+                for i in range(group.num_columns):
+                    pages = group.column(i).total_uncompressed_size
+                    total += max(pages, group.num_rows * widths[i]) if i in widths else pages
+    except (OSError, pa.ArrowInvalid, AttributeError, ValueError):
         return 0
     return total
