@@ -197,3 +197,26 @@ def test_a_sort_with_every_cpu_held_fails_fast_instead_of_hanging(ray_session: S
     else:
         pytest.fail("the sort did not run once the CPUs were free")
     assert s.tables["top"].column("id").to_pylist() == [100, 201, 302]
+
+
+@pytest.mark.slow  # every parity snippet through the cluster path (about 20 s)
+def test_spark_parity_snippets_on_ray(ray_session: Session) -> None:
+    """The goldens on Daft's Ray runner, through the whole cluster path (the parity tests run the
+    same translation on Daft's local runner): the same answers, the same refusals."""
+    from tests.kernel.spark_parity.compare import answer
+    from tests.kernel.test_sql_daft_parity import GOLDENS, REFUSED
+    from tests.kernel.spark_parity.snippets import SNIPPETS
+    from tests.kernel.test_sql_spark_parity import parity_table
+
+    s = ray_session
+    folder = _write(s.source_context().lake / "parity", parity_table(), files=2)
+    ok(s, f'load parquet.`{folder}` as t;\nset sql.engine = "cluster" where type="conf";')
+    for name, sql, ordered in SNIPPETS:
+        out = s.run_cell(f"{sql} as r;")
+        if name in REFUSED:
+            assert not out.ok and out.error is not None and REFUSED[name] in out.error.message, name
+            continue
+        assert out.ok, (name, out.error)
+        result = s.tables["r"]
+        got = answer(result.column_names, [list(r.values()) for r in result.to_pylist()], ordered)
+        assert got == GOLDENS[name], name
