@@ -167,7 +167,11 @@ def upload() -> ResponseReturnValue:
 
 def _open_folder(lake: Path, parts: tuple[str, ...]) -> int:
     """A descriptor of lake/parts…, each made if missing and none followed if it is a link."""
+    from console.cluster import identity
+
     lake.mkdir(parents=True, exist_ok=True)
+    if identity.available():  # as before a sandbox starts: the lake is the members group's (cluster/walls.py),
+        identity.share_folder(lake, identity.members_gid(get_config()))  # so what is made in it is too
     fd = os.open(lake, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for part in parts:
@@ -181,7 +185,7 @@ def _open_folder(lake: Path, parts: tuple[str, ...]) -> int:
             except OSError:
                 raise ApiError(400, f"'{'/'.join(parts)}' is not a folder of the lake (a file or a link is "
                                     f"in the way at {part!r})") from None
-            if made:  # as the sandboxes' own folders are: the members group's, group-writable (cluster/walls.py)
+            if made:  # group-writable; setgid (and the members group) from the lake, as a sandbox's folders
                 os.fchmod(inner, 0o775 | (os.fstat(fd).st_mode & stat.S_ISGID))
             os.close(fd)
             fd = inner

@@ -179,3 +179,19 @@ def test_the_session_tables_come_from_the_callers_own_kernel(live: LiveServer) -
     # Another member has a session of their own (nothing in it), and one without a share none at all.
     live.store.ensure_user("una-member", site_role="member")
     assert http(live, "GET", path, user="una-member")[0] in (403, 404)
+
+
+def test_an_uploaded_file_is_the_members_groups_to_replace(live: LiveServer, lake_dir: Any) -> None:
+    """Sessions run under uids of their own in the members group (cluster/identity.py): an upload
+    made before any kernel started must still be theirs to replace from a cell."""
+    import stat
+
+    from console.cluster import identity
+    from console.server.deps import CONFIG_KEY
+
+    assert send(live, "name=shared.csv&folder=team/in", b"a\n1\n")[0] == 201
+    folder, made = lake_dir / "team" / "in", lake_dir / "team" / "in" / "shared.csv"
+    assert stat.S_IMODE(folder.stat().st_mode) & 0o070 == 0o070 and stat.S_IMODE(made.stat().st_mode) & 0o060 == 0o060
+    if identity.available():
+        gid = identity.members_gid(live.app.extensions[CONFIG_KEY])
+        assert folder.stat().st_gid == gid and made.stat().st_gid == gid
