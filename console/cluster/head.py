@@ -11,7 +11,7 @@ recorded PIDs would mean nothing outside. Such a kernel asks its server over a s
 hands it (`HEAD_FD_ENV`) and gets the ClusterInfo back.
 
 The embedded head is closed: Ray's token authentication (RAY_AUTH_MODE=token) with a token kept
-in the private folder (`auth_token`), handed to the head and to kernels (ClusterInfo.auth_token)
+in the private folder (cluster/guard.py), handed to the head and to kernels (ClusterInfo.auth_token)
 and to nobody else, so a local process without it is refused by the GCS, the raylet and the
 Ray Client server alike. Sandboxed, it runs as the Ray zone's uid (cluster/identity.py) in a
 cgroup of CONSOLE_RAY_MEMORY (cluster/limits.py).
@@ -23,7 +23,6 @@ import hashlib
 import json
 import logging
 import os
-import secrets
 import signal
 import socket
 import subprocess
@@ -37,6 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from console.cluster.guard import WORKER_PORTS, auth_token, check_ports, token_env
 from console.config import PRIVATE_DIR_NAME
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
 from console.wire.head import TO_KERNEL as HEAD_TO_KERNEL, TO_SERVER, HeadAnswer, HeadRequest
@@ -57,53 +57,6 @@ RAY_ENV: dict[str, str] = {
 HEAD_FD_ENV = "CONSOLE_RAY_HEAD_FD"
 _SOCKET_PATH_MAX = 107  # AF_UNIX sun_path limit on Linux, minus the NUL
 _SOCKET_SUFFIX = 75  # what Ray appends under --temp-dir: session_<date>_<pid>/sockets/plasma_store
-# Ray's workers listen in this range (the embedded head's); no other port of the head may be in it.
-WORKER_PORTS = (10002, 19999)
-_TOKEN_FILE = "ray-auth-token"
-
-
-class BadPorts(ValueError):
-    """Two of the head's ports are one, or one lies in the workers' range: Ray would not start."""
-
-
-def check_ports(client_port: int | None, others: Mapping[str, int] = {}) -> None:
-    """Refuse, with the reason, ports the head cannot start with (before it fails unclearly)."""
-    low, high = WORKER_PORTS
-    named = {**({"the Ray Client port (CONSOLE_RAY_CLIENT_PORT)": client_port} if client_port else {}),
-             **others}
-    for what, port in named.items():
-        if low <= port <= high:
-            raise BadPorts(f"{what} is {port}, inside the range Ray's workers listen on ({low}-{high}); "
-                           f"choose a port outside it")
-    seen: dict[int, str] = {}
-    for what, port in named.items():
-        if port in seen:
-            raise BadPorts(f"{what} and {seen[port]} are both {port}; every Ray port must differ")
-        seen[port] = what
-
-
-def auth_token(private_dir: Path) -> str:
-    """The embedded head's token: made once, kept owner-only in the private folder (sandboxes never see it)."""
-    path = private_dir / _TOKEN_FILE
-    try:
-        token = path.read_text().strip()
-        if token:
-            return token
-    except FileNotFoundError:
-        pass
-    private_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path.with_suffix(f".{os.getpid()}.tmp"), os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(secrets.token_hex(32))
-    path.with_suffix(f".{os.getpid()}.tmp").replace(path)
-    return path.read_text().strip()
-
-
-def token_env(token: str | None) -> dict[str, str]:
-    """What a Ray process needs in its environment to reach a head with this token (none: nothing)."""
-    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token} if token else {}
-
-
 @dataclass(frozen=True)
 class ClusterInfo:
     """Where cells connect: `address` for ray.init (GCS host:port or ray://…)."""

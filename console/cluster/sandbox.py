@@ -1,19 +1,26 @@
-"""The wall around user code: the bubblewrap command line kernels and the embedded Ray head start under.
+"""The wall around user code: the command line kernels, the embedded Ray head and the PID namespace's
+holder start under.
 
-Every kernel (and so its cell workers, which it spawns) and the embedded Ray head (and so every
-actor) run in a sandbox where:
-- the system is mounted read-only, with a fresh /proc and /dev, a private /tmp, and a PID
-  namespace of the data dir's sandboxes (cluster/pidns.py), so /proc/<server pid>/environ and
-  the server's descriptors are out of reach;
-- the server's private folder (<data_dir>/server: the database and the cookie key) is covered by
-  an empty tmpfs, and a SQLite store elsewhere, /etc/shadow and the credentials in the server
-  user's home by /dev/null or an empty tmpfs;
-- only the lake, the caches (a kernel: its own session's), Ray's folders, the data roots and
-  /dev/shm are writable (/dev/shm is the host's: kernels hand tables to actors there);
+Every kernel session (a kernel and the cell workers it spawns), the embedded Ray head (and so
+every actor) and the holder of their PID namespace run in a sandbox where:
+- the system is mounted read-only, with a fresh /proc and /dev, a private /tmp, and the PID
+  namespace of the data dir's sandboxes (cluster/pidns.py), so the server's /proc entry is out of
+  reach; a kernel session gets a private /dev/shm of CONSOLE_SESSION_SHM and its hand-off folder
+  (cluster/walls.py), the Ray zone the host's /dev/shm (the object store, the hand-off folders);
+- the server's private folder (<data_dir>/server: the database, the cookie key, Ray's token) is
+  covered by an empty tmpfs, and a SQLite store elsewhere, /etc/shadow and the server user's home
+  (all of it but the Python we run from, where sandboxes switch ids) by /dev/null or a tmpfs;
+- only the lake, the caches (a kernel: its own session's), Ray's folders and the data roots are
+  writable;
 - the environment is rebuilt from an allow-list: no CONSOLE_* settings, no PG*, nothing that
   looks like a password, token or key; the kernel's own settings come without the database URL
   or the secret key (server/kernel_process.py);
-- every capability is dropped, so a sandboxed root cannot unmount the covers.
+- a seccomp filter refuses ptrace, process_vm_readv/writev, kcmp and pidfd_getfd (seccomp.py);
+- it runs as an identity of its own (identity.py: a leased uid per session, the Ray zone's, the
+  holder's), entered by setpriv inside the sandbox with no-new-privs, after every capability but
+  the three setpriv needs was dropped; where the server is not root, as the server's uid with
+  every capability dropped, so a sandboxed root cannot unmount the covers;
+- it is in its cgroup (limits.py), entered before bwrap starts, with a high oom_score_adj.
 
 Not `--die-with-parent`: its signal fires when the *thread* that spawned the sandbox ends, and
 kernels start on request threads; the server stops sandboxes by their process group instead.
@@ -110,7 +117,7 @@ def check_startup(cfg: Mapping[str, Any], login_mode: bool) -> str:
     auto without bwrap: a single-user server (loopback, no login) runs unsandboxed, one with
     logins refuses to start, since its accounts would reach each other's data through the store.
     """
-    from console.cluster.head import check_ports
+    from console.cluster.guard import check_ports
 
     check_ports(cfg.get("RAY_CLIENT_PORT") or None)  # refused now, with the reason, not at the first Ray cell
     limits.protect_server()

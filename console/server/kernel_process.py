@@ -26,7 +26,8 @@ from collections.abc import Callable
 from typing import IO
 
 from console.cluster import limits, sandbox, walls
-from console.cluster.head import HEAD_FD_ENV, auth_token, serve_head_requests, short_temp_dir, token_env
+from console.cluster.guard import auth_token, token_env
+from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_dir
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
 from console.wire.channel import Channel, ProtocolError

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from console.cluster import limits
-from console.cluster.head import BadPorts, check_ports, start_head
+from console.cluster.guard import BadPorts, check_ports
+from console.cluster.head import start_head
 from walled_support import Member, Walled, text_of
 
 HOG = "--%python\nblob = b'x' * (2 << 30)\nprint('took', len(blob))\n"

@@ -270,7 +270,8 @@ def _driver(address: str, token: str | None) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["gcs", "client"])
 def test_a_ray_driver_without_the_token_is_refused(walled: Walled, how: str) -> None:
-    from console.cluster.head import RayCluster, auth_token
+    from console.cluster.guard import auth_token
+    from console.cluster.head import RayCluster
 
     walled.member().run(("python", "--%python\nimport ray\nfrom pyjava.api.mlsql import RayContext\n"
                                    "RayContext.connect(globals(), '127.0.0.1:10001')\nprint('up')\n"))
