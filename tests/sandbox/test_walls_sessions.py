@@ -111,6 +111,8 @@ def walk(own, server_uid, kill=(), zone=False):
                          "kcmp": _call("kcmp", os.getpid(), os.getpid(), 0, 0, 0)}
     if report["seccomp"]["ptrace"] == "OK":
         _call("ptrace", 17, os.getppid(), 0, 0)
+    report["cgroup"] = [ln for ln in open("/proc/self/cgroup").read().splitlines() if ":memory:" in ln]
+    report["oom_score_adj"] = int(open("/proc/self/oom_score_adj").read())
     return report
 '''
 
@@ -161,6 +163,8 @@ def test_a_python_cell_reaches_no_other_process(walled: Walled) -> None:
     report = _seen(run)
     assert report["uid"] != os.getuid(), "the cell runs as the server's uid"
     _assert_walled(report)
+    # In its session's cgroup (CONSOLE_SESSION_MEMORY), first in line for the OOM killer.
+    assert "/session-" in report["cgroup"][0] and report["oom_score_adj"] == 1000, report
     assert report["key"].startswith("REFUSED") and secret not in text_of(run)
     _alice_still_has_her_table(alice, nb)
 
@@ -185,6 +189,9 @@ print('WALK ' + json.dumps(ray.get(probe.remote())))
     report = _seen(run)
     assert report["uid"] != os.getuid(), "actors run as the server's uid"
     _assert_walled(report)
+    # In the Ray zone's cgroup (CONSOLE_RAY_MEMORY); the head starts at 800, and Ray raises its
+    # workers to 1000 itself: never below the server's.
+    assert report["cgroup"][0].endswith("/ray") and report["oom_score_adj"] >= 800, report
     _alice_still_has_her_table(alice, nb)
 
 
