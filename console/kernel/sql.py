@@ -63,6 +63,18 @@ def untranslatable_error(exc: Untranslatable, sql: str, line: int, column: int) 
     return CellError("sql", str(exc), *locate(sql, max(at, 0), line, column))
 
 
+def _numeric(tables: Mapping[str, pa.Table], refs: tuple[str, ...]) -> frozenset[str]:
+    """The numeric columns of the tables a select reads (schemas only: nothing is read)."""
+    from console.kernel.sqlengines.spark import numeric_columns
+
+    schemas = []
+    for ref in refs:
+        entry = tables.entry(ref) if hasattr(tables, "entry") else tables.get(ref)
+        if entry is not None:
+            schemas.append(entry.schema)
+    return numeric_columns(schemas) if schemas else frozenset()
+
+
 class SqlEngine:
     """One DuckDB connection per session; queries see the session's catalog of Arrow tables.
 
@@ -119,6 +131,9 @@ class SqlEngine:
 
         try:
             duck_sql, refs = transpile(sql)
+            numeric = _numeric(tables, refs)
+            if numeric:  # a second, cached translation that knows which columns are numbers
+                duck_sql, refs = transpile(sql, numeric)
         except sqlglot.errors.ParseError as exc:
             err = exc.errors[0] if exc.errors else {}
             eline, ecol = err.get("line") or 1, err.get("col") or 1

@@ -58,6 +58,12 @@ def test_cast_truncates_like_spark(engine: SqlEngine) -> None:
     assert out == {"a": [38, -38, 2], "b": [38, 7, None], "c": [9007199254740993, -3, 0], "d": [38, 38, 38]}
 
 
+def test_a_subquery_column_of_text_is_not_taken_for_the_input_number(engine: SqlEngine) -> None:
+    t = pa.table({"x": pa.array([38.9, -2.5], pa.float64())})
+    out = engine.query("select cast(x as int) as a from (select cast(x as string) as x from t)", {"t": t})
+    assert out.column("a").to_pylist() == [38, -2]
+
+
 def test_from_json_takes_spark_ddl(engine: SqlEngine) -> None:
     t = pa.table({"p": ['{"k": 1, "v": "a", "xs": [1, 2]}', "oops", None]})
     out = engine.query("select from_json(p, 'k INT, v STRING, xs ARRAY<BIGINT>').v as v, "

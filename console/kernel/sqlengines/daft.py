@@ -19,7 +19,8 @@ from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 
 from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, java_pattern,
-                                             literal_format, parse, pieces, post_order, quarter_text, table_refs)
+                                             defined_names, is_number, literal_format, parse, pieces, post_order,
+                                             quarter_text, table_refs)
 
 ENGINE = "the cluster (Daft)"
 HINT = 'run it locally: set sql.engine = "local" where type="conf";'
@@ -88,18 +89,21 @@ class _DaftDialect(DuckDB):
 
 
 @functools.lru_cache(maxsize=256)
-def transpile(sql: str, columns: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
+def transpile(sql: str, columns: tuple[str, ...] = (), numeric: frozenset[str] = frozenset()
+              ) -> tuple[str, tuple[str, ...]]:
     """(Daft SQL, names of the catalog tables it reads). Raises Untranslatable, or sqlglot's ParseError.
 
     columns: the input tables' column names; a column written in another case is matched to its
-    name, as Spark matches them (Daft's own matching is case-sensitive).
+    name, as Spark matches them (Daft's own matching is case-sensitive). numeric: their numeric
+    columns (lower-case): a cast of a number to an integer needs no detour through DECIMAL.
     """
     tree = parse(sql)
     _refuse_sources(tree)
     refs = table_refs(tree)
     _match_case(tree, columns)
     tree = _lateral_views(tree)
-    tree = post_order(tree, _rewrite)
+    numeric = numeric - defined_names(tree)
+    tree = post_order(tree, lambda node: _rewrite(node, numeric))
     tree = _window_order(tree)
     _name_projections(tree)
     _check_allowed(tree)
@@ -156,14 +160,14 @@ def _num(n: int) -> exp.Expr:
     return exp.Literal.number(n)
 
 
-def _rewrite(node: exp.Expr) -> exp.Expr:
+def _rewrite(node: exp.Expr, numeric: frozenset[str] = frozenset()) -> exp.Expr:
     if isinstance(node, FORMATTED):
         return _dates(node)
     if isinstance(node, (exp.Cast, exp.TryCast)):
         if node.to.this not in _CASTABLE:
             raise Untranslatable(f"cast to {node.to.sql('spark')}", ENGINE, HINT)
         value = node.this
-        if node.to.this in _INTEGRAL and not (isinstance(value, exp.Literal) and value.is_int):
+        if node.to.this in _INTEGRAL and not is_number(value, numeric):
             # Spark truncates text too ('38.9' -> 38); Daft's text-to-int cast gives NULL for it.
             value = exp.Cast(this=value, to=exp.DataType.build("DECIMAL(38, 10)"))
         return exp.Cast(this=value, to=node.to)

@@ -25,7 +25,8 @@ import json
 from sqlglot import exp
 
 from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, java_pattern, literal_format,
-                                             parse, pieces, post_order, quarter_text, table_refs)
+                                             defined_names, is_number, parse, pieces, post_order, quarter_text,
+                                             table_refs)
 
 ENGINE = "DuckDB"
 _INTEGRAL = {exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT}
@@ -44,19 +45,22 @@ _PARSERS = (exp.TsOrDsToDate, exp.StrToUnix, exp.StrToTime, exp.StrToDate, exp.T
 
 
 @functools.lru_cache(maxsize=1024)
-def transpile(sql: str) -> tuple[str, tuple[str, ...]]:
+def transpile(sql: str, numeric: frozenset[str] = frozenset()) -> tuple[str, tuple[str, ...]]:
     """(DuckDB SQL, names of the tables the query reads) for a Spark SQL select.
 
+    numeric: the input tables' numeric column names (lower-case), which lets a cast to an integer
+    truncate directly (through DECIMAL otherwise, which also reads text but is 30x slower).
     Raises sqlglot's ParseError for text that is not SQL, Untranslatable for a construct DuckDB
     would answer differently.
     """
     tree = parse(sql)
     _spark_range(tree)
-    tree = post_order(tree, _rewrite)
+    numeric = numeric - defined_names(tree)  # a subquery's `x` may be text where the input's x is not
+    tree = post_order(tree, lambda node: _rewrite(node, numeric))
     return tree.sql(dialect="duckdb"), table_refs(tree)
 
 
-def _rewrite(node: exp.Expr) -> exp.Expr:
+def _rewrite(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
     if isinstance(node, FORMATTED):
         pattern = literal_format(node, ENGINE)
         if pattern is not None:
@@ -67,7 +71,7 @@ def _rewrite(node: exp.Expr) -> exp.Expr:
             node.set("format", exp.Literal.string(parts[0][1] if parts else ""))
         return node
     if isinstance(node, (exp.Cast, exp.TryCast)) and node.to.this in _INTEGRAL:
-        return _truncating_cast(node)
+        return _truncating_cast(node, numeric)
     if isinstance(node, exp.Substring):
         return _spark_substr(node)
     if isinstance(node, exp.FromJson):
@@ -106,15 +110,17 @@ def _name(node: exp.Expr) -> str:
     return names.get(type(node), type(node).__name__)
 
 
-def _truncating_cast(node: exp.Cast) -> exp.Expr:
+def _truncating_cast(node: exp.Cast, numeric: frozenset[str]) -> exp.Expr:
     """Spark's cast to an integer type truncates (38.9 -> 38, '-38.9' -> -38); DuckDB's rounds.
 
-    Through DECIMAL(38,10), which holds every BIGINT exactly and parses text, then TRUNC. An
-    integer literal needs none of it.
+    A number: TRUNC, then the cast. Text, or anything not surely a number: through
+    DECIMAL(38,10), which holds every BIGINT exactly and parses text, then TRUNC.
     """
     value = node.this
     if isinstance(value, exp.Literal) and not value.is_string and value.is_int:
         return node
+    if is_number(value, numeric):
+        return exp.TryCast(this=exp.Anonymous(this="TRUNC", expressions=[value]), to=node.to)
     as_decimal = exp.TryCast(this=value, to=exp.DataType.build("DECIMAL(38, 10)"))
     truncated = exp.Anonymous(this="TRUNC", expressions=[as_decimal])
     return exp.TryCast(this=truncated, to=node.to)

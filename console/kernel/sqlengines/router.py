@@ -32,7 +32,7 @@ def run_select(session: "Session", sql: str, line: int, column: int) -> pa.Table
     elif engine == "local":
         return session.sql.query(sql, session.tables, line, column)
     try:
-        daft_sql, refs = to_daft.transpile(sql, _columns(session, sql))
+        daft_sql, refs = to_daft.transpile(sql, *_columns(session, sql))
     except Untranslatable as exc:  # no silent fallback: a statement for the cluster fails by name
         raise untranslatable_error(exc, sql, line, column) from None
     except sqlglot.errors.SqlglotError:
@@ -44,16 +44,19 @@ def run_select(session: "Session", sql: str, line: int, column: int) -> pa.Table
     return session.cluster_sql.query(daft_sql, refs, session.tables, needs_cpu, line, column)
 
 
-def _columns(session: "Session", sql: str) -> tuple[str, ...]:
-    """The column names of the catalog tables the select names (for Spark's case-insensitive match)."""
-    from console.kernel.sqlengines.spark import parse, table_refs
+def _columns(session: "Session", sql: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The column names of the catalog tables the select names (for Spark's case-insensitive match),
+    and which of them are numbers."""
+    from console.kernel.sqlengines.spark import numeric_columns, parse, table_refs
 
     names: list[str] = []
+    schemas = []
     for ref in table_refs(parse(sql)):
         entry = session.tables.entry(ref)
         if entry is not None:
+            schemas.append(entry.schema)
             names += [n for n in entry.schema.names if n not in names]
-    return tuple(names)
+    return tuple(names), numeric_columns(schemas)
 
 
 def _goes_to_cluster(session: "Session", refs: tuple[str, ...]) -> bool:

@@ -66,6 +66,57 @@ def post_order(node: exp.Expr, rewrite: Callable[[exp.Expr], exp.Expr]) -> exp.E
     return rewrite(node)
 
 
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.IntDiv)
+_NUMERIC_OF_ARG = (exp.Round, exp.Floor, exp.Ceil, exp.Abs, exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Sqrt)
+_NUMBER_TYPES = {exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT,
+                 exp.DataType.Type.BIGINT, exp.DataType.Type.DOUBLE, exp.DataType.Type.FLOAT,
+                 exp.DataType.Type.DECIMAL}
+
+
+def is_number(node: exp.Expr, numeric: frozenset[str]) -> bool:
+    """Whether an expression is surely a number (not text), from the input tables' numeric columns
+    (`numeric`, lower-case names). False when unsure: callers then take the path that is right
+    for text too, only slower."""
+    if isinstance(node, exp.Literal):
+        return not node.is_string
+    if isinstance(node, (exp.Paren, exp.Neg)):
+        return is_number(node.this, numeric)
+    if isinstance(node, exp.Column):
+        return node.name.lower() in numeric
+    if isinstance(node, _ARITHMETIC):
+        return is_number(node.this, numeric) and is_number(node.expression, numeric)
+    if isinstance(node, exp.Count):
+        return True
+    if isinstance(node, _NUMERIC_OF_ARG):
+        return is_number(node.this, numeric)
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return node.to.this in _NUMBER_TYPES
+    return False
+
+
+def defined_names(tree: exp.Expr) -> frozenset[str]:
+    """Lower-case names the query itself defines (aliases, CTE and subquery column lists)."""
+    names = {str(a.alias).lower() for a in tree.find_all(exp.Alias)}
+    for alias in tree.find_all(exp.TableAlias):
+        names |= {str(c.name).lower() for c in alias.columns}
+    return frozenset(names)
+
+
+def numeric_columns(schemas: list[Any]) -> frozenset[str]:
+    """Lower-case names that are numbers (ints, floats, decimals) in every one of these Arrow
+    schemas that has them."""
+    import pyarrow as pa
+
+    numeric: set[str] = set()
+    other: set[str] = set()
+    for schema in schemas:
+        for field in schema:
+            t = field.type
+            is_num = pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
+            (numeric if is_num else other).add(field.name.lower())
+    return frozenset(numeric - other)
+
+
 # Java (DateTimeFormatter) letters -> a field name; each engine maps the names to its own codes.
 _FIELDS: dict[str, dict[int, str]] = {
     "y": {1: "year", 2: "year2", 4: "year"},
