@@ -116,9 +116,6 @@ class Config(Mapping[str, Any]):
     RESULT_KEEP_BYTES: int = _setting(
         256 * 1024 * 1024, "Memory a kernel keeps for its cells' whole results (sort, paging, download); "
                            "older results beyond it move to the session's cache folder.", int)
-    SESSION_MEMORY_BYTES: int | None = _setting(
-        None, "Memory one session's SQL may use; DuckDB spills the rest to the session's cache folder. "
-              "Default: a quarter of this machine's memory.", int)
     SQL_ENGINE: str = _setting(
         "auto", "Where a select runs unless the session sets sql.engine: local (DuckDB in the kernel), cluster "
                 "(Daft on the session's Ray cluster), or auto (the cluster only for big inputs on two or more "

@@ -103,11 +103,11 @@ class Session:
             from console.sources.paths import sql_roots
 
             # SQL reads files only where load/save may (the lake, this session's cache, the roots).
-            from console.kernel.sqlengines.choice import session_memory_bytes
+            from console.kernel.sqlengines.choice import duckdb_memory_bytes
 
-            # DuckDB holds at most the session's memory and spills the rest into the session's cache.
+            # DuckDB holds at most its share of the session's memory and spills the rest into the session's cache.
             self._sql = SqlEngine(sql_roots(self.source_context()), temp_dir=self.cache_dir / ".duckdb_tmp",
-                                  memory_limit=session_memory_bytes(self.cfg))
+                                  memory_limit=duckdb_memory_bytes(self.cfg))
             from console.kernel.ml import functions
 
             functions.install(self._sql)

@@ -22,7 +22,7 @@ from console.kernel.session import Session
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 pytest.importorskip("daft")
 
-MEMORY = 48 << 20  # the session's memory (CONSOLE_SESSION_MEMORY_BYTES)
+MEMORY = 48 << 20  # the session's memory (CONSOLE_SESSION_MEMORY)
 FILES, ROWS = 8, 2_700_000  # 3 int64 columns, no dictionary pages: 8 * 2.7M * 24 B = 518 MB decoded
 
 
@@ -59,7 +59,7 @@ def test_big_group_by_and_join_run_on_both_nodes(tmp_path: Path) -> None:
         node = start_head(short_temp_dir(tmp_path / "node"), num_cpus=1, address=head.address, env=multi)
         rows = _write(tmp_path / "big")
         cfg = load_config({"DATA_DIR": str(tmp_path / "data"), "RAY_ADDRESS": head.address,
-                           "SESSION_MEMORY_BYTES": MEMORY, "SANDBOX": "off"})
+                           "SESSION_MEMORY": "48M", "SANDBOX": "off"})
         session = Session(cfg, session_id="two-nodes")
         ok = session.run_cell(f"load parquet.`{tmp_path / 'big'}` as big;\n"
                               "select id as cat, concat('name', cast(id as string)) as name from range(50) as dims;")

@@ -4,7 +4,7 @@
 - cluster: Daft on the session's Ray cluster, always (tests, and users who know).
 - auto (CONSOLE_SQL_ENGINE's default): the cluster only when the statement's inputs are big
   (their decoded size, from the parquet footers, at least `sql.clusterBytes`, by default a
-  quarter of the session's memory) AND the cluster has two or more nodes with CPUs; on one
+  quarter of the session's memory, CONSOLE_SESSION_MEMORY) AND the cluster has two or more nodes with CPUs; on one
   machine DuckDB is about 10x faster per query, so everything else stays local. The sizes are
   looked at first: a small statement never makes the kernel connect to Ray.
 There is no silent fallback: a big statement in auto that the cluster cannot run fails with the
@@ -12,7 +12,6 @@ construct's name and the setting that runs it locally.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,15 +23,16 @@ KEYS = (ENGINE_KEY, CLUSTER_BYTES_KEY)
 
 
 def session_memory_bytes(cfg: Any) -> int:
-    """The session's memory budget: CONSOLE_SESSION_MEMORY_BYTES, else a quarter of this machine's."""
-    configured = cfg.get("SESSION_MEMORY_BYTES") if isinstance(cfg, Mapping) else None
-    if configured:
-        return int(configured)
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
-        total = 8 << 30
-    return max(total // 4, 256 << 20)
+    """The session's memory: CONSOLE_SESSION_MEMORY (its kernel and Python workers together)."""
+    from console.cluster.limits import session_memory
+
+    return session_memory(cfg)
+
+
+def duckdb_memory_bytes(cfg: Any) -> int:
+    """DuckDB's share: half the session's, the rest left to the kernel's tables and the Python
+    workers that count against the same limit; DuckDB spills past it to the session's cache."""
+    return session_memory_bytes(cfg) // 2
 
 
 def check_conf(key: str, value: str) -> str | None:

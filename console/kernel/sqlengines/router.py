@@ -1,7 +1,7 @@
 """Runs one `select … as t` on the engine chosen for it (choice.py): DuckDB here, or Daft on the cluster."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 
@@ -9,7 +9,23 @@ from console.kernel.sqlengines import choice
 from console.kernel.sqlengines.spark import Untranslatable
 
 if TYPE_CHECKING:
-    from console.kernel.session import Session
+    from console.kernel.catalog import Catalog
+    from console.kernel.sql import SqlEngine
+    from console.kernel.sqlengines.cluster import ClusterSql
+
+
+class Session(Protocol):
+    """What a select needs of the session (console/kernel/session.py, which imports this module)."""
+
+    conf: dict[str, str]
+    cfg: Any
+    tables: "Catalog"
+
+    @property
+    def sql(self) -> "SqlEngine": ...
+
+    @property
+    def cluster_sql(self) -> "ClusterSql": ...
 
 
 def run_select(session: "Session", sql: str, line: int, column: int) -> pa.Table:
