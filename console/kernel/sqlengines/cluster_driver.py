@@ -152,6 +152,12 @@ def main() -> None:
     os.environ.update(DAFT_ENV)
     first = json.loads(sys.stdin.readline())
     try:
+        import daft  # noqa: F401
+    except ImportError as exc:
+        out.write(json.dumps({"error": f"SQL on the cluster needs daft ({exc}): pip install --no-deps "
+                                       "daft==0.7.26 tqdm==4.67.3 (docs/cluster-sql.md)"}) + "\n")
+        return
+    try:
         connect(first["address"])
         out.write(json.dumps({"ready": True, "nodes": cpu_nodes()}) + "\n")
     except Exception as exc:
