@@ -22,7 +22,7 @@ from console.ids import CellId, NotebookId, RunId, SessionId, UserId
 from console.messages import ErrorEvent, KernelState, Message, ResultEvent
 
 if TYPE_CHECKING:  # records of the store, for the types only
-    from console.store import MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RunRecord
+    from console.store import MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RunRecord, UserRecord
 
 Emit = Callable[[Message], None]
 # include notebook.`name`: the named notebook's cells as (kind, source) pairs.
@@ -70,6 +70,8 @@ class RunStore(Protocol):
     def get_notebook(self, notebook_id: NotebookId) -> NotebookRecord: ...
 
     def find_notebooks(self, name: str | None = None) -> list[NotebookInfo]: ...
+
+    def get_user(self, user_id: int) -> UserRecord: ...  # who ran a cell, named on the page
 
     def snapshot_notebook(self, notebook_id: NotebookId, author_id: UserId | None = None,
                           label: str | None = None) -> Any: ...

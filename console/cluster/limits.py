@@ -138,6 +138,19 @@ class Cgroup:
         text = _read(d / ("memory.max" if self.v2 else "memory.limit_in_bytes")).strip()
         return int(text) if text.isdigit() and int(text) < (1 << 60) else None
 
+    def memory_usage(self) -> int | None:
+        """Bytes the group's processes use now (the Running page shows it), None when unreadable."""
+        d = self._dir("memory")
+        text = _read(d / ("memory.current" if self.v2 else "memory.usage_in_bytes")).strip() if d else ""
+        return int(text) if text.isdigit() else None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the group's processes used so far (cgroup v2's cpu.stat; None on v1)."""
+        d = self._dir("cpu")
+        if d is None or not self.v2:
+            return None
+        return _counter(_read(d / "cpu.stat"), "usage_usec") / 1e6
+
     def processes_limit(self) -> int | None:
         d = self._dir("pids")
         text = _read(d / "pids.max").strip() if d is not None else ""

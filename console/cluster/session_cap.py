@@ -33,18 +33,23 @@ class _Session(Protocol):
     @property
     def kernel(self) -> Any: ...
 
+    @property
+    def started_by(self) -> Any: ...
 
-def check(cfg: Mapping[str, Any], store: Any, session: _Session, sessions: Iterable[_Session]) -> None:
-    """Refuse a kernel for `session` when its user already has CONSOLE_SESSIONS_PER_USER running.
 
-    sessions: the manager's sessions (server/kernels.py's KernelSession); those whose kernel
-    lives count. store: names the notebooks in the refusal (its get_notebook).
+def check(cfg: Mapping[str, Any], store: Any, session: _Session, sessions: Iterable[_Session], starter: Any) -> None:
+    """Refuse `starter` a kernel for `session` when they already started CONSOLE_SESSIONS_PER_USER.
+
+    A notebook's session is shared by its runners, so a kernel counts for who started it
+    (started_by), not for everyone who runs cells in it. sessions: the manager's sessions
+    (server/kernels.py's KernelSession); those whose kernel lives count. store: names the
+    notebooks in the refusal (its get_notebook).
     """
     cap = int(cfg.get("SESSIONS_PER_USER") or 0)
-    if cap <= 0 or session.user_id is None:
+    if cap <= 0 or starter is None:
         return
     mine = [s for s in sessions
-            if s is not session and s.user_id == session.user_id and s.kernel is not None and s.kernel.alive()]
+            if s is not session and s.started_by == starter and s.kernel is not None and s.kernel.alive()]
     if len(mine) < cap:
         return
     names = sorted({_name(store, s.notebook_id) + (f" (job {s.lane})" if s.lane else "") for s in mine})

@@ -84,6 +84,9 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     from console.server.lake import create_blueprint as create_lake
 
     app.register_blueprint(create_lake())  # the data panel (console/server/lake.py)
+    from console.server.running import create_blueprint as create_running
+
+    app.register_blueprint(create_running())  # running sessions and Shut down (console/server/running.py)
 
     # Socket.IO registers itself as app.extensions["socketio"]; console/server/sockets.py adds the
     # notebook namespace. Threading mode: gunicorn's gthread worker or the dev server.

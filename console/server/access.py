@@ -124,6 +124,11 @@ POLICIES: dict[str, str] = {
     "lake.files": "member login",
     "lake.upload": "member login",
     "lake.session_tables": "member notebook:runner",  # asks the caller's own kernel, as completion does
+    # running sessions (console/server/running.py): the list shows a user the sessions of notebooks
+    # they may run (admins: all); shutting one down is the notebook owner's
+    "sessions.page": "public",  # the single page; its data comes from the rows below
+    "sessions.list": "member login",
+    "sessions.stop": "member notebook:owner",
     # the same over the socket (console/server/sockets.py); leaving a room needs only the login
     "socket:join": "reader notebook:viewer",
     "socket:leave": "reader login",

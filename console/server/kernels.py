@@ -1,4 +1,10 @@
-"""SessionManager: one kernel process per (user, notebook), each with a run queue; the one owner of both.
+"""SessionManager: one kernel process per notebook, each with a run queue; the one owner of both.
+
+A notebook's interactive session is shared: every runner's cells run in the same kernel, so its
+tables and Python globals are the notebook's (as in Databricks). Each run remembers who queued it:
+the cell, the stored run and the page say so, and what the kernel asks of the server (an include)
+is answered with that person's rights, never the session's first user's. A job's run has a
+session of its own (a lane, keyed by its owner) so it never touches the page's.
 
 A run is stored (status queued) before it is queued, so a viewer that joins sees it at once.
 A session sends one ExecuteCommand at a time and the next when the kernel reports the cell's end;
@@ -58,13 +64,14 @@ class _Run:
     error: ErrorEvent | None = None
     interrupted: bool = False  # the user asked; however the cell then stops, it was interrupted
     batch: str = ""  # the Run all / run-from-here it belongs to: its first failure cancels the rest
+    user_id: UserId | None = None  # who ran it: its includes are checked against this user
 
 
 @dataclass
 class KernelSession:
-    """What the manager holds for one (user, notebook)."""
+    """What the manager holds for one notebook (or a job's lane of it)."""
 
-    user_id: UserId | None
+    user_id: UserId | None  # None for the notebook's shared session; a job's owner for its lane
     notebook_id: NotebookId
     kernel: KernelProcess | None = None
     lane: str = ""  # "" = the notebook's interactive session; a job's own session has its own lane
@@ -77,10 +84,13 @@ class KernelSession:
     dropped: int = 0  # messages of the current kernel about other runs, dropped
     last_active: float = field(default_factory=time.monotonic)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    started_by: UserId | None = None  # who started its kernel: the per-user cap counts it for them
+    started_at: float = 0.0  # wall clock of that start
+    runners: dict[UserId, float] = field(default_factory=dict)  # who ran cells in this kernel, last when
 
     @property
     def session_id(self) -> SessionId:
-        return SessionId(f"{self.notebook_id}-u{self.user_id}" + (f"-{self.lane}" if self.lane else ""))
+        return SessionId(f"{self.notebook_id}" + (f"-u{self.user_id}-{self.lane}" if self.lane else ""))
 
     def busy(self) -> bool:
         return self.current is not None or bool(self.queue)
@@ -137,11 +147,26 @@ class SessionManager:
         self.batcher.stop()
 
     def session(self, user_id: UserId | None, notebook_id: NotebookId, lane: str = "") -> KernelSession:
+        """The notebook's shared session (lane ""), or a job's own lane of it for user_id."""
         with self._guard:
-            key = (user_id, notebook_id, lane)
+            key = (user_id if lane else None, notebook_id, lane)
             if key not in self._sessions:
-                self._sessions[key] = KernelSession(user_id, notebook_id, lane=lane)
+                self._sessions[key] = KernelSession(key[0], notebook_id, lane=lane)
             return self._sessions[key]
+
+    def all_sessions(self) -> list[KernelSession]:
+        with self._guard:
+            return list(self._sessions.values())
+
+    def user_name(self, user_id: UserId | None) -> str:
+        """How a page names who did something ("" for nobody, or an account gone meanwhile)."""
+        if user_id is None:
+            return ""
+        try:
+            user = self.store.get_user(user_id)
+        except Exception:
+            return f"user {user_id}"
+        return str(user.display_name or user.username)
 
     def sessions_of(self, notebook_id: NotebookId) -> list[KernelSession]:
         """The notebook's interactive sessions (a job's lane is not a kernel its page drives)."""
@@ -159,6 +184,28 @@ class SessionManager:
             kp, session.kernel = session.kernel, None
         if kp is not None:
             threading.Thread(target=kp.stop, args=(3.0,), name="kernel-stop", daemon=True).start()
+
+    def shut_down(self, session: KernelSession, user_id: UserId | None) -> bool:
+        """Stop a session's kernel (the Running page's Shut down); the page is told who did it.
+
+        False when it had no kernel. The session stays known (its page may start a new kernel).
+        """
+        name = self.user_name(user_id)
+        with session.lock:
+            kp, session.kernel = session.kernel, None
+            if kp is None:
+                return False
+            self._cancel_queue(session, f"the session was shut down by {name}" if name else "the session was shut down")
+            run, session.current = session.current, None
+            if run is not None:
+                run.error = ErrorEvent(kind="interrupted", message="the session was shut down while this cell ran"
+                                       + (f" (by {name})" if name else ""))
+                self._finish(session, run, "interrupted")
+            reason = f"shut down by {name}" if name else "shut down"
+            self._set_status(session, "dead", reason + "; the next run starts a new kernel")
+            self._announce(session, "shutdown", name, session.reason)
+        threading.Thread(target=kp.stop, args=(3.0,), name="kernel-stop", daemon=True).start()
+        return True
 
     # ------------------------------------------------------------------ commands
     def run(self, user_id: UserId | None, notebook_id: NotebookId, mode: str = "cell",
@@ -189,50 +236,60 @@ class SessionManager:
                     lane: str = "", batch: str = "") -> list[RunId]:
         """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids."""
         session = self.session(user_id, notebook_id, lane)
-        if session.kernel is None:  # a new kernel: within its user's cap (cluster/session_cap.py)
-            session_cap.check(self.cfg, self.store, session, list(self._sessions.values()))
+        if session.kernel is None:  # a new kernel: within the cap of who starts it (cluster/session_cap.py)
+            session_cap.check(self.cfg, self.store, session, self.all_sessions(), user_id)
         ids: list[RunId] = []
+        name = self.user_name(user_id)
         with session.lock:
             for cell_id, source, kind in cells:
                 cell, rec = cell_id, self.store.create_run(notebook_id, cell_id, source, user_id=user_id)
                 run_id = RunId(rec.id)
                 self.batcher.open_run(run_id, notebook_id, cell)
-                session.queue.append(_Run(run_id, cell, source, kind, batch=batch))
-                self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued")])
+                session.queue.append(_Run(run_id, cell, source, kind, batch=batch, user_id=user_id))
+                self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued", None, user_id,
+                                                            name)])
                 ids.append(run_id)
             session.last_active = time.monotonic()
+            if user_id is not None:
+                session.runners[user_id] = time.time()
             self._pump(session)
         return ids
 
     def interrupt(self, user_id: UserId | None, notebook_id: NotebookId, lane: str = "") -> dict[str, Any]:
         """Cancel the queued cells and interrupt the running one."""
         session = self.session(user_id, notebook_id, lane)
+        name = self.user_name(user_id)
         with session.lock:
-            cancelled = self._cancel_queue(session, "cancelled by an interrupt")
+            cancelled = self._cancel_queue(session, f"cancelled by an interrupt ({name})" if name else
+                                           "cancelled by an interrupt")
             running = session.current.run_id if session.current else None
             if session.current is not None and session.kernel is not None:
                 session.current.interrupted = True
                 session.kernel.send(KernelInterrupt())
+            self._announce(session, "interrupt", name)
         return {"interrupted": running, "cancelled": cancelled}
 
     def restart(self, user_id: UserId | None, notebook_id: NotebookId) -> None:
         """Stop the kernel (its tables go) and start a fresh one at once."""
         session = self.session(user_id, notebook_id)
+        name = self.user_name(user_id)
         with session.lock:
             self._cancel_queue(session, "cancelled by a kernel restart")
             old, session.kernel = session.kernel, None
             run, session.current = session.current, None
             if run is not None:
-                run.error = ErrorEvent(kind="interrupted", message="the kernel was restarted while this cell ran")
+                run.error = ErrorEvent(kind="interrupted", message="the kernel was restarted while this cell ran"
+                                       + (f" (by {name})" if name else ""))
                 self._finish(session, run, "interrupted")
-            self._start_kernel(session)
+            self._announce(session, "restart", name)
+            self._start_kernel(session, user_id)
         if old is not None:
             old.send(KernelInterrupt())
             threading.Thread(target=old.stop, args=(2.0,), name="kernel-stop", daemon=True).start()
 
     def query(self, user_id: UserId | None, notebook_id: NotebookId, what: str, args: dict[str, Any],
               timeout: float = 30.0) -> dict[str, Any]:
-        session = self.session(user_id, notebook_id)
+        session = self.session(None, notebook_id)  # the notebook's shared session, whoever asks
         kp = session.kernel
         if kp is None or not kp.alive():
             raise LookupError("the kernel is not running; run the cell again")
@@ -262,7 +319,7 @@ class SessionManager:
         if session.current is not None or not session.queue:
             return
         if session.kernel is None:
-            self._start_kernel(session)
+            self._start_kernel(session, session.queue[0].user_id)
             if session.kernel is None:
                 return
         run = session.current = session.queue.popleft()
@@ -270,8 +327,9 @@ class SessionManager:
         self._set_status(session, "busy" if session.status != "starting" else "starting")
         session.kernel.send(ExecuteCommand(run.run_id, run.cell_id, run.source, run.kind))  # type: ignore[arg-type]
 
-    def _start_kernel(self, session: KernelSession) -> None:
+    def _start_kernel(self, session: KernelSession, by: UserId | None) -> None:
         kp: KernelProcess | None = None
+        session.started_by, session.started_at, session.runners = by, time.time(), {}
 
         def on_event(msg: Message) -> None:
             self._on_event(session, kp, msg)
@@ -310,8 +368,11 @@ class SessionManager:
             return
         if isinstance(msg, NotebookRequest):
             if kp is not None:
-                # Resolved for the user this kernel runs for, among what that user may read.
-                kp.send(includes.notebook_cells(self.store, session.user_id, msg))
+                # Resolved for who ran the cell now running (the session is shared), among what that
+                # user may read; asked between runs, for nobody, so it reads nothing.
+                with session.lock:
+                    run = session.current if kp is session.kernel else None
+                kp.send(includes.notebook_cells(self.store, run.user_id if run else None, msg))
             return
         with session.lock:
             if kp is not session.kernel:
@@ -343,7 +404,8 @@ class SessionManager:
         elif isinstance(msg, RunStarted):
             with self.locks(session.notebook_id):
                 self.store.set_run_status(run.run_id, "running")
-                self._publish(session.notebook_id, [CellStatusEvent(*ids, "running")])
+                self._publish(session.notebook_id, [CellStatusEvent(*ids, "running", None, run.user_id,
+                                                                    self.user_name(run.user_id))])
         elif isinstance(msg, RunEnded):
             session.current, session.last = None, run
             status: CellState = "interrupted" if run.interrupted and msg.status == "error" else msg.status
@@ -388,7 +450,7 @@ class SessionManager:
             except Exception:  # viewers still learn how the run ended
                 log.exception("storing the end of run %s failed", run.run_id)
             ends: list[Message] = [m for m in (run.result, run.error) if m is not None]
-            ends.append(CellStatusEvent(*ids, status, elapsed_ms))
+            ends.append(CellStatusEvent(*ids, status, elapsed_ms, run.user_id, self.user_name(run.user_id)))
             self._publish(session.notebook_id, ends)
         self.batcher.close_run(run.run_id)
 
@@ -415,6 +477,13 @@ class SessionManager:
         if session.lane:  # a job's kernel: its cells' events reach the page, its status would pose as the owner's
             return
         self._publish(session.notebook_id, [KernelStatusEvent(session.notebook_id, status, reason, session.user_id)])
+
+    def _announce(self, session: KernelSession, action: str, by: str, reason: str = "") -> None:
+        """Tell everyone on the page who restarted, interrupted or shut down the shared kernel."""
+        if session.lane:
+            return
+        self._publish(session.notebook_id, [KernelStatusEvent(session.notebook_id, session.status, reason,
+                                                              session.user_id, action, by)])
 
     def _publish(self, notebook_id: NotebookId, messages: list[Message]) -> None:
         with self.locks(notebook_id):

@@ -239,7 +239,10 @@ class ErrorEvent(Message):
 
 @dataclass(frozen=True)
 class CellStatusEvent(Message):
-    """A cell run changed state; elapsed_ms is set when it ends."""
+    """A cell run changed state; elapsed_ms is set when it ends.
+
+    user_id, run_by: who ran it (the notebook's session is shared: any runner's cell runs in it).
+    """
 
     type: ClassVar[str] = "cell_status"
     notebook_id: NotebookId
@@ -247,13 +250,17 @@ class CellStatusEvent(Message):
     run_id: RunId
     status: CellState
     elapsed_ms: int | None = None
+    user_id: UserId | None = None
+    run_by: str = ""
 
 
 @dataclass(frozen=True)
 class KernelStatusEvent(Message):
     """The notebook's kernel changed state; reason explains a dead kernel (exit code, signal, OOM).
 
-    user_id: whose kernel it is; each (user, notebook) has its own kernel, all in one room.
+    user_id: None for the notebook's one shared session (every runner's cells run in it).
+    action, by: "restart" | "interrupt" | "shutdown" and the name of who did it, told to everyone
+    on the page ("" when the kernel changed state by itself).
     """
 
     type: ClassVar[str] = "kernel_status"
@@ -261,6 +268,8 @@ class KernelStatusEvent(Message):
     status: KernelState
     reason: str = ""
     user_id: UserId | None = None
+    action: str = ""
+    by: str = ""
 
 
 @dataclass(frozen=True)

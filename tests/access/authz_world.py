@@ -53,13 +53,15 @@ SPEC: dict[str, str] = {
     # the data panel (console/server/lake.py): the shared lake, members only
     "lake.catalog": "login", "lake.table": "login", "lake.files": "login", "lake.upload": "login",
     "lake.session_tables": "runner",
+    # running sessions (console/server/running.py): the list is filtered per caller; Shut down is the owner's
+    "sessions.page": "login", "sessions.list": "login", "sessions.stop": "owner",
 }
 
 # Endpoints that make a notebook or folder the caller owns (and so could run): members only, even
 # where the level above lets a viewer or any login in.
 MEMBERS_ONLY = {"api.notebooks.create", "api.transfer.import", "api.notebooks.duplicate", "api.notebooks.fork",
                 "api.folders.create", "jobs.create", "jobs.preview",
-                "lake.catalog", "lake.table", "lake.files", "lake.upload"}
+                "lake.catalog", "lake.table", "lake.files", "lake.upload", "sessions.list"}
 
 SOCKET_SPEC: dict[str, str] = {
     "join": "viewer", "leave": "login", "run_cell": "runner", "run_all": "runner", "run_from": "runner",
@@ -183,6 +185,9 @@ def request_for(endpoint: str, w: World) -> Request:
         "sharing.folder_share_delete": lambda: ("DELETE", f"/api/folders/shares/{w.folder_share}", None),
         "jobs.page": lambda: ("GET", "/jobs", None),
         "lake.catalog": lambda: ("GET", "/api/lake", None),
+        "sessions.page": lambda: ("GET", "/running", None),
+        "sessions.list": lambda: ("GET", "/api/sessions", None),
+        "sessions.stop": lambda: ("POST", f"/api/sessions/{w.nb}/stop", {}),
         "lake.table": lambda: ("GET", "/api/lake/tables/matrix.t", None),  # made by test_access_matrix
         "lake.files": lambda: ("GET", "/api/lake/files", None),
         "lake.session_tables": lambda: ("GET", f"/api/lake/session/{w.nb}", None),

@@ -1,0 +1,129 @@
+"""Running sessions: the kernels a user may see, what they hold, and Shut down.
+
+    GET  /running                          -> the Running page (frontend/src/sessions.js)
+    GET  /api/sessions                     -> {sessions: [...]} the caller may see, oldest first
+    POST /api/sessions/<notebook_id>/stop  -> {stopped: bool}  (body {} or none)
+
+A session is listed to an admin always, to anyone else when they may run its notebook (runner and
+above): a notebook's session is shared by its runners (console/server/kernels.py). Stopping one
+is the notebook owner's (admins own everything): the policy table's `member notebook:owner`.
+Memory and CPU are the session's cgroup's (kernel, Python worker and their children together).
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from flask import Blueprint, jsonify
+from flask.typing import ResponseReturnValue
+
+from console.ids import NotebookId, UserId
+from console.roles import at_least
+from console.server import auth
+from console.server.deps import get_manager, get_store
+from console.server.errors import ApiError
+from console.server.kernels import SessionManager
+from console.server.validate import json_body
+
+SEE_ROLE = "runner"    # who may see a session: who could run cells in it
+STOP_ROLE = "owner"    # who may shut it down (also the policy row of `stop`)
+
+
+def decode_stop(body: dict[str, Any]) -> None:
+    """The stop request's body: nothing, or an empty object; anything else says what is wrong."""
+    if body:
+        raise ApiError(400, f"stopping a session takes no parameters, not {', '.join(sorted(body))}")
+
+
+def _usage(kernel: Any) -> tuple[int | None, float | None, int | None]:
+    """(memory bytes, CPU seconds, pid) of a kernel process, from its cgroup when it has one."""
+    pid = kernel.pid
+    wall = getattr(kernel, "wall", None)
+    group = wall.cgroup if wall is not None else None
+    memory = group.memory_usage() if group is not None else None
+    cpu = group.cpu_seconds() if group is not None else None
+    if memory is None and pid:  # no cgroup (a test server, a machine without them): the kernel alone
+        try:
+            with open(f"/proc/{pid}/statm") as fh:
+                import os
+
+                memory = int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            memory = None
+    return memory, cpu, pid
+
+
+def describe(session: Any, user: Any, store: Any, manager: Any) -> dict[str, Any] | None:
+    """One listed session, or None when `user` may not see it (or it has no kernel)."""
+    from console.server.access import role_of
+    from console.store import NotFound
+
+    kernel = session.kernel
+    if kernel is None or not kernel.alive():
+        return None
+    try:
+        info = store.get_notebook_info(session.notebook_id)
+    except NotFound:
+        return None
+    role = role_of(store, user, info)
+    if not at_least(role, SEE_ROLE):
+        return None
+    memory, cpu, pid = _usage(kernel)
+    now, mono = time.time(), time.monotonic()
+    with session.lock:
+        running = session.current
+        runners = sorted(session.runners.items(), key=lambda kv: kv[1], reverse=True)
+        queued = len(session.queue)
+    return {
+        "session_id": session.session_id,
+        "notebook_id": session.notebook_id,
+        "notebook": info.name,
+        "job": session.lane or None,  # a job's own session (its run ends it)
+        "status": session.status,
+        "started_by": {"id": session.started_by, "name": manager.user_name(session.started_by)},
+        "started_at": session.started_at,
+        "idle_seconds": None if session.busy() else round(max(0.0, mono - session.last_active), 1),
+        "runners": [{"id": uid, "name": manager.user_name(uid), "last_run_at": at} for uid, at in runners],
+        "running_cell": running.cell_id if running else None,
+        "running_by": manager.user_name(running.user_id) if running else None,
+        "queued": queued,
+        "memory_bytes": memory,
+        "cpu_seconds": cpu,
+        "pid": pid,
+        "can_stop": not session.lane and at_least(role, STOP_ROLE),
+        "now": now,
+    }
+
+
+def _manager() -> SessionManager:
+    manager = get_manager()
+    assert isinstance(manager, SessionManager)  # the listing reads the manager's own sessions
+    return manager
+
+
+def list_sessions() -> ResponseReturnValue:
+    user, store, manager = auth.signed_in(), get_store(), _manager()
+    rows = [d for s in manager.all_sessions() if (d := describe(s, user, store, manager)) is not None]
+    rows.sort(key=lambda d: d["started_at"])
+    return jsonify({"sessions": rows})
+
+
+def stop(notebook_id: str) -> ResponseReturnValue:
+    decode_stop(json_body(required=False))
+    manager = _manager()
+    session = manager.session(None, NotebookId(notebook_id))  # the notebook's shared session
+    return jsonify({"stopped": manager.shut_down(session, UserId(auth.signed_in().id))})
+
+
+def running_page() -> ResponseReturnValue:
+    from console.server.pages import index
+
+    return index()
+
+
+def create_blueprint() -> Blueprint:
+    bp = Blueprint("sessions", __name__)
+    bp.add_url_rule("/running", "page", running_page, methods=["GET"])
+    bp.add_url_rule("/api/sessions", "list", list_sessions, methods=["GET"])
+    bp.add_url_rule("/api/sessions/<notebook_id>/stop", "stop", stop, methods=["POST"])
+    return bp
