@@ -29,6 +29,7 @@ Runs in: the server (kernels, the head, the holder) and the CLI's headless runs 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import shutil
 import stat
@@ -102,15 +103,20 @@ def ray_zone(cfg: Mapping[str, Any]) -> Identity:
     return Identity(b + 1, b + 2, (b + 3,), "the Ray zone")
 
 
-def lease_session(cfg: Mapping[str, Any], private_dir: Path) -> Identity:
-    """A free uid of the pool for one kernel session, held until release()."""
+def lease_session(cfg: Mapping[str, Any], private_dir: Path, prefer: str = "") -> Identity:
+    """A free uid of the pool for one kernel session, held until release().
+
+    prefer: the session's id; the uid it hashes to is tried first, so a session that restarts
+    usually gets its uid back and its cache folder needs no new owner.
+    """
     b = base(cfg)
     folder = private_dir / _LEASES
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    first = int(hashlib.sha1(prefer.encode()).hexdigest(), 16) % POOL_SIZE if prefer else 0
     with _guard:
         busy = _uids_in_use()
-        for index in range(POOL_SIZE):
-            uid = b + POOL_OFFSET + index
+        for step in range(POOL_SIZE):
+            uid = b + POOL_OFFSET + (first + step) % POOL_SIZE
             if uid in busy:
                 continue
             fd = os.open(folder / str(uid), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)

@@ -144,7 +144,7 @@ def session(cfg: Mapping[str, Any], session_id: str, sandboxed: bool, ray_temp_d
         return SessionWall(Wall(cgroups=(group,)), cgroup=group)
     data_dir = _data_dir(cfg)
     share_folders(cfg, ray_temp_dir)
-    who = identity.lease_session(cfg, data_dir / "server")
+    who = identity.lease_session(cfg, data_dir / "server", prefer=session_id)
     try:
         cache = session_cache_dir(data_dir, session_id)
         _own_tree(cache, who.uid, who.gid)
