@@ -7,11 +7,12 @@ the download link, so nobody is silently cut off.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from console.messages import Message
+from console.messages import CellStatusEvent, Message
 from console.ids import NotebookId, RunId
 from console.outputs.logfile import LogFolder, LogRenderer, read_log
 from console.outputs.view import latest_views
@@ -26,7 +27,22 @@ def notebook_events(store: RunStore, notebook_id: NotebookId, since: Mapping[str
     """The latest run of every cell, oldest first, each after what the viewer already has."""
     views = latest_views(store, notebook_id, inline_bytes=inline_bytes, result_rows=result_rows,
                          since=since, metrics_since=metrics_since)
-    return [event for view in views.values() for event in view.events()]
+    names: dict[int, str] = {}  # user id -> shown name, looked up once per replay
+    return [_named(store, event, names) for view in views.values() for event in view.events()]
+
+
+def _named(store: RunStore, event: Message, names: dict[int, str]) -> Message:
+    """A stored run's status with the name of who ran it (the notebook's session is shared)."""
+    user_id = getattr(event, "user_id", None)
+    if not isinstance(event, CellStatusEvent) or user_id is None:
+        return event
+    if user_id not in names:
+        try:
+            user = store.get_user(user_id)
+            names[user_id] = str(user.display_name or user.username)
+        except Exception:  # an account deleted since: its id still says who
+            names[user_id] = f"user {user_id}"
+    return dataclasses.replace(event, run_by=names[user_id])
 
 
 def log_lines(chunks: Iterable[OutputRecord]) -> Iterator[str]:

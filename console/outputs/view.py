@@ -50,7 +50,7 @@ class RunView:
         """The view as the live channel's events: status, output, metrics, then result and/or error."""
         run = self.run
         ids = (run.notebook_id, run.cell_id, run.id)
-        events: list[Message] = [CellStatusEvent(*ids, cast(CellState, run.status), self.elapsed_ms)]
+        events: list[Message] = [CellStatusEvent(*ids, cast(CellState, run.status), self.elapsed_ms, run.user_id)]
         events += [OutputEvent(c.text, c.source, c.stream, *ids, c.seq) for c in self.head]
         if self.hidden is not None:
             events.append(self.hidden)

@@ -250,8 +250,6 @@ class SessionManager:
                                                             name)])
                 ids.append(run_id)
             session.last_active = time.monotonic()
-            if user_id is not None:
-                session.runners[user_id] = time.time()
             self._pump(session)
         return ids
 
@@ -324,6 +322,8 @@ class SessionManager:
                 return
         run = session.current = session.queue.popleft()
         session.last_run = run.run_id
+        if run.user_id is not None:
+            session.runners[run.user_id] = time.time()
         self._set_status(session, "busy" if session.status != "starting" else "starting")
         session.kernel.send(ExecuteCommand(run.run_id, run.cell_id, run.source, run.kind))  # type: ignore[arg-type]
 
