@@ -41,6 +41,8 @@ export class Cell {
     this.statusEl = h("span.status", { dataset: { role: "status" } });
     this.peersEl = h("span.peers", { dataset: { role: "peers" } });
     this.timeEl = h("span.elapsed", { dataset: { role: "elapsed" } });
+    // Who ran the shown run: the notebook's session is shared by its runners.
+    this.runByEl = h("span.run-by.muted", { dataset: { role: "run-by" } });
     this.editorBox = h("div.cell-editor");
     this.markdownView = h("div.markdown-view", { dataset: { role: "markdown" }, title: this.readOnly ? undefined : "Double-click to edit" });
     this.view = view; // how the result is shown (a chart's choices), saved with the cell
@@ -54,7 +56,7 @@ export class Cell {
     this.el = h("section.cell", { dataset: { cellId: id, kind }, tabIndex: -1 },
       h("div.cell-head", {},
         button("run", "▶ Run", "Run (Shift+Enter)"),
-        this.kindSelect, this.statusEl, this.timeEl,
+        this.kindSelect, this.statusEl, this.timeEl, this.runByEl,
         h("span.spacer"), this.peersEl,
         button("collapse-input", "⌃", "Collapse or expand the input"),
         button("collapse-output", "⌄", "Collapse or expand the output"),
@@ -153,7 +155,11 @@ export class Cell {
   }
 
   // cell_status event: queued/running/done/error/interrupted/cancelled (+ elapsed_ms at the end).
-  setStatus(status, elapsedMs) {
+  setStatus(status, elapsedMs, runBy) {
+    if (runBy !== undefined) {
+      this.runByEl.textContent = runBy ? `run by ${runBy}` : "";
+      this.runByEl.title = runBy ? `${runBy} ran this cell in the notebook's shared session` : "";
+    }
     this.status = status;
     this.el.dataset.status = status;
     this.statusEl.textContent = STATUS_TEXT[status] || status;

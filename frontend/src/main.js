@@ -8,6 +8,7 @@ import { createApi } from "./api.js";
 import { WorkspacePage } from "./workspace.js";
 import { NotebookPage } from "./notebook.js";
 import { JobsPage, attachJobs } from "./jobs.js";
+import { SessionsPage } from "./sessions.js";
 
 function start() {
   const root = document.getElementById("app");
@@ -25,9 +26,11 @@ function start() {
   });
   const m = location.pathname.match(/^\/notebooks\/([^/]+)\/?$/);
   const jobs = /^\/jobs\/?$/.test(location.pathname);
+  const running = /^\/running\/?$/.test(location.pathname);
   const page = m
     ? new NotebookPage(root, { api, config, notebookId: decodeURIComponent(m[1]) })
-    : jobs ? new JobsPage(root, { api }) : new WorkspacePage(root, { api, config });
+    : jobs ? new JobsPage(root, { api })
+      : running ? new SessionsPage(root, { api }) : new WorkspacePage(root, { api, config });
   // Tests and the page-load benchmark read these.
   window.consolePage = page;
   page.start();

@@ -333,7 +333,7 @@ export class NotebookPage {
         cell.output.markStale();
       }
     }
-    cell.setStatus(ev.status, ev.elapsed_ms);
+    cell.setStatus(ev.status, ev.elapsed_ms, ev.run_by || "");
   }
 
   // Restart asks first (it clears the session), then says when the new kernel is ready.
@@ -349,6 +349,7 @@ export class NotebookPage {
 
   onKernel(ev) {
     if (ev.user_id !== undefined && ev.user_id !== null && this.config.userId && String(ev.user_id) !== this.config.userId) return;
+    if (ev.action) this.sayKernelAction(ev);
     const status = ev.status || "none";
     if (this.restarting && status === "idle") {
       this.restarting = false;
@@ -367,6 +368,17 @@ export class NotebookPage {
     } else if (status === "starting" || status === "idle") {
       this.kernelCard.hidden = true;
     }
+  }
+
+  // The session is shared: whoever restarts, interrupts or shuts it down, everyone on the page is told.
+  sayKernelAction(ev) {
+    const by = ev.by || "someone";
+    const text = { restart: `${by} restarted the kernel: the session's tables and variables are gone.`,
+      interrupt: `${by} interrupted the kernel.`,
+      shutdown: `${by} shut the session down; the next run starts a new kernel.` }[ev.action];
+    if (!text) return;
+    this.banners.show("kernel-action", text, [], ev.action === "interrupt" ? "info" : "warning");
+    setTimeout(() => this.banners.hide("kernel-action"), 8000);
   }
 
   tickRunning() {

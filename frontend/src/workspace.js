@@ -71,7 +71,9 @@ export class WorkspacePage {
     this.sections = h("nav.sections", { dataset: { role: "sections" } },
       h("a", { href: "/", dataset: { action: "open-folder", path: "/", role: "section-mine" },
         text: this.scope === "all" ? "Everyone's notebooks" : "My workspace" }),
-      h("a", { href: "/?shared=1", dataset: { action: "show-shared", role: "section-shared" }, text: "Shared with me" }));
+      h("a", { href: "/?shared=1", dataset: { action: "show-shared", role: "section-shared" }, text: "Shared with me" }),
+      // Running sessions of the notebooks the user may run, with Shut down (frontend/src/sessions.js)
+      h("a", { href: "/running", dataset: { role: "section-running" }, text: "Running" }));
     this.root.replaceChildren(
       h("header.toolbar", {},
         h("a.home", { href: "/", text: "◧ MLSQL Console" }),

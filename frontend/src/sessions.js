@@ -1,0 +1,88 @@
+// The Running page (/running): every live session the user may see (GET /api/sessions: the
+// notebooks they may run; admins all), with who started it, who ran cells in it, its memory and
+// CPU, state and age, and "Shut down" where the user owns the notebook (POST .../stop). A
+// notebook's session is shared by its runners, so stopping it stops it for everyone on its page.
+
+import { h } from "./dom.js";
+import { confirmDialog } from "./dialog.js";
+
+const enc = encodeURIComponent;
+
+export function formatBytes(n) {
+  if (n === null || n === undefined) return "—";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let v = n;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  return `${v >= 10 || i === 0 ? Math.round(v) : v.toFixed(1)} ${units[i]}`;
+}
+
+export function formatAge(seconds) {
+  if (seconds === null || seconds === undefined) return "—";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+export class SessionsPage {
+  constructor(root, { api }) {
+    this.root = root;
+    this.api = api;
+  }
+
+  async start() {
+    document.title = "Running · MLSQL Console";
+    this.list = h("div.sessions-list", { dataset: { role: "sessions" } });
+    this.note = h("p.muted", { text: "Sessions of the notebooks you may run. A notebook's session is shared by "
+      + "everyone who runs it; shutting it down ends its kernel, its tables and variables for all of them." });
+    this.root.replaceChildren(h("header.toolbar", {}, h("a.button", { href: "/", text: "← Workspace" }),
+      h("h1.nb-name", { text: "Running sessions" })), h("main.jobs-page", {}, this.note, this.list));
+    await this.refresh();
+    this.root.dataset.ready = "1";
+    this.timer = setInterval(() => this.refresh().catch(() => {}), 5000);
+  }
+
+  async refresh() {
+    const { sessions } = await this.api.request("GET", "/sessions");
+    if (!sessions.length) {
+      this.list.replaceChildren(h("p.muted", { dataset: { role: "no-sessions" }, text: "No session is running." }));
+      return;
+    }
+    const head = h("tr", {}, ["Notebook", "Started by", "Ran cells", "State", "Started", "Idle", "Memory", "CPU", ""]
+      .map((t) => h("th", { text: t })));
+    this.list.replaceChildren(h("table.sessions", {}, h("thead", {}, head),
+      h("tbody", {}, sessions.map((s) => this.row(s)))));
+  }
+
+  row(s) {
+    const started = s.started_at ? new Date(s.started_at * 1000).toLocaleString() : "—";
+    const state = s.running_cell ? `${s.status}: a cell by ${s.running_by}` + (s.queued ? `, ${s.queued} queued` : "")
+      : s.status;
+    const stop = s.can_stop ? h("button", { type: "button", text: "Shut down", dataset: { role: "session-stop" },
+      onclick: () => this.stop(s) }) : null;
+    return h("tr", { dataset: { role: "session", notebookId: s.notebook_id } },
+      h("td", {}, h("a", { href: `/notebooks/${enc(s.notebook_id)}`, text: s.notebook }),
+        s.job ? h("span.muted", { text: " (job)" }) : null),
+      h("td", { dataset: { role: "session-starter" }, text: s.started_by?.name || "—" }),
+      h("td", { text: (s.runners || []).map((r) => r.name).join(", ") || "—" }),
+      h("td", { dataset: { role: "session-state" }, text: state }),
+      h("td", { text: started }),
+      h("td", { text: formatAge(s.idle_seconds) }),
+      h("td", { dataset: { role: "session-memory" }, text: formatBytes(s.memory_bytes) }),
+      h("td", { text: s.cpu_seconds === null || s.cpu_seconds === undefined ? "—" : `${s.cpu_seconds.toFixed(1)} s` }),
+      h("td", {}, stop));
+  }
+
+  async stop(s) {
+    const ok = await confirmDialog(`Shut down the session of “${s.notebook}”? Its kernel stops: the tables, variables `
+      + "and Python state of everyone running this notebook are gone. Saved notebooks and outputs are kept.",
+    { okText: "Shut down" });
+    if (!ok) return;
+    await this.api.request("POST", `/sessions/${enc(s.notebook_id)}/stop`, {});
+    await this.refresh();
+  }
+}
