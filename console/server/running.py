@@ -11,6 +11,7 @@ Memory and CPU are the session's cgroup's (kernel, Python worker and their child
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -36,21 +37,42 @@ def decode_stop(body: dict[str, Any]) -> None:
 
 
 def _usage(kernel: Any) -> tuple[int | None, float | None, int | None]:
-    """(memory bytes, CPU seconds, pid) of a kernel process, from its cgroup when it has one."""
+    """(memory bytes, CPU seconds, pid) of a kernel session, from its cgroup when it has one."""
     pid = kernel.pid
     wall = getattr(kernel, "wall", None)
     group = wall.cgroup if wall is not None else None
     memory = group.memory_usage() if group is not None else None
     cpu = group.cpu_seconds() if group is not None else None
-    if memory is None and pid:  # no cgroup (a test server, a machine without them): the kernel alone
-        try:
-            with open(f"/proc/{pid}/statm") as fh:
-                import os
-
-                memory = int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, ValueError, IndexError):
-            memory = None
+    if pid and (memory is None or cpu is None):  # no cgroup (or v1's CPU): the kernel's process tree
+        tree_memory, tree_cpu = _tree_usage(pid)
+        memory = tree_memory if memory is None else memory
+        cpu = tree_cpu if cpu is None else cpu
     return memory, cpu, pid
+
+
+def _tree_usage(root: int) -> tuple[int | None, float | None]:
+    """Resident bytes and CPU seconds of `root` and its descendants (the launcher, kernel, worker)."""
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    stats[int(entry)] = fh.read().rsplit(")", 1)[1].split()  # after the name, which may hold spaces
+            except (OSError, IndexError):
+                continue
+    if root not in stats:
+        return None, None
+    children: dict[int, list[int]] = {}
+    for pid, fields in stats.items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    todo, rss, ticks = [root], 0, 0
+    while todo:
+        pid = todo.pop()
+        fields = stats[pid]
+        ticks += int(fields[11]) + int(fields[12])  # utime + stime
+        rss += int(fields[21])  # pages
+        todo += children.get(pid, [])
+    return rss * os.sysconf("SC_PAGE_SIZE"), ticks / os.sysconf("SC_CLK_TCK")
 
 
 def describe(session: Any, user: Any, store: Any, manager: Any) -> dict[str, Any] | None:
