@@ -161,3 +161,18 @@ def test_limits_parse_and_refuse_bad_sizes() -> None:
         limits.parse_size("lots")
     with pytest.raises(ValueError, match="at most 100%"):
         limits.parse_size_or_percent("170%")
+
+
+def test_a_kernel_past_the_memory_limit_dies_with_the_limit_named(walled: Walled) -> None:
+    """The kernel itself the biggest (an MLSQL cell): the server explains its death from the cgroup."""
+    alice, alice_nb = _alice_table(walled)
+    mallory = walled.member()
+    nb = mallory.notebook("select length(repeat('x', 1500000000)) as n as big;", "select 6 * 7 as answer as t;")
+    (run,) = mallory.run_in(nb, 0)
+    shown = text_of(run)
+    assert run["status"] == "error", shown[-2000:]
+    assert "CONSOLE_SESSION_MEMORY = 1 GiB" in shown, shown[-2000:]
+    (after,) = mallory.run_in(nb, 1)  # a new kernel for her next run
+    assert after["status"] == "done" and "42" in text_of(after), text_of(after)[-2000:]
+    (again,) = alice.run_in(alice_nb, 1)
+    assert again["status"] == "done" and "42" in text_of(again), text_of(again)[-2000:]
