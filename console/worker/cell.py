@@ -167,7 +167,7 @@ class WorkerHost:
             if self.cluster.get("auth_token"):  # the embedded head refuses drivers without it
                 os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.cluster["auth_token"]})
                 if "ray" in sys.modules:  # Ray read its auth settings at import: it reads them again
-                    from ray._raylet import AuthenticationTokenLoader, Config
+                    from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
 
                     Config.initialize("")
                     AuthenticationTokenLoader.instance().reset_cache()
