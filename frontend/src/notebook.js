@@ -6,21 +6,20 @@
 // what is not in the document (the name, a result's chart) is still saved over REST (autosave.js).
 
 import { h } from "./dom.js";
-import { notebookMenu } from "./notebook-menu.js";
 import { Cell } from "./cell.js";
 import { Saver } from "./autosave.js";
 import { SeqTracker } from "./seqtracker.js";
 import { connectNotebook } from "./socket.js";
 import { bindCommandKeys, helpOverlay } from "./shortcuts.js";
 import { Banners } from "./banner.js";
-import { allows, atLeast, needs, setRoles } from "./roles.js";
+import { allows, atLeast, setRoles } from "./roles.js";
 import { allowRemoteImages } from "./markdown.js";
 import { setAssist } from "./assist.js";
 import { confirmDialog } from "./dialog.js";
 import { clearOutputs } from "./clearoutputs.js";
 import { SharedDoc } from "./coedit.js";
 import { Presence, colourFor } from "./presence.js";
-import { dropdown } from "./menu.js";
+import { actionButton, notebookToolbar } from "./toolbar.js";
 import { DataPanel } from "./datapanel.js";
 
 const KERNEL_TEXT = { starting: "kernel starting", idle: "kernel idle", busy: "kernel busy", dead: "kernel dead", none: "no kernel" };
@@ -107,7 +106,7 @@ export class NotebookPage {
   }
 
   buildShell() {
-    const btn = (action, text, title) => h("button", { type: "button", dataset: { action, needs: needs(action) }, title, text });
+    const btn = actionButton;
     this.titleInput = h("input.nb-name", { dataset: { role: "name" }, "aria-label": "Notebook name" });
     this.saveState = h("span.save-state", { dataset: { role: "save-state" }, text: "saved" });
     this.kernelBadge = h("span.kernel", { dataset: { role: "kernel", status: "none" }, text: KERNEL_TEXT.none });
@@ -116,32 +115,8 @@ export class NotebookPage {
     this.banners = new Banners();
     this.kernelCard = h("div.kernel-card", { dataset: { role: "kernel-dead" }, hidden: true });
     this.cellList = h("div.cells", { dataset: { role: "cells" } });
-    // The notebook's own actions (notebook-menu.js): Share and History here, the rest in "More".
-    const nbMenu = notebookMenu(this.api, this.id, {
-      onRestored: () => location.reload(),
-      onError: (err) => this.banners.show("sharing", err.message),
-      canRestore: () => allows(this.role, "restore"),
-      flush: () => this.saver.flush(), // the name and views; the server stores the live cells itself
-    });
-    // One line from 1000 px up (style.css .toolbar): the everyday controls, then a menu.
-    const more = dropdown("More ▾", "More actions", [
-      btn("clear-all", "Clear all outputs", "Clear every cell's output (an editor's clear is stored; others clear this page only)"),
-      h("a.button", { href: `${this.api.exportUrl(this.id)}?outputs=1`, download: "", title: "Download as a notebook file (with outputs)", text: "Export notebook" }),
-      ...nbMenu.items,
-      btn("help", "Keyboard shortcuts (?)", "Keyboard shortcuts"),
-      nbMenu.account,
-    ], "more", "sec-tools");
     this.data = new DataPanel({ api: this.api, notebookId: this.id, insertCell: (source, run) => this.insertSource(source, run) });
-    const toolbar = h("header.toolbar", {},
-      h("a.home", { href: "/", title: "Workspace", "aria-label": "Workspace" }, h("span.logo", { text: "◧" }), h("span.home-text", { text: " MLSQL Console" })),
-      this.titleInput, this.saveState,
-      h("span.spacer"),
-      btn("run-all", "▶▶ Run all", "Run every cell; stops at the first that fails"),
-      btn("interrupt", "■ Stop", "Interrupt the running cell (i i)"),
-      btn("restart", "↻ Restart", "Restart the kernel (0 0)"),
-      btn("data-panel", "Data", "The lake: tables, their history, files, and uploads"),
-      this.presence.el, this.kernelBadge, this.connBadge,
-      nbMenu.tools, more);
+    const toolbar = notebookToolbar(this);
     const addBar = h("div.add-bar", { dataset: { needs: "editor" } },
       btn("add-mlsql", "+ MLSQL", "Add an MLSQL cell at the end"),
       btn("add-python", "+ Python", "Add a Python cell at the end"),
