@@ -144,5 +144,6 @@ def test_run_all_stops_at_a_failing_cell_and_a_rerun_dims_the_old_output(page: A
     assert "stale" in (output.get_attribute("class") or "")
     assert output.locator(".line").count() == 2
     wait_status(page, "done", 0)
-    page.wait_for_function("() => !document.querySelector('section.cell [data-role=output]').classList.contains('stale')")
+    page.wait_for_function(
+        "() => !document.querySelector('section.cell [data-role=output]').classList.contains('stale')")
     assert not page.js_errors
