@@ -26,7 +26,7 @@ def forging_cell(body: str) -> tuple[str, str]:
     return "python", "--%python\n" + OPEN_PIPE + body + "\nprint('FORGED')\n"
 
 
-def wait_run(live: Any, run_id: str, timeout: float = 120.0) -> Any:
+def wait_run(live: Any, run_id: str, timeout: float = 300.0) -> Any:
     """The run once it has ended, whatever way."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
