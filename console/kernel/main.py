@@ -30,7 +30,7 @@ from console.kernel.session import Session
 from console.messages import ErrorEvent, MetricsEvent, OutputEvent
 from console.protocols import Engine, EngineFactory
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
-from console.wire.codec import Message
+from console.wire.codec import Message, fit
 from console.wire.kernel import (TO_KERNEL, ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent,
                                  KernelQuery, KernelReady, NotebookCells, NotebookRequest, RunEnd, RunEnded,
                                  RunError, RunMetrics, RunOutput, RunResult, RunStarted)
@@ -138,7 +138,7 @@ class Kernel:
     def answer(self, query: KernelQuery) -> KernelAnswer:
         """Answer on the command thread: queries read the session, they do not wait for a cell."""
         try:
-            return KernelAnswer(query.request_id, data=self.engine.query(query.what, query.args))
+            return KernelAnswer(query.request_id, data=fit(self.engine.query(query.what, query.args)))
         except (LookupError, ValueError) as exc:
             return KernelAnswer(query.request_id, error=str(exc.args[0]) if exc.args else str(exc),
                                 bad_request=isinstance(exc, ValueError))
@@ -177,7 +177,7 @@ class Kernel:
             outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id)
             if outcome.result is not None:
                 r = outcome.result
-                self.out.send(RunResult(cmd.run_id, r.name, r.columns, r.rows, r.total_rows))
+                self.out.send(RunResult(cmd.run_id, r.name[:1024], fit(r.columns), fit(r.rows), r.total_rows))
             error = outcome.error
             if error is None and not outcome.ok:
                 status = "error"

@@ -274,6 +274,25 @@ def _plain(value: Any, where: str, depth: int) -> None:
             _plain(v, where, depth + 1)
 
 
+def fit(value: Any, depth: int = 0) -> Any:
+    """`value` cut to what an `Any` field accepts, so a sender's own data never breaks the protocol:
+    strings past MAX_TEXT and lists or maps past MAX_ITEMS cut (a string ends in "…"), a float
+    that is not finite becomes null, anything nested past MAX_DEPTH its text."""
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else value[:MAX_TEXT - 1] + "…"
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if depth >= MAX_DEPTH:
+        return fit(str(value), depth)
+    if isinstance(value, (list, tuple)):
+        return [fit(v, depth + 1) for v in value[:MAX_ITEMS]]
+    if isinstance(value, dict):
+        return {str(k)[:1024]: fit(v, depth + 1) for k, v in list(value.items())[:MAX_ITEMS]}
+    return fit(str(value), depth)
+
+
 def _kind(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
             float: "a number", type(None): "null"}.get(type(value), type(value).__name__)

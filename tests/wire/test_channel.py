@@ -140,3 +140,13 @@ def test_a_request_ends_at_once_when_the_other_end_closes() -> None:
     with pytest.raises(ConnectionError, match="ended"):
         channel.request(KernelQuery(new_request_id(), "inspect"), KernelAnswer, 30)
     ours.close()
+
+
+def test_a_senders_own_big_or_odd_values_are_fitted_not_a_protocol_break() -> None:
+    from console.wire.codec import MAX_TEXT, fit
+
+    rows = fit([["x" * (2 << 20), float("nan"), list(range(20_000))]])
+    decoded = FROM_KERNEL.decode(RunResult("r", "t", [{"name": "s", "type": "string"}], rows, 1).to_wire())
+    assert isinstance(decoded, RunResult)
+    text, nan, items = decoded.rows[0]
+    assert len(text) == MAX_TEXT and text.endswith("…") and nan is None and len(items) == 10_000
