@@ -36,8 +36,8 @@ def decode_stop(body: dict[str, Any]) -> None:
         raise ApiError(400, f"stopping a session takes no parameters, not {', '.join(sorted(body))}")
 
 
-def _usage(kernel: Any) -> tuple[int | None, float | None, int | None]:
-    """(memory bytes, CPU seconds, pid) of a kernel session, from its cgroup when it has one."""
+def _usage(kernel: Any) -> tuple[int | None, float | None]:
+    """(memory bytes, CPU seconds) of a kernel session, from its cgroup when it has one."""
     pid = kernel.pid
     wall = getattr(kernel, "wall", None)
     group = wall.cgroup if wall is not None else None
@@ -47,7 +47,7 @@ def _usage(kernel: Any) -> tuple[int | None, float | None, int | None]:
         tree_memory, tree_cpu = _tree_usage(pid)
         memory = tree_memory if memory is None else memory
         cpu = tree_cpu if cpu is None else cpu
-    return memory, cpu, pid
+    return memory, cpu
 
 
 def _tree_usage(root: int) -> tuple[int | None, float | None]:
@@ -90,7 +90,7 @@ def describe(session: Any, user: Any, store: Any, manager: Any) -> dict[str, Any
     role = role_of(store, user, info)
     if not at_least(role, SEE_ROLE):
         return None
-    memory, cpu, pid = _usage(kernel)
+    memory, cpu = _usage(kernel)
     now, mono = time.time(), time.monotonic()
     with session.lock:
         running = session.current
@@ -110,8 +110,7 @@ def describe(session: Any, user: Any, store: Any, manager: Any) -> dict[str, Any
         "running_by": manager.user_name(running.user_id) if running else None,
         "queued": queued,
         "memory_bytes": memory,
-        "cpu_seconds": cpu,
-        "pid": pid,
+        "cpu_seconds": cpu,  # no host pid: nothing of the machine's process table reaches a member
         "can_stop": not session.lane and at_least(role, STOP_ROLE),
         "now": now,
     }

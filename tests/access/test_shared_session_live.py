@@ -162,3 +162,28 @@ def test_running_sessions_list_and_shut_down_follow_the_roles(mu_app: Flask, ser
     finally:
         rudy.sio.disconnect()
         vera.sio.disconnect()
+
+
+@pytest.mark.timeout(300)
+def test_the_per_user_cap_counts_the_kernels_a_user_started(cfg: Any) -> None:
+    from security_support import make_app
+
+    app = make_app(cfg, SESSIONS_PER_USER=1)
+    try:
+        store = app.extensions["store"]
+        w = build_world(store)
+        users = {u.username: u for u in store.list_users()}
+        other = store.create_notebook("other", f"{w.folder}/proj", owner_id=users["alice"].id,
+                                      cells=[{"kind": "mlsql", "source": "select 2 as b;"}])
+        alice, eddie = login(app, "alice"), login(app, "eddie")
+        assert alice.post(f"/api/notebooks/{w.nb}/run", json={"cell_id": w.cells[0]}).status_code == 202
+        # eddie runs in the kernel alice started: no kernel of his, so his own cap is untouched
+        assert eddie.post(f"/api/notebooks/{w.nb}/run", json={"cell_id": w.cells[0]}).status_code == 202
+        r = alice.post(f"/api/notebooks/{other.id}/run", json={"cell_id": other.cells[0].id})
+        assert r.status_code == 429 and "CONSOLE_SESSIONS_PER_USER = 1" in r.json["error"], r.json
+        assert eddie.post(f"/api/notebooks/{other.id}/run", json={"cell_id": other.cells[0].id}).status_code == 202
+        manager = app.extensions["sessions"].get()
+        assert manager.sessions_of(other.id)[0].started_by == users["eddie"].id
+    finally:
+        app.extensions["sessions"].shutdown()
+        app.extensions["store"].close()
