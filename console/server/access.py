@@ -68,11 +68,11 @@ POLICIES: dict[str, str] = {
     "api.cells.edit": "member notebook:editor",
     "api.cells.delete": "member notebook:editor",
     "api.cells.move": "member notebook:editor",
-    # a cell's whole result as the caller's own kernel keeps it: viewing it is reading the notebook
-    # (a reader has no kernel, so it is told to run the cell, which it may not)
-    "api.results.page": "reader notebook:viewer",
-    "api.results.download": "reader notebook:viewer",
-    # completion and hover ask the caller's own kernel, which only a runner has
+    # a cell's whole result as the notebook's shared kernel keeps it: those who may run it (a
+    # viewer reads the stored first rows, as before sessions were shared, when it had no kernel)
+    "api.results.page": "member notebook:runner",
+    "api.results.download": "member notebook:runner",
+    # completion and hover ask the notebook's kernel, which only a runner may use
     "api.complete.complete": "member notebook:runner",
     "api.complete.inspect": "member notebook:runner",
     "api.revisions.list": "reader notebook:viewer",
@@ -123,7 +123,7 @@ POLICIES: dict[str, str] = {
     "lake.table": "member login",
     "lake.files": "member login",
     "lake.upload": "member login",
-    "lake.session_tables": "member notebook:runner",  # asks the caller's own kernel, as completion does
+    "lake.session_tables": "member notebook:runner",  # asks the notebook's kernel, as completion does
     # running sessions (console/server/running.py): the list shows a user the sessions of notebooks
     # they may run (admins: all); shutting one down is the notebook owner's
     "sessions.page": "public",  # the single page; its data comes from the rows below

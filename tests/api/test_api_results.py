@@ -79,14 +79,19 @@ def test_page_refusals_say_what_is_wrong(live: LiveServer, ran: Any) -> None:
     assert status == 409 and "run the cell" in body["error"]
 
 
-def test_results_are_the_callers_own_kernels(live: LiveServer, ran: Any) -> None:
-    """A viewer of the notebook pages only what its own kernel holds; a stranger is not told it exists."""
+def test_results_are_the_notebook_kernels_for_its_runners(live: LiveServer, ran: Any) -> None:
+    """A runner pages what the notebook's shared kernel holds; a viewer reads only the stored first
+    rows (403); a stranger is not told it exists."""
     vera = live.store.ensure_user("vera-results")
     live.store.set_share(vera.id, "viewer", notebook_id=ran.id)
     path = f"/api/notebooks/{ran.id}/cells/{ran.cells[0].id}/result"
     status, body = http(live, "GET", path, user="vera-results")
-    assert status == 409 and "kernel is not running" in body["error"]
-    assert _get(live, path + "/download/csv", user="vera-results")[0] == 409
+    assert status == 403 and "runner" in body["error"], body
+    assert _get(live, path + "/download/csv", user="vera-results")[0] == 403
+    rudy = live.store.ensure_user("rudy-results")
+    live.store.set_share(rudy.id, "runner", notebook_id=ran.id)
+    status, body = http(live, "GET", path + "?limit=3", user="rudy-results")
+    assert status == 200 and len(body["rows"]) == 3 and body["total_rows"] == 10000, body
     live.store.ensure_user("mallory-results")
     assert http(live, "GET", path, user="mallory-results")[0] == 404
     assert _get(live, path + "/download/csv", user="mallory-results")[0] == 404

@@ -1,10 +1,11 @@
-"""A cell's whole last result, kept by the user's own kernel: pages of any range, sorted, and downloads.
+"""A cell's whole last result, kept by the notebook's kernel: pages of any range, sorted, and downloads.
 
     GET /api/notebooks/<id>/cells/<cell>/result?offset=&limit=&sort=    -> a page (ResultEvent fields + offset)
     GET /api/notebooks/<id>/cells/<cell>/result/download/<csv|parquet>?sort=  -> the whole result as a file
 
-Results belong to the (user, notebook) kernel that made them, so a user pages only what their own
-kernel holds; with no kernel or no kept result the answer is a 409 telling them to run the cell.
+Results belong to the notebook's shared kernel (console/server/kernels.py), paged by those who may
+run it (the policy table: runner); with no kernel or no kept result the answer is a 409 telling
+them to run the cell.
 `sort` is JSON: [["column", "asc"|"desc"], ...].
 
 A download is written by the kernel into its session's cache folder under a random name the
