@@ -45,8 +45,7 @@ _RAY_FILES = frozenset({"test_two_nodes.py", "test_external_cluster.py", "test_s
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(str(item.fspath))
-        folder = path.parent.name
-        if folder in _LANE_FOLDERS:
+        for folder in set(path.relative_to(_ROOT).parts[:-1]) & _LANE_FOLDERS.keys():
             item.add_marker(getattr(pytest.mark, _LANE_FOLDERS[folder]))
         if _RAY_FIXTURES.intersection(getattr(item, "fixturenames", ())) or path.name in _RAY_FILES:
             item.add_marker(pytest.mark.ray)
