@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from browser_support import reveal
 from xss_support import PAYLOADS, XSS, Server, assert_inert
 
 SHORT = PAYLOADS[0] + PAYLOADS[1]  # names are at most 255 characters
@@ -110,7 +111,7 @@ def test_fork_button_copies_into_the_workspace(page: Any, server: Server) -> Non
     seeded = _seed(server)
     page.goto(f"{server.url}/notebooks/{seeded['id']}")
     page.wait_for_selector("#app[data-ready='1']", state="attached")
-    page.click("[data-sec-action=fork]")
+    reveal(page, "[data-sec-action=fork]").click()  # Fork sits in the toolbar's More menu
     page.wait_for_url(lambda url: seeded["id"] not in url and "/notebooks/" in url)
     page.wait_for_selector("#app[data-ready='1']", state="attached")
     assert page.locator("[data-role=name]").input_value().endswith("(copy)")
