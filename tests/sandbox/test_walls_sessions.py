@@ -135,7 +135,9 @@ def _alice_session(walled: Walled) -> tuple[Member, dict[str, Any], str]:
         (run,) = alice.run_in(nb, index)
         assert run["status"] == "done", text_of(run)[-2000:]
     user = walled.app.extensions["store"].get_user_by_name("alice")
-    return alice, nb, f"{nb['id']}-u{user.id}"  # server/kernels.py's KernelSession.session_id
+    session = walled.app.extensions["sessions"].get().session(user.id, nb["id"])  # the notebook's session
+    assert session.kernel is not None and session.kernel.alive()
+    return alice, nb, str(session.session_id)
 
 
 def _alice_still_has_her_table(alice: Member, nb: dict[str, Any]) -> None:
