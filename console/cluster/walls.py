@@ -130,6 +130,10 @@ class SessionWall:
             self.cgroup.remove(wait=2.0)  # the last SIGKILLed processes may take a moment to leave
         if self.handoff is not None:
             shutil.rmtree(self.handoff, ignore_errors=True)
+            try:
+                self.handoff.parent.rmdir()  # the data dir's folder on /dev/shm, once no session has one
+            except OSError:
+                pass
         if self.lease is not None:
             self.lease.release()
 
