@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -42,16 +43,36 @@ def _sandbox_mode(text: str) -> str:
     return mode
 
 
-def _size(text: str) -> str:
-    from console.cluster.limits import parse_size
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
+
+def parse_size(text: str) -> int:
+    """'4G', '512MiB', '1073741824' -> bytes (binary units, as cgroups and free(1) count)."""
+    m = _SIZE.match(str(text))
+    if m is None:
+        raise ValueError(f"expected a size such as 4G, 512M or a number of bytes, not {text!r}")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def parse_size_or_percent(text: str) -> str:
+    """A setting's value kept as written once it parses: '70%' or a size."""
+    value = str(text).strip()
+    if value.endswith("%"):
+        share = float(value[:-1])
+        if not 0 < share <= 100:
+            raise ValueError(f"a share of memory must be above 0% and at most 100%, not {value}")
+        return value
+    parse_size(value)
+    return value
+
+
+def _size(text: str) -> str:
     parse_size(text)  # refused here, with the reason, rather than when a kernel starts
     return text.strip()
 
 
 def _size_or_share(text: str) -> str:
-    from console.cluster.limits import parse_size_or_percent
-
     return parse_size_or_percent(text)
 
 

@@ -32,7 +32,8 @@ def test_services_ports_and_wiring() -> None:
     command = head["command"]
     assert "--head" in command and "--ray-client-server-port=10001" in command
     assert "10001" in [str(p) for p in head["expose"]]
-    assert head["environment"]["RAY_AUTH_MODE"] == "disabled"  # ray:// clients fail with token auth
+    # No token for an external head until the server can hand one to its kernels (docker/compose.yaml).
+    assert head["environment"]["RAY_AUTH_MODE"] == "disabled"
 
 
 def test_builds_point_at_files_that_exist() -> None:

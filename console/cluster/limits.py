@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 import shlex
 import shutil
 import time
@@ -30,6 +29,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from console.config import parse_size as config_parse_size
+from console.config import parse_size_or_percent as config_parse_size_or_percent
 
 log = logging.getLogger(__name__)
 
@@ -39,28 +41,9 @@ SANDBOX_OOM_SCORE_ADJ = 1000  # a session's processes are the first
 RAY_OOM_SCORE_ADJ = 800  # the Ray zone serves every session: after a runaway session, before the server
 HOLDER_OOM_SCORE_ADJ = -500  # tiny, and its death ends every sandbox
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_size(text: str) -> int:
-    """'4G', '512MiB', '1073741824' -> bytes (binary units, as cgroups and free(1) count)."""
-    m = _SIZE.match(str(text))
-    if m is None:
-        raise ValueError(f"expected a size such as 4G, 512M or a number of bytes, not {text!r}")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-
-
-def parse_size_or_percent(text: str) -> str:
-    """A setting's value kept as written once it parses: '70%' or a size."""
-    value = str(text).strip()
-    if value.endswith("%"):
-        share = float(value[:-1])
-        if not 0 < share <= 100:
-            raise ValueError(f"a share of memory must be above 0% and at most 100%, not {value}")
-        return value
-    parse_size(value)
-    return value
+# The parsers live with the settings they check (console/config.py); named here too for this room.
+parse_size = config_parse_size
+parse_size_or_percent = config_parse_size_or_percent
 
 
 def human(size: int) -> str:

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from console.cluster import session_cap
+from console.server import session_cap
 from console.config import Config
 from console.lang import params as notebook_params
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
@@ -236,7 +236,7 @@ class SessionManager:
                     lane: str = "", batch: str = "") -> list[RunId]:
         """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids."""
         session = self.session(user_id, notebook_id, lane)
-        if session.kernel is None:  # a new kernel: within the cap of who starts it (cluster/session_cap.py)
+        if session.kernel is None:  # a new kernel: within the cap of who starts it (server/session_cap.py)
             session_cap.check(self.cfg, self.store, session, self.all_sessions(), user_id)
         ids: list[RunId] = []
         name = self.user_name(user_id)

@@ -4,7 +4,7 @@ The ninth notebook a user runs (with the default 8) is refused, naming the noteb
 kernels run, so the user can stop one. Counted by the server's session manager (server/kernels.py
 calls `check` before it starts a kernel).
 
-Runs in: the server.
+Runs in: the server (its session manager).
 """
 from __future__ import annotations
 
