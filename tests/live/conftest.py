@@ -17,9 +17,7 @@ from tests.support.live_server import REAL_KERNEL, LiveServer
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    # One server for the whole folder: its tests open more notebooks than the per-user cap of
-    # kernels allows at once; the cap has its own tests (tests/sandbox/test_walls_limits.py).
-    live = LiveServer(str(tmp_path_factory.mktemp("sessions-data")), SESSIONS_PER_USER=0)
+    live = LiveServer(str(tmp_path_factory.mktemp("sessions-data")))
     try:
         yield live
     finally:

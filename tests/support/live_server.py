@@ -87,8 +87,10 @@ class LiveServer:
 
         from console.server import auth, create_app
 
+        # A test server outlives many tests' notebooks, more than the per-user cap of kernels
+        # (CONSOLE_SESSIONS_PER_USER) allows at once; tests of the cap set it themselves.
         self.app = create_app({"DATA_DIR": data_dir, "TESTING": True, "KERNEL_ENV": {"PYTHONPATH": _pythonpath()},
-                               **settings}, kernel_module=kernel_module)
+                               "SESSIONS_PER_USER": 0, **settings}, kernel_module=kernel_module)
         self.store = self.app.extensions["store"]
         self._original = auth.current_user
         store = self.store
@@ -165,7 +167,8 @@ def start_server(data_dir: Path, env: dict[str, str] | None = None, *, kernel_mo
     build_assets()
     port = free_port()
     # Single user: the server listens on 127.0.0.1 only; login has its own tests.
-    full_env = server_env({"CONSOLE_SINGLE_USER": "true", **(env or {})})
+    # No per-user cap of kernels unless the test sets one (see LiveServer).
+    full_env = server_env({"CONSOLE_SINGLE_USER": "true", "CONSOLE_SESSIONS_PER_USER": "0", **(env or {})})
     log = data_dir.parent / "server.log"
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         proc = subprocess.Popen(
