@@ -14,6 +14,7 @@ one with a `#%python` or `--%python` header is Python.
 """
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any, Iterable, Mapping
 
@@ -21,6 +22,8 @@ from console.notebook_file import FORMAT, NotebookFileError, parse_notebook
 
 MLSQL_MAGIC = "%%mlsql"
 BYZER_MARKDOWN = "-- Markdown"
+# `--%markdown` (or `#%markdown`) followed on the same line by text, not by a newline or `=`.
+_GLUED_MARKDOWN = re.compile(r"(?:--%|#%)markdown(?![\w=])(?=[ \t]*[^\s=])", re.IGNORECASE)
 _MAX_CELLS = 10_000
 
 
@@ -196,6 +199,11 @@ def _byzer_cell(content: str) -> tuple[str, str]:
     stripped = content.lstrip()
     if stripped.startswith(BYZER_MARKDOWN):
         return "markdown", stripped[len(BYZER_MARKDOWN):].lstrip(" ")
+    # Byzer Notebook itself writes `--%markdown# Title` with no newline after the marker: the
+    # rest of that line is already the text.
+    glued = _GLUED_MARKDOWN.match(stripped)
+    if glued:
+        return "markdown", stripped[glued.end():].lstrip(" ")
     kind = "mlsql"
     lines = content.split("\n")
     for line in lines:

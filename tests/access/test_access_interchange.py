@@ -123,3 +123,19 @@ def test_readers_raise_the_file_error() -> None:
         from_byzer({"cell_list": [None]})
     with pytest.raises(NotebookFileError):
         from_ipynb({"nbformat": True, "cells": []})
+
+
+@pytest.mark.parametrize("content,source", [
+    ("--%markdown# Title", "# Title"),  # what Byzer Notebook writes: no newline after the marker
+    ("--%markdown## Part\nsome *text*", "## Part\nsome *text*"),
+    ("#%markdown# Title", "# Title"),
+    ("--%markdown\n# Title", "# Title"),
+])
+def test_byzer_markdown_marker_with_or_without_newline(content: str, source: str) -> None:
+    cells = from_byzer({"cell_list": [{"id": 1, "content": content}]})["cells"]
+    assert [(c["kind"], c["source"]) for c in cells] == [("markdown", source)]
+
+
+def test_byzer_header_that_is_not_markdown_stays_mlsql() -> None:
+    cells = from_byzer({"cell_list": [{"content": "--%markdownish\nselect 1;"}]})["cells"]
+    assert cells[0]["kind"] == "mlsql"
