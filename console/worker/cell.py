@@ -26,7 +26,7 @@ from console.messages import (CellDone, CellError, ClusterInfo, ClusterUnavailab
                               WorkerCompletion, fd_mark)
 from console.worker.actorlogs import for_current_job
 from console.worker.channel import Channel, ChannelStream
-from console.worker.context import PARAMS_KEY, PythonContext, model_servers, ray_connected
+from console.worker.context import PARAMS_KEY, PythonContext, model_servers, ray_connected, running
 from console.worker.schema import SchemaError
 
 
@@ -61,7 +61,8 @@ def execute(code: str, code_line: int, context: PythonContext, ns: dict[str, Any
     if on_main:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        exec(compiled, ns)
+        with running(context):
+            exec(compiled, ns)
     finally:
         if on_main:
             signal.signal(signal.SIGINT, signal.SIG_IGN)

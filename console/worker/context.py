@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Protocol
 
 import pyarrow as pa
@@ -137,11 +138,41 @@ class PythonContext:
         return self._output
 
 
+# The contexts of the cells running in this process, innermost last (RayContext.context).
+_running: list[PythonContext] = []
+
+
+@contextmanager
+def running(context: PythonContext) -> Iterator[None]:
+    """While a cell's code runs, `RayContext.context` is its context."""
+    _running.append(context)
+    try:
+        yield
+    finally:
+        _running.remove(context)
+
+
+class _CellContext:
+    """`RayContext.context`: a RayContext's own PythonContext; on the class, the running cell's.
+
+    Old scripts reach the cell's context this way instead of through `globals()["context"]`.
+    """
+
+    def __get__(self, obj: "RayContext | None", owner: type | None = None) -> PythonContext:
+        if obj is not None:
+            return obj.python_context
+        if not _running:
+            raise RuntimeError("RayContext.context is the running cell's context, and no cell is "
+                               "running here; inside a cell use `context` (a global of every cell)")
+        return _running[-1]
+
+
 class RayContext:
     """The cell's handle on its data, its output and the Ray cluster (pyjava's RayContext)."""
 
     cache: dict = {}
     conn_cache: dict = {}
+    context = _CellContext()
 
     def __init__(self, python_context: PythonContext) -> None:
         self.python_context = python_context
