@@ -114,7 +114,7 @@ SUMMARY = ["columnName", "dataType", "uniqueValueRatio", "nullValueRatio", "blan
 def data_summary(session: SessionHost, table: pa.Table | None, opts: dict[str, str], stmt: lang.Run) -> pa.Table:
     """One row per column of the input with Byzer's profile figures (as text, rounded at roundAt)."""
     assert table is not None
-    digits = int(opts.get("roundAt", "2"))
+    digits = _round_at(opts, stmt)
     wanted = [m.strip() for m in opts.get("metrics", "").split(",") if m.strip()]
     wanted = [{"25%": "%25", "75%": "%75"}.get(m, m) for m in wanted]
     bad = [m for m in wanted if m not in SUMMARY]
@@ -124,6 +124,23 @@ def data_summary(session: SessionHost, table: pa.Table | None, opts: dict[str, s
     columns = ["columnName"] + [m for m in (wanted or SUMMARY) if m != "columnName"]
     rows = [_profile(table, i, digits) for i in range(table.num_columns)]
     return pa.table({c: pa.array([r[c] for r in rows], pa.string()) for c in columns})
+
+
+def _round_at(opts: dict[str, str], stmt: lang.Run) -> int:
+    """DataSummary's decimals: `roundAt`, or `rountAt` as Byzer's DataSummary spells it."""
+    given = {k: opts[k] for k in ("roundAt", "rountAt") if k in opts}
+    if len(set(given.values())) > 1:
+        raise CellError("data", "DataSummary: roundAt and rountAt (Byzer's spelling) differ; give one",
+                        stmt.line, stmt.column)
+    key, value = next(iter(given.items()), ("roundAt", "2"))
+    try:
+        digits = int(value.strip())
+    except ValueError:
+        digits = -1
+    if digits < 0:
+        raise CellError("data", f"DataSummary: {key}={value!r} is not a number of decimals such as \"4\"",
+                        *lang.template.position_in(stmt, key))
+    return digits
 
 
 def _profile(table: pa.Table, index: int, digits: int) -> dict[str, str]:
@@ -233,7 +250,8 @@ EXTENSIONS: dict[str, Extension] = {e.name: e for e in [
                "structColumn": "true: one struct column instead of columns"}, json_expand),
     Extension("DataSummary", "profile every column: ratios, mean, quantiles, lengths …",
               {"metrics": "the figures to show, comma-separated (default all)",
-               "roundAt": "decimals (default 2)", "approxSwitch": "accepted; figures are exact"}, data_summary),
+               "roundAt": "decimals (default 2)", "rountAt": "the same, as Byzer spells it",
+               "approxSwitch": "accepted; figures are exact"}, data_summary),
     Extension("Describe", "count, mean, stddev, min and max of each column", {}, describe),
     Extension("SyntaxAnalyzeExt", "the tables a SQL query reads",
               {"action": "extractTables", "sql": "the Spark SQL query"}, syntax_analyze, needs_input=False),

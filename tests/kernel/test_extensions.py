@@ -57,6 +57,22 @@ def test_data_summary_and_describe(session: Session) -> None:
     assert not out.ok and out.error is not None and "unknown metric 'avg'" in out.error.message
 
 
+def test_data_summary_rounds_at_byzers_rountat(session: Session) -> None:
+    # Byzer's DataSummary spells the parameter `rountAt`; old scripts use it as written.
+    ok(session, "select * from values (1), (1), (2) as t(n) as data;\n"
+                'run data as DataSummary.`` where rountAt="4";\n'
+                'run data as DataSummary.`` where metrics="mean" and rountAt="4" as s4;\n'
+                'run data as DataSummary.`` where metrics="mean" and roundAt="1" as s1;\n'
+                'run data as DataSummary.`` where metrics="mean" as s2;')
+    assert session.tables["s4"].column("mean").to_pylist() == ["1.3333"]
+    assert session.tables["s1"].column("mean").to_pylist() == ["1.3"]
+    assert session.tables["s2"].column("mean").to_pylist() == ["1.33"]
+    out = session.run_cell('run data as DataSummary.`` where rountAt="four";')
+    assert not out.ok and out.error is not None and "rountAt='four' is not a number of decimals" in out.error.message
+    out = session.run_cell('run data as DataSummary.`` where roundAt="2" and rountAt="4";')
+    assert not out.ok and out.error is not None and "differ" in out.error.message
+
+
 def test_syntax_analyze_extracts_tables(session: Session) -> None:
     ok(session, """run command as SyntaxAnalyzeExt.`` where action="extractTables" and sql='''
 select * from (select * from table1 as c) as d left join table2 as e on d.id=e.id
