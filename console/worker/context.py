@@ -162,7 +162,8 @@ class _CellContext:
         if obj is not None:
             return obj.python_context
         if not _running:
-            raise RuntimeError("RayContext.context is the running cell's context, and no cell is "
+            # AttributeError, so that hasattr() and introspection (completion, inspect) see no value.
+            raise AttributeError("RayContext.context is the running cell's context, and no cell is "
                                "running here; inside a cell use `context` (a global of every cell)")
         return _running[-1]
 
