@@ -83,7 +83,7 @@ class LiveServer:
     """create_app over `data_dir` in this process, served on 127.0.0.1; the user is the test's header."""
 
     def __init__(self, data_dir: str, *, kernel_module: str = SCRIPTED_KERNEL, **settings: Any) -> None:
-        from flask import request
+        from flask import current_app, request
 
         from console.server import auth, create_app
 
@@ -92,11 +92,15 @@ class LiveServer:
         self.app = create_app({"DATA_DIR": data_dir, "TESTING": True, "KERNEL_ENV": {"PYTHONPATH": _pythonpath()},
                                "SESSIONS_PER_USER": 0, **settings}, kernel_module=kernel_module)
         self.store = self.app.extensions["store"]
-        self._original = auth.current_user
-        store = self.store
+        self._original = original = auth.current_user
+        store, app = self.store, self.app
 
         def test_user() -> Any:
             # Who the test says it is (the local admin when it says nothing); login has its own tests.
+            # Only for this server's app: another app of the same test process (a login-mode one a
+            # later test builds while this server lives on) keeps its real logins.
+            if request and current_app._get_current_object() is not app:
+                return original()
             name = request.headers.get(TEST_USER_HEADER) if request else None
             return store.ensure_user(name) if name else store.get_user_by_name("admin")
 
