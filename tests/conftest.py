@@ -23,6 +23,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from console.config import Config, load_config
+from console.store import Store
 
 # The harness is imported as `tests.support` (tests/support/__init__.py says what it holds); the
 # repository root is on sys.path under `python -m pytest`, and this makes it so under `pytest` too.
@@ -122,6 +123,22 @@ def postgres_db(postgres_url: str) -> Iterator[str]:
     yield postgres_url.rsplit("/", 1)[0] + "/" + name
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+# A store on SQLite in a temporary folder and one on the session's PostgreSQL: a test that takes
+# `store` runs on both (tests/store, tests/jobs).
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'console.db'}"
+    return str(request.getfixturevalue("postgres_db"))
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    s = Store(db_url)
+    yield s
+    s.close()
 
 
 # ---------------------------------------------------------------- one Chromium per test session

@@ -1,26 +1,9 @@
-"""Every store test runs twice: on SQLite in a temporary folder and on the session's PostgreSQL."""
+"""Store tests run twice, on SQLite and on the session's PostgreSQL (the `store` fixture of tests/conftest.py)."""
 from __future__ import annotations
-
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from console.store import Store, UserRecord
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'console.db'}"
-    return str(request.getfixturevalue("postgres_db"))
-
-
-@pytest.fixture
-def store(db_url: str) -> Iterator[Store]:
-    s = Store(db_url)
-    yield s
-    s.close()
 
 
 @pytest.fixture
