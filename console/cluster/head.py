@@ -64,6 +64,7 @@ class ClusterInfo:
     address: str
     client_address: str | None = None  # host:port of the Ray Client server, when known
     pid: int | None = None  # the `ray start --block` process (embedded only)
+    started: int | None = None  # that process's start time (/proc/<pid>/stat): a reused pid is not it
     temp_dir: str | None = None
     num_cpus: int | None = None
     embedded: bool = False
@@ -99,6 +100,33 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
     try:
         with socket.create_connection((host, port), timeout=timeout):
             return True
+    except OSError:
+        return False
+
+
+def process_start(pid: int) -> int | None:
+    """When the process pid started (clock ticks since boot); None when there is none.
+
+    With the pid it names one process for good: pids are reused (a long-lived server starts
+    thousands of processes), and signalling or reaping a recorded pid that now belongs to another
+    process (a kernel) would kill that one and steal its exit status.
+    """
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def recorded_alive(info: "ClusterInfo") -> bool:
+    """The recorded node's process still runs and is the one recorded (not a reused pid)."""
+    if not info.pid or not pid_alive(info.pid):
+        return False
+    if info.started is not None:
+        return process_start(info.pid) == info.started
+    try:  # a record written before `started` was kept: it is a Ray process, or not ours
+        with open(f"/proc/{info.pid}/cmdline", "rb") as fh:
+            return b"ray" in fh.read()
     except OSError:
         return False
 
@@ -274,8 +302,9 @@ def start_head(
     if after_start is not None:
         after_start(temp_dir)
     client = f"127.0.0.1:{client_port}" if (address is None and client_port) else None
-    return ClusterInfo(address=gcs_address, client_address=client, pid=proc.pid, temp_dir=str(temp_dir),
-                       num_cpus=num_cpus or os.cpu_count(), embedded=True, auth_token=auth_token)
+    return ClusterInfo(address=gcs_address, client_address=client, pid=proc.pid, started=process_start(proc.pid),
+                       temp_dir=str(temp_dir), num_cpus=num_cpus or os.cpu_count(), embedded=True,
+                       auth_token=auth_token)
 
 
 def _node_registered(temp_dir: Path, since: float) -> bool:
@@ -348,7 +377,8 @@ class RayCluster:
             # One recorded for the other setting (embedded head vs driver node, or another cluster) is stopped.
             wrong = info is not None and (info.address != gcs if gcs else not info.embedded)
             if info is None or wrong or not self._healthy(info):
-                if info is not None and info.pid:
+                if info is not None and recorded_alive(info):
+                    assert info.pid is not None
                     stop_process_group(info.pid, grace=2.0)  # a half-dead head of ours, or one of another setting
                 info = self._start_driver_node() if self.external_gcs else self._start()
                 state = {"info": info.to_json(), "users": [], "owner": state.get("owner")}
@@ -395,7 +425,8 @@ class RayCluster:
         info = start_head(temp_dir, num_cpus=0, address=gcs, log_path=self.state_dir / "ray-start.log", wrap=wrap,
                           node_ip="127.0.0.1" if loopback else None,
                           after_start=(lambda folder: walls.open_ray_session(folder, zone)) if zone else None)
-        return ClusterInfo(address=gcs, pid=info.pid, temp_dir=info.temp_dir, num_cpus=0, embedded=False)
+        return ClusterInfo(address=gcs, pid=info.pid, started=info.started, temp_dir=info.temp_dir, num_cpus=0,
+                           embedded=False)
 
     def own(self) -> None:
         """Make this process (the server) the head's owner: it outlives kernels and stops it itself."""
@@ -439,7 +470,7 @@ class RayCluster:
     def _stop_locked(self, info: ClusterInfo | None, grace: float = 10.0) -> bool:
         (self.record_dir / "head.json").unlink(missing_ok=True)
         self._info = None
-        if info is None or not info.pid or not pid_alive(info.pid):
+        if info is None or not info.pid or not recorded_alive(info):
             return False
         stop_process_group(info.pid, grace=grace)
         return True
@@ -468,7 +499,7 @@ class RayCluster:
 
     @staticmethod
     def _healthy(info: ClusterInfo) -> bool:
-        if info.pid and not pid_alive(info.pid):
+        if info.pid and not recorded_alive(info):
             return False
         host, _, port = info.address.rpartition(":")
         return port.isdigit() and port_open(host or "127.0.0.1", int(port))

@@ -33,7 +33,8 @@ from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_r
 from console.wire.codec import Message, fit
 from console.wire.kernel import (TO_KERNEL, ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent,
                                  KernelQuery, KernelReady, NotebookCells, NotebookRequest, RunEnd, RunEnded,
-                                 RunError, RunMetrics, RunOutput, RunResult, RunStarted)
+                                 RunError, RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
+from console.wire.worker import CellRayUsage
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +122,8 @@ class Kernel:
             values = finite(msg.values)
             if values:  # a NaN loss is not a point the chart can draw
                 self.out.send(RunMetrics(cmd.run_id, values, msg.source[:1024], msg.step, msg.ts or time.time()))
+        elif isinstance(msg, CellRayUsage) and self.current is not None:  # the running cell's only
+            self.out.send(RunRayUsage(self.current.run_id, msg.usage))
 
     def read_commands(self) -> None:
         try:
@@ -132,8 +135,12 @@ class Kernel:
                 elif isinstance(msg, KernelQuery):
                     self.out.send(self.answer(msg))
         except ProtocolError as exc:  # the server never sends one; stop rather than guess
-            log.error("the server's command pipe broke the protocol: %s", exc)
-        self.commands.put(None)  # the web process closed the pipe: shut down
+            why = f"the server's command pipe broke the protocol: {exc}"
+        else:
+            error = self.channel.read_error
+            why = f"reading the server's commands failed: {error}" if error else "the server closed its command pipe"
+        log.warning("%s; the kernel stops", why)  # into the server's log (not stderr: a cell's output)
+        self.commands.put(None)  # shut down
 
     def answer(self, query: KernelQuery) -> KernelAnswer:
         """Answer on the command thread: queries read the session, they do not wait for a cell."""

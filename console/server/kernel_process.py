@@ -287,6 +287,10 @@ class KernelProcess:
         if self.sandboxed:
             code = sandbox.exit_code(code)  # bwrap reports the kernel's death by signal N as 128+N
         if not self._stopping:
+            # Unasked: what the server's log needs to tell a crash from a pipe closed under it.
+            log.warning("kernel %s (session %s) ended unasked with status %s; its command pipe was %s",
+                        self.pid, self.session_id, code,
+                        "closed by the server" if self.channel is not None and self.channel.closed else "open")
             # Orphaned workers of a crashed kernel; they would also hold its stdout open.
             self._signal_group(signal.SIGKILL)
             kill_marked(self.mark)

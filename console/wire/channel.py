@@ -86,6 +86,7 @@ class Channel:
         self._waiters_lock = threading.Lock()
         self._closed = False
         self._ended = False  # the reading ended: no answer will come
+        self.read_error: OSError | None = None  # why the reading ended, when it was not the writer's EOF
 
     # ---- sending
     def send(self, msg: Message) -> bool:
@@ -200,7 +201,8 @@ class Channel:
         while True:
             try:
                 chunk = os.read(self.read_fd, _READ)
-            except OSError:
+            except OSError as exc:  # ends the stream like an EOF; the owner can say which it was
+                self.read_error = exc
                 return
             if not chunk:
                 return  # a line left unfinished by a writer that died is not a message
@@ -214,6 +216,11 @@ class Channel:
                 del buf[:start]
             if len(buf) >= self.line_cap:
                 raise ProtocolError(f"a line longer than {self.line_cap} bytes")
+
+    @property
+    def closed(self) -> bool:
+        """This end closed its writing (close())."""
+        return self._closed
 
     def close(self) -> None:
         """Stop sending and close the write descriptor (unless it is also the read one: its

@@ -57,8 +57,9 @@ def test_create_notebook_write_load_and_select_read_the_table(page: Any, server:
     except Exception as exc:  # the cells' statuses and text say where it stopped
         shown = page.locator("section.cell").evaluate_all(
             "cs => cs.map(c => [c.dataset.status, c.innerText.slice(0, 400)])")
-        raise AssertionError(f"the second cell did not finish: {shown}") from exc
-    assert cell(page, 1).get_attribute("data-status") == "done", cell(page, 1).inner_text()
+        raise AssertionError(f"the second cell did not finish: {shown}\n{server.log_tail()}") from exc
+    assert cell(page, 1).get_attribute("data-status") == "done", (
+        f"{cell(page, 0).inner_text()}\n{cell(page, 1).inner_text()}\nserver log:\n{server.log_tail()}")
     table = cell(page, 1).locator("[data-role=result]")
     table.wait_for()
     assert table.get_attribute("data-table") == "old"

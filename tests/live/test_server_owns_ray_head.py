@@ -36,3 +36,33 @@ def test_a_server_that_does_not_own_the_head_leaves_it_alone(cfg: Config) -> Non
     assert _head_record(tmp_path) is None
     app.extensions["sessions"].shutdown()
     app.extensions["store"].close()
+
+
+def test_a_stale_head_record_never_signals_the_process_that_reused_its_pid(cfg: Config) -> None:
+    """A long-lived server starts thousands of processes, so the pid of a head that died is soon
+    another process's (a kernel's). Stopping the recorded head must not kill that one, nor reap
+    it: its owner's wait() would then read exit code 0 for a kernel that was killed."""
+    import subprocess
+    import sys
+
+    from console.cluster.head import RayCluster, process_start
+
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    try:
+        started = process_start(other.pid)
+        assert started is not None
+        record = cfg.data_dir / "server" / "head.json"
+        record.parent.mkdir(parents=True, exist_ok=True)
+        # The record names the pid, but a process that started at another time: a head gone since.
+        record.write_text(json.dumps({"info": {"address": "127.0.0.1:1", "pid": other.pid, "started": started - 1,
+                                               "embedded": True}, "users": [], "owner": None}))
+        assert RayCluster(cfg).stop(grace=0.5) is False
+        assert other.poll() is None  # still running, and still ours to wait for
+        # An old record without the start time: only a Ray process is taken for the head.
+        record.write_text(json.dumps({"info": {"address": "127.0.0.1:1", "pid": other.pid, "embedded": True},
+                                      "users": [], "owner": None}))
+        assert RayCluster(cfg).stop(grace=0.5) is False
+        assert other.poll() is None
+    finally:
+        other.kill()
+        assert other.wait(5) == -9  # its status was left for us: nobody else reaped it

@@ -133,6 +133,14 @@ class ServerProcess:
     def __init__(self, url: str, data_dir: Path, proc: subprocess.Popen[bytes], log: Path) -> None:
         self.url, self.data_dir, self.proc, self.log = url, data_dir, proc, log
 
+    def log_tail(self, needle: str = "kernel", lines: int = 40) -> str:
+        """The server log's last lines that mention `needle`: what a failing test prints about why."""
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError as exc:
+            return f"(no server log: {exc})"
+        return "\n".join([line for line in text.splitlines() if needle in line][-lines:])
+
     def api(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + "/api" + path, data=data, method=method,
