@@ -27,8 +27,8 @@ from console.kernel.job import PythonCellError, PythonJob
 from console.kernel.worker_process import FdLine, Wake, WorkerProcess, death_message
 from console.messages import MetricsEvent, OutputEvent
 from console.wire.channel import new_request_id
-from console.wire.worker import (CellDone, CellMetrics, CellOutput, ClusterInfo, ClusterUnavailable, NeedCluster,
-                                 RunJob, WorkerComplete, WorkerCompletion)
+from console.wire.worker import (CellDone, CellMetrics, CellOutput, CellRayUsage, ClusterInfo, ClusterUnavailable,
+                                 NeedCluster, RunJob, WorkerComplete, WorkerCompletion)
 
 Emit = Callable[[Any], None]
 INTERRUPT_GRACE = 10.0  # seconds between SIGINT and SIGKILL
@@ -222,8 +222,10 @@ class PythonRuntime:
                     worker.send(ClusterInfo(info=self.cluster.ensure().to_json()))
                 except Exception as exc:  # the cell sees this as its own error
                     worker.send(ClusterUnavailable(message=str(exc)))
-            elif not isinstance(item, (CellOutput, CellMetrics, CellDone)) or item.job_id != job_id:
+            elif not isinstance(item, (CellOutput, CellMetrics, CellRayUsage, CellDone)) or item.job_id != job_id:
                 continue  # bookkeeping (take() kept it), a wake-up, or an earlier cell's late output
+            elif isinstance(item, CellRayUsage):
+                self.emit(item)  # the kernel sends it on as the run's (console/kernel/main.py)
             elif isinstance(item, CellOutput):
                 self.emit(OutputEvent(text=item.text, source=item.source, stream=item.stream))
             elif isinstance(item, CellMetrics):

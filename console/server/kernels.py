@@ -38,13 +38,13 @@ from console.messages import (CellState, CellStatusEvent, ErrorEvent, KernelStat
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
-from console.server import includes
+from console.server import includes, ray_usage
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 from console.wire.channel import new_request_id
 from console.wire.codec import Message
 from console.wire.kernel import (ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent, KernelQuery,
                                  KernelReady, NotebookRequest, RunEnded, RunError, RunMessage, RunMetrics, RunOutput,
-                                 RunResult, RunStarted)
+                                 RunRayUsage, RunResult, RunStarted)
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,7 @@ class KernelSession:
     started_by: UserId | None = None  # who started its kernel: the per-user cap counts it for them
     started_at: float = 0.0  # wall clock of that start
     runners: dict[UserId, float] = field(default_factory=dict)  # who ran cells in this kernel, last when
+    ray_usage: Any = None  # the kernel's last Ray usage report (server/ray_usage.py LastUsage)
 
     @property
     def session_id(self) -> SessionId:
@@ -347,7 +348,7 @@ class SessionManager:
 
         kp = KernelProcess(self.cfg, session.notebook_id, session.session_id, on_event, on_system, on_exit,
                            self.kernel_env, self.kernel_module)
-        session.kernel, session.last, session.dropped = kp, None, 0
+        session.kernel, session.last, session.dropped, session.ray_usage = kp, None, 0, None
         self._set_status(session, "starting")
         try:
             kp.start()
@@ -381,6 +382,14 @@ class SessionManager:
                 self._set_status(session, "busy" if session.current else "idle")
             elif isinstance(msg, RunMessage):
                 self._on_run_message(session, msg)
+            elif isinstance(msg, RunRayUsage):
+                try:
+                    usage = ray_usage.accept(session, msg)
+                except ray_usage.Refused:
+                    self._drop(session, msg)
+                else:
+                    if usage is not None:  # None: too soon after the last one
+                        self._publish(session.notebook_id, [usage])
 
     def _on_run_message(self, session: KernelSession, msg: RunMessage) -> None:
         """A kernel's word about a run, kept only for its current run (session.lock held)."""

@@ -7,7 +7,9 @@
 A session is listed to an admin always, to anyone else when they may run its notebook (runner and
 above): a notebook's session is shared by its runners (console/server/kernels.py). Stopping one
 is the notebook owner's (admins own everything): the policy table's `member notebook:owner`.
-Memory and CPU are the session's cgroup's (kernel, Python worker and their children together).
+Memory and CPU are the session's cgroup's (kernel, Python worker and their children together);
+`ray` is the last Ray usage a cell of the session reported (server/ray_usage.py): its job's
+actors, tasks and CPUs in use, while that cell ran or when it ended.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from flask.typing import ResponseReturnValue
 
 from console.ids import NotebookId, UserId
 from console.roles import at_least
-from console.server import auth
+from console.server import auth, ray_usage
 from console.server.deps import get_manager, get_store
 from console.server.errors import ApiError
 from console.server.kernels import SessionManager
@@ -96,6 +98,7 @@ def describe(session: Any, user: Any, store: Any, manager: Any) -> dict[str, Any
         running = session.current
         runners = sorted(session.runners.items(), key=lambda kv: kv[1], reverse=True)
         queued = len(session.queue)
+        ray = ray_usage.summary(session)
     return {
         "session_id": session.session_id,
         "notebook_id": session.notebook_id,
@@ -111,6 +114,7 @@ def describe(session: Any, user: Any, store: Any, manager: Any) -> dict[str, Any
         "queued": queued,
         "memory_bytes": memory,
         "cpu_seconds": cpu,  # no host pid: nothing of the machine's process table reaches a member
+        "ray": ray,  # the last Ray usage its cells reported (None: no Ray cell ran in this kernel)
         "can_stop": not session.lane and at_least(role, STOP_ROLE),
         "now": now,
     }

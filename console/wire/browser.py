@@ -15,6 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from console.ids import CellId, NotebookId, RunId, UserId
 from console.wire.codec import DecodeError, Max, Message, Range, Vocabulary
+from console.wire.worker import RayUsage
 
 __all__ = ["COMMANDS", "DecodeError", "decode_command"]
 
@@ -273,6 +274,21 @@ class KernelStatusEvent(Message):
 
 
 @dataclass(frozen=True)
+class RayUsageEvent(Message):
+    """A running cell's Ray actors, tasks and CPUs (console/wire/worker.py RayUsage), live; not stored.
+
+    at: the server's clock when it arrived (the last report comes just before the cell ends).
+    """
+
+    type: ClassVar[str] = "ray_usage"
+    notebook_id: NotebookId
+    cell_id: CellId
+    run_id: RunId
+    usage: RayUsage
+    at: float = 0.0
+
+
+@dataclass(frozen=True)
 class OutputHiddenEvent(Message):
     """Stands in for output chunks first_seq..last_seq of a run that are not sent inline.
 
@@ -323,4 +339,4 @@ class PresenceEvent(Message):
 
 EVENTS: tuple[type[Message], ...] = (
     OutputEvent, MetricsEvent, ResultEvent, ErrorEvent, CellStatusEvent, KernelStatusEvent, OutputHiddenEvent,
-    DocChangedEvent, DocSavedEvent, PresenceEvent)
+    DocChangedEvent, DocSavedEvent, PresenceEvent, RayUsageEvent)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from console.ids import CellId, RunId
 from console.wire.codec import Max, Message, Vocabulary
+from console.wire.worker import RayUsage
 
 Stream = Literal["stdout", "stderr", "system", "image"]
 RunEnd = Literal["done", "error", "interrupted"]
@@ -131,6 +132,20 @@ class RunResult(Message):
     columns: list[dict[str, str]]
     rows: list[list[Any]]
     total_rows: int
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class RunRayUsage(Message):
+    """What the running cell's Ray job holds (its worker's CellRayUsage), every ~1.5 s while it runs.
+
+    The server takes it only for the kernel's current run, at most one per RAY_USAGE_INTERVAL
+    (console/server/ray_usage.py), keeps the last one for the Running page and shows it on the cell.
+    """
+
+    type: ClassVar[str] = "run_ray_usage"
+    run_id: Run
+    usage: RayUsage
 
 
 @FROM_KERNEL.register

@@ -8,10 +8,10 @@ PYTHONPATH whatever PYTHON_ENV activates). docs/protocol.md lists both.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
-from console.wire.codec import Max, Message, Vocabulary
+from console.wire.codec import Max, Message, Range, Vocabulary
 
 TO_WORKER = Vocabulary("kernel->worker")
 FROM_WORKER = Vocabulary("worker->kernel")
@@ -98,6 +98,69 @@ class CellMetrics(Message):
     values: Annotated[dict[str, float], Max(1000)]
     source: Short
     step: int | None = None
+
+
+LISTED = 20  # actors and tasks a usage report names; the counts cover all of them
+Count = Annotated[int, Range(0, 10**9)]
+Label = Annotated[str, Max(200)]  # a class or function name, a node's address
+ActorState = Literal["alive", "pending", "restarting", "dead"]
+TaskState = Literal["running", "pending", "finished", "failed"]
+
+
+@dataclass(frozen=True)
+class RayActor:
+    """One actor of the cell's Ray job (part of RayUsage): class, state, node address, CPUs held."""
+
+    class_name: Label
+    state: ActorState
+    node: Label = ""
+    cpus: float = 0.0
+
+
+@dataclass(frozen=True)
+class RayTask:
+    """The cell's Ray tasks of one function in one state (part of RayUsage): how many, where, CPUs."""
+
+    name: Label
+    state: TaskState
+    count: Count = 1
+    node: Label = ""  # one node's address; "" when pending, or on several nodes
+    cpus: float = 0.0  # each task's CPU request
+
+
+@dataclass(frozen=True)
+class RayUsage:
+    """What a running cell's Ray job holds, read from the cluster's GCS (console/worker/ray_usage.py).
+
+    Counts cover the whole job; `actors` and `tasks` name at most LISTED of them (live ones
+    first). tasks_* are None when the GCS gave no task events (`note` says why). cpus_in_use:
+    the CPUs the job's alive actors and running tasks requested; cluster_*: the whole cluster's.
+    """
+
+    actors_alive: Count = 0
+    actors_pending: Count = 0
+    actors_dead: Count = 0
+    actors: Annotated[list[RayActor], Max(LISTED)] = field(default_factory=list)
+    tasks_running: Count | None = None
+    tasks_pending: Count | None = None
+    tasks_finished: Count | None = None
+    tasks_failed: Count | None = None
+    tasks: Annotated[list[RayTask], Max(LISTED)] = field(default_factory=list)
+    cpus_in_use: float = 0.0
+    cluster_cpus: float = 0.0
+    cluster_cpus_used: float = 0.0
+    nodes: Annotated[list[Label], Max(LISTED)] = field(default_factory=list)
+    note: Annotated[str, Max(300)] = ""
+
+
+@FROM_WORKER.register
+@dataclass(frozen=True)
+class CellRayUsage(Message):
+    """Every ~1.5 s while a cell is a Ray driver, and once before its CellDone: its job's usage."""
+
+    type: ClassVar[str] = "cell_ray_usage"
+    job_id: JobId
+    usage: RayUsage
 
 
 @FROM_WORKER.register

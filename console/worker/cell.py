@@ -27,6 +27,7 @@ from console.messages import (CellDone, CellError, ClusterInfo, ClusterUnavailab
 from console.worker.actorlogs import for_current_job
 from console.worker.channel import Channel, ChannelStream
 from console.worker.context import PARAMS_KEY, PythonContext, model_servers, ray_connected, running
+from console.worker.ray_usage import UsageReporter
 from console.worker.schema import SchemaError
 
 
@@ -290,6 +291,7 @@ class CellRunner:
     def run(self, job: RunJob) -> None:
         self.channel.job_id = job.job_id
         result_path, error = None, None
+        reporter = UsageReporter(self.channel.send, job.job_id)  # the job's Ray actors and tasks, live
         try:
             if self.interrupt_next:
                 self.interrupt_next = False
@@ -314,6 +316,7 @@ class CellRunner:
         except BaseException as exc:  # the cell's failure is data for the kernel
             error = exc.args[0] if isinstance(exc, _RemoteCellError) else describe(exc)
         finally:
+            reporter.stop()
             self._end_cell()
         self.channel.send(CellDone(job_id=job.job_id, result_path=result_path, error=error,
                                    marked=mark_fds(job.job_id)))
