@@ -11,6 +11,7 @@ import { CellOutput } from "./output.js";
 import { formatElapsed } from "./paging.js";
 import { allows } from "./roles.js";
 import { replayLocalEdit } from "./coedit.js";
+import { RayUsageView } from "./rayusage.js";
 
 const KINDS = [["mlsql", "MLSQL"], ["python", "Python"], ["markdown", "Markdown"]];
 const STATUS_TEXT = {
@@ -44,6 +45,7 @@ export class Cell {
     // Who ran the shown run: the notebook's session is shared by its runners.
     this.runByEl = h("span.run-by.muted", { dataset: { role: "run-by" } });
     this.editorBox = h("div.cell-editor");
+    this.ray = new RayUsageView(); // the running cell's Ray actors, tasks and CPUs (ray_usage events)
     this.markdownView = h("div.markdown-view", { dataset: { role: "markdown" }, title: this.readOnly ? undefined : "Double-click to edit" });
     this.view = view; // how the result is shown (a chart's choices), saved with the cell
     this.output = new CellOutput({ downloadUrl, results: results && {
@@ -66,7 +68,7 @@ export class Cell {
         button("move-down", "↓", "Move down"),
         button("insert-below", "+", "Add a cell below"),
         button("delete", "✕", "Delete the cell")),
-      this.editorBox, this.markdownView, this.output.el);
+      this.editorBox, this.markdownView, this.ray.el, this.output.el);
 
     this.editor = createEditor(this.editorBox, {
       doc: source,
@@ -166,7 +168,13 @@ export class Cell {
     if (status === "running" && !this.startedAt) this.startedAt = Date.now();
     if (elapsedMs !== undefined && elapsedMs !== null) this.elapsedMs = elapsedMs;
     if (status !== "running" && status !== "queued") this.startedAt = 0;
+    if (status !== "running") this.ray.ended();
     this.tick();
+  }
+
+  // A ray_usage event of the cell's run: what its Ray job holds now.
+  rayUsage(ev) {
+    this.ray.show(ev, this.status === "running");
   }
 
   // Called by the notebook's clock while the cell runs.
@@ -183,6 +191,7 @@ export class Cell {
       this.editor.clearError();
       this.elapsedMs = null;
     }
+    if (this.ray.runId !== runId) this.ray.clear();
   }
 
   // A deleted cell brought back (undo): the output it had, as it was on this page.

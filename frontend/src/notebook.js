@@ -279,6 +279,10 @@ export class NotebookPage {
       case "cell_status":
         this.onCellStatus(cell, ev);
         break;
+      case "ray_usage":
+        this.useRun(cell, ev.run_id);
+        cell.rayUsage(ev);
+        break;
       default:
     }
   }

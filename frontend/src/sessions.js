@@ -1,7 +1,8 @@
 // The Running page (/running): every live session the user may see (GET /api/sessions: the
 // notebooks they may run; admins all), with who started it, who ran cells in it, its memory and
-// CPU, state and age, and "Shut down" where the user owns the notebook (POST .../stop). A
-// notebook's session is shared by its runners, so stopping it stops it for everyone on its page.
+// CPU, its Ray actors and CPUs in use (the last report of a Ray cell, console/server/ray_usage.py),
+// state and age, and "Shut down" where the user owns the notebook (POST .../stop). A notebook's
+// session is shared by its runners, so stopping it stops it for everyone on its page.
 
 import { h } from "./dom.js";
 import { confirmDialog } from "./dialog.js";
@@ -28,6 +29,23 @@ export function formatAge(seconds) {
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
 
+// The Ray column: the session's last Ray report, live while its cell runs, else as that cell ended.
+export function rayText(ray) {
+  if (!ray) return "—";
+  const actors = `${ray.actors_alive} actor${ray.actors_alive === 1 ? "" : "s"}`
+    + (ray.actors_pending ? ` (+${ray.actors_pending} pending)` : "");
+  const tasks = ray.tasks_running === null || ray.tasks_running === undefined ? ""
+    : `, ${ray.tasks_running} task${ray.tasks_running === 1 ? "" : "s"} running`;
+  return `${actors}${tasks}, ${Number(ray.cpus_in_use || 0).toFixed(1)} CPU`;
+}
+
+function rayCell(ray) {
+  const names = ray ? [...new Set((ray.actors || []).map((a) => a.class_name))].join(", ") : "";
+  return h("td", { dataset: { role: "session-ray", running: ray && ray.running ? "1" : "0" },
+    title: ray ? (ray.running ? "now, in the running cell" : "when its last Ray cell ended") + (names ? `: ${names}` : "") : "no Ray cell ran in this session" },
+  rayText(ray), ray && !ray.running ? h("span.muted", { text: " (at its end)" }) : null);
+}
+
 export class SessionsPage {
   constructor(root, { api }) {
     this.root = root;
@@ -52,7 +70,7 @@ export class SessionsPage {
       this.list.replaceChildren(h("p.muted", { dataset: { role: "no-sessions" }, text: "No session is running." }));
       return;
     }
-    const head = h("tr", {}, ["Notebook", "Started by", "Ran cells", "State", "Started", "Idle", "Memory", "CPU", ""]
+    const head = h("tr", {}, ["Notebook", "Started by", "Ran cells", "State", "Started", "Idle", "Memory", "CPU", "Ray", ""]
       .map((t) => h("th", { text: t })));
     this.list.replaceChildren(h("table.sessions", {}, h("thead", {}, head),
       h("tbody", {}, sessions.map((s) => this.row(s)))));
@@ -74,6 +92,7 @@ export class SessionsPage {
       h("td", { text: formatAge(s.idle_seconds) }),
       h("td", { dataset: { role: "session-memory" }, text: formatBytes(s.memory_bytes) }),
       h("td", { text: s.cpu_seconds === null || s.cpu_seconds === undefined ? "—" : `${s.cpu_seconds.toFixed(1)} s` }),
+      rayCell(s.ray),
       h("td", {}, stop));
   }
 
