@@ -86,6 +86,9 @@ class LazyTable:
 
     def batches(self, rows: int = STREAM_ROWS) -> Iterator[pa.RecordBatch]:
         """The rows in order, a batch at a time, without keeping them (the kept table if read)."""
+        return self._stream(rows)
+
+    def _stream(self, rows: int) -> Iterator[pa.RecordBatch]:
         if self._table is not None:
             yield from self._table.to_batches(max_chunksize=rows)
             return
@@ -105,7 +108,7 @@ class LazyTable:
         parts: list[pa.RecordBatch] = []
         at = 0
         if end > offset:
-            for batch in self.batches(min(STREAM_ROWS, end)):
+            for batch in self._stream(min(STREAM_ROWS, end)):
                 lo, hi = max(offset, at), min(end, at + batch.num_rows)
                 if lo < hi:
                     parts.append(batch.slice(lo - at, hi - lo))
@@ -117,6 +120,77 @@ class LazyTable:
     def __repr__(self) -> str:
         return f"LazyTable({self.shown}, {self.num_rows} rows, {'read' if self.loaded else 'on disk'})"
 
+    def local_scan(self) -> "pa.Table | pads.Dataset":
+        """What DuckDB scans: the kept rows, or the dataset (DuckDB reads the files)."""
+        return self._table if self._table is not None else self.dataset()
+
+
+
+class DistributedTable(LazyTable):
+    """A cluster select's result, left on the cluster: the parquet files Daft's workers wrote into
+    the session's cache folder (storage every node sees), in the result's row order.
+
+    Later cluster selects and saves read the files where they run, a Python cell's actors read
+    their own row groups (origins.py), a preview decodes its first rows. Everything that needs
+    all the rows in the kernel (a local statement, a sort, a download, a save in another format)
+    gets them only while they fit in `keep_bytes` (CONSOLE_RESULT_KEEP_BYTES); past it, a clear
+    "save it first". The files go with the object (garbage-collected, or the kernel exiting), and
+    a driver that stops (idle, interrupt) takes nothing of it.
+    """
+
+    def __init__(self, files: list[str], name: str, folder: Path, keep_bytes: int) -> None:
+        import pyarrow.dataset as pads
+
+        super().__init__(pads.dataset(files, format="parquet"), f"distributed table {name}")
+        self.name = name
+        self.folder = folder
+        self.keep_bytes = keep_bytes
+        on_disk = sum(st[0] for _, st in self._files if st is not None)
+        self.nbytes = max(self.nbytes, on_disk)  # footers that cannot say count as their files
+        import shutil
+        import weakref
+
+        weakref.finalize(self, shutil.rmtree, str(folder), True)
+
+    def dataset(self) -> "pads.Dataset":
+        try:
+            return super().dataset()
+        except SourceError:
+            raise SourceError(f"the files of the {self.shown} changed or were removed since its select "
+                              f"(in {self.folder}); run the select that made {self.name} again") from None
+
+    def require_fits(self, nbytes: int, what: str = "reading all its rows") -> None:
+        """SourceError unless `nbytes` of it may come into the kernel."""
+        if nbytes <= self.keep_bytes:
+            return
+        raise SourceError(
+            f"{self.name} is a distributed table ({self.num_rows} rows, about {_mib(self.nbytes)} on the cluster); "
+            f"{what} would bring more than CONSOLE_RESULT_KEEP_BYTES ({_mib(self.keep_bytes)}) into the kernel. "
+            f"Save it first (save overwrite {self.name} as delta.`db.{self.name}`; runs on the cluster), "
+            "or keep working on it with cluster selects (sql.engine \"cluster\" or \"auto\")")
+
+    def table(self) -> pa.Table:
+        if self._table is None:
+            self.require_fits(self.nbytes)
+        return super().table()
+
+    def batches(self, rows: int = STREAM_ROWS) -> Iterator[pa.RecordBatch]:
+        self.require_fits(self.nbytes)
+        return super().batches(rows)
+
+    def slice(self, offset: int = 0, length: int | None = None) -> pa.Table:
+        end = self.num_rows if length is None else min(self.num_rows, offset + length)
+        if self._table is None and self.num_rows:
+            self.require_fits(self.nbytes * end // self.num_rows, f"reading its first {end} rows")
+        return super().slice(offset, length)
+
+    def local_scan(self) -> "pa.Table | pads.Dataset":
+        self.require_fits(self.nbytes, "a local (DuckDB) statement on it")
+        return super().local_scan()
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
 
 Entry = Union[pa.Table, LazyTable]
 
@@ -187,7 +261,7 @@ def scannable(tables: Mapping[str, pa.Table], name: str) -> "pa.Table | pads.Dat
     if isinstance(tables, Catalog):
         entry = tables.entry(name)
         if isinstance(entry, LazyTable):
-            return entry.table() if entry.loaded else entry.dataset()
+            return entry.local_scan()
         return entry
     if name in tables:
         return tables[name]

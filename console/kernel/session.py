@@ -16,7 +16,7 @@ import pyarrow as pa
 from console import lang
 from console.config import Config
 from console.kernel import commands, include, python_jobs, queries
-from console.kernel.catalog import Catalog, Entry, LazyTable
+from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
 from console.kernel.errors import CellError, internal_error
 from console.kernel.host import CellRun
 from console.kernel.results import ResultCache, result_event
@@ -286,17 +286,32 @@ class Session:
     def _run_select(self, stmt: lang.Select, run: CellRun, cell: Any) -> None:
         from console.kernel.sqlengines.router import run_select
 
-        table = run_select(self, stmt.sql, stmt.sql_line, stmt.sql_column)  # DuckDB, or Daft on the cluster
+        table = run_select(self, stmt.sql, stmt.sql_line, stmt.sql_column, stmt.table)  # DuckDB, or Daft on the cluster
         self.put(stmt.table, table, run)
+        if isinstance(table, DistributedTable):  # a Python cell's actors read its files (direct reads)
+            from console.kernel.sqlengines.distributed import origin
+
+            self.origins[stmt.table] = origin(table)
 
     def _run_save(self, stmt: lang.Save, run: CellRun, cell: Any) -> None:
         from console.sources import get_source
 
+        entry = self.tables.entry(stmt.table)
+        if isinstance(entry, DistributedTable) and not entry.loaded:  # written by the cluster, not the kernel
+            from console.kernel.sqlengines.distributed import cluster_save
+
+            self._pin_loaded_from(stmt)
+            if cluster_save(self, entry, stmt):
+                self._saved(stmt, entry.num_rows)
+                return
         table = self.require(stmt.table, stmt)
         source = get_source(stmt.format)
         self._pin_loaded_from(stmt)
         source.write(self.source_context(), table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
-        rows = f"{table.num_rows} row{'s' if table.num_rows != 1 else ''}"
+        self._saved(stmt, table.num_rows)
+
+    def _saved(self, stmt: lang.Save, num_rows: int) -> None:
+        rows = f"{num_rows} row{'s' if num_rows != 1 else ''}"
         self.emit(OutputEvent(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
                               source="engine", stream="system"))
 

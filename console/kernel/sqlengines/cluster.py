@@ -6,15 +6,17 @@ interrupt or a statement past CONSOLE_SQL_CLUSTER_TIMEOUT_SECONDS kills it, whic
 and with it every task of the query, and the cell fails at once with a clear message.
 
 Inputs travel by name, never by value through the driver's pipe: a loaded parquet/delta table not
-read yet goes as its pinned file list (the driver's Ray workers read the files on their own
-nodes, so the lake must be storage every node sees); a table the kernel already holds goes as an
-Arrow IPC file in the session's cache folder. The result comes back the same way and is
-memory-mapped, not copied, into the catalog.
+read yet, or an earlier cluster result, goes as its file list (the driver's Ray workers read the
+files on their own nodes, so the lake and the cache must be storage every node sees); a table the
+kernel already holds goes as an Arrow IPC file in the session's cache folder. The result stays on
+the cluster side: Daft's workers write it as parquet into <cache>/.cluster_sql/tables/<id>/, and
+the catalog gets a DistributedTable over those files (schema and row count from their footers).
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +28,7 @@ from typing import IO, Any
 
 import pyarrow as pa
 
-from console.kernel.catalog import LazyTable, as_table
+from console.kernel.catalog import DistributedTable, LazyTable, as_table
 from console.kernel.errors import CellError
 
 _ROOT = Path(__file__).resolve().parents[3]
@@ -34,6 +36,7 @@ CONNECT_TIMEOUT = 120.0  # ray.init plus Daft's first runner; the spike measured
 # A driver with no cluster statement for this long is stopped: Daft's workers hold about 600 MB
 # of the cluster per session while they live (the next statement starts them again, in seconds).
 IDLE_SECONDS = 600.0
+TABLES_DIR = "tables"  # under <cache>/.cluster_sql: one folder of parquet files per result
 
 
 class ClusterSql:
@@ -43,6 +46,8 @@ class ClusterSql:
         self.cfg = cfg
         self.cluster = cluster  # the session's RayCluster (a kernel's asks its server for the head)
         self.folder = cache_dir / ".cluster_sql"
+        # Results of an earlier kernel of this session: its catalog, their only reader, is gone.
+        shutil.rmtree(self.folder / TABLES_DIR, ignore_errors=True)
         self._proc: subprocess.Popen[bytes] | None = None
         self._nodes = 0
         self._interrupted = threading.Event()
@@ -67,37 +72,57 @@ class ClusterSql:
         return self._nodes
 
     def query(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
-              line: int, column: int) -> pa.Table:
-        """Run translated SQL over the catalog tables `refs` names; the result as an Arrow table."""
+              line: int, column: int, name: str = "result") -> DistributedTable:
+        """Run translated SQL over the catalog tables `refs` names; the result stays in files on the cluster side."""
+        out = self.folder / TABLES_DIR / uuid.uuid4().hex
+        try:
+            files = self.write(daft_sql, refs, catalog, needs_cpu, line, column, out)
+            return DistributedTable(files, name, out, int(self.cfg.get("RESULT_KEEP_BYTES") or 256 << 20))
+        except BaseException:
+            shutil.rmtree(out, ignore_errors=True)
+            raise
+
+    def write(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
+              line: int, column: int, out: Path, delta: bool = False) -> list[str]:
+        """Daft's workers write the select's result as parquet files into `out`; their paths, in row order."""
         self._interrupted.clear()
         self.folder.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
+        _shared_folder(out)
         inputs: list[Path] = []
         with self._lock:
             if self._idle is not None:
                 self._idle.cancel()
             try:
-                return self._query(daft_sql, refs, catalog, needs_cpu, line, column, inputs)
+                return self._write(daft_sql, refs, catalog, needs_cpu, line, column, inputs, out, delta)
             finally:
                 self._touch()
 
-    def _query(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
-               line: int, column: int, inputs: list[Path]) -> pa.Table:
+    def _write(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
+               line: int, column: int, inputs: list[Path], out: Path, delta: bool) -> list[str]:
         try:
             tables = {ref: self._spec(ref, catalog, inputs, line, column) for ref in refs}
             self._ensure()
-            out = self.folder / f"result-{uuid.uuid4().hex}.arrow"
-            reply = self._ask({"sql": daft_sql, "tables": tables, "out": str(out), "needs_cpu": needs_cpu},
+            reply = self._ask({"sql": daft_sql, "tables": tables, "out_dir": str(out), "needs_cpu": needs_cpu,
+                               "delta": delta},
                               float(self.cfg.get("SQL_CLUSTER_TIMEOUT_SECONDS") or 600.0), line, column)
             if "error" in reply:
-                raise CellError("sql", f"on the cluster: {reply['error']}", line, column)
+                why = str(reply["error"])
+                if "Permission denied" in why:
+                    why += (f" (Daft's workers write the result into {out}: the lake and the session's cache "
+                            "must be writable by the cluster's workers)")
+                raise CellError("sql", f"on the cluster: {why}", line, column)
             self._nodes = int(reply.get("nodes", self._nodes))
             self.worker_nodes = list(reply.get("worker_nodes", []))
             self.daft_actors = dict(reply.get("daft_actors", {}))
-            try:
-                with pa.memory_map(str(out)) as source:
-                    return pa.ipc.open_file(source).read_all()
-            finally:
-                out.unlink(missing_ok=True)  # the mapping keeps the pages; the name goes
+            files = [str(f) for f in reply.get("files", [])]
+            unseen = [f for f in files if not os.path.isfile(f)]
+            if unseen or not files:
+                raise CellError("sql", f"the cluster wrote the result into {out}, but this machine does not see "
+                                f"{unseen[0] if unseen else 'any file there'}: the session's cache folder "
+                                "(as the lake) must be on storage every node of the cluster sees, at the same "
+                                "path (docs/cluster-sql.md)", line, column)
+            return files
         finally:
             for path in inputs:
                 path.unlink(missing_ok=True)
@@ -134,6 +159,9 @@ class ClusterSql:
         if entry is None:
             names = ", ".join(sorted(catalog)) or "none yet"
             raise CellError("sql", f"table '{ref}' not found; tables in this session: {names}", line, column)
+        if isinstance(entry, DistributedTable) and not entry.loaded:
+            entry.dataset()  # raises if its files went
+            return {"files": entry.files}
         if isinstance(entry, LazyTable) and not entry.loaded and _plain_parquet(entry):
             entry.dataset()  # raises if a file changed since the load
             return {"files": entry.files}
@@ -234,6 +262,16 @@ def _plain_parquet(entry: LazyTable) -> bool:
     return bool(fragments) and all(
         isinstance(f, pads.ParquetFileFragment) and str(f.partition_expression) == "true"
         and f.physical_schema.names == entry.schema.names for f in fragments)
+
+
+def _shared_folder(out: Path) -> None:
+    """`out`, where Daft's workers (the Ray zone's uid) write: a folder this process made is
+    group-writable, as the members' umask 002 makes them (console/cluster/identity.py) whatever
+    this process's own umask; anyone else's keeps its permissions."""
+    for folder in (out.parent, out):
+        st = folder.stat()
+        if st.st_uid == os.geteuid() and not st.st_mode & 0o020:
+            folder.chmod(st.st_mode | 0o070)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

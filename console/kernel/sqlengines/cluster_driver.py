@@ -3,11 +3,15 @@
 One JSON line in, one JSON line out, on stdin/stdout (everything Ray and Daft print goes to
 stderr). First line: {"address": …}; it connects (`ray.init`, then Daft's Ray runner, once) and
 answers {"ready": true, "nodes": N}. Then per statement:
-    {"sql": daft_sql, "tables": {name: {"files": [...]} | {"ipc": path}}, "out": path}
-and it answers {"rows": n, "nodes": N} once the result is written to `out` as an Arrow IPC file,
-or {"error": text}. Being a process of its own, it is the unit of cancellation: the kernel kills
-it (its Ray job, so the Flotilla runner and the Swordfish actors of the query, go with it) on an
-interrupt or a timeout, and starts another for the next cluster statement.
+    {"sql": daft_sql, "tables": {name: {"files": [...]} | {"ipc": path}}, "out_dir": folder,
+     "delta": bool}
+and it answers {"files": [...], "nodes": N} once Daft's workers have written the result as parquet
+files into `out_dir` (on the nodes where its partitions are: the rows never come through this
+process), the files in the result's row order, or {"error": text}. "delta": timestamps are
+written in microseconds, the only unit a Delta table holds. Being a process of its own, it is the
+unit of cancellation: the kernel kills it (its Ray job, so the Flotilla runner and the Swordfish
+actors of the query, go with it) on an interrupt or a timeout, and starts another for the next
+cluster statement. What it wrote stays: the files, not this process, hold a result.
 """
 from __future__ import annotations
 
@@ -118,22 +122,26 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
             with pa.memory_map(spec["ipc"]) as source:
                 frames[name] = daft.from_arrow(pa.ipc.open_file(source).read_all())
     df = daft.sql(request["sql"], register_globals=False, **frames)
-    rows = 0
-    writer = None
-    try:
-        for batch in df.to_arrow_iter():
-            table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-            if writer is None:
-                writer = pa.ipc.new_file(request["out"], table.schema)
-            writer.write_table(table)
-            rows += table.num_rows
-        if writer is None:  # no rows: the schema still comes back
-            schema = df.schema().to_pyarrow_schema()
-            writer = pa.ipc.new_file(request["out"], schema)
-    finally:
-        if writer is not None:
-            writer.close()
-    return {"rows": rows, "nodes": cpu_nodes(), "worker_nodes": worker_nodes(), "daft_actors": daft_actors()}
+    if request.get("delta"):
+        df = _microseconds(df)
+    # Daft's native parquet writer (its Python writers import pyiceberg, which 0.7.26 lacks); the
+    # answer lists the files in partition order, which is the result's order (a sort's too), and
+    # an empty result still gets one file with the schema.
+    written = df.write_parquet(request["out_dir"], write_mode="append").to_pydict()
+    files = [str(f) for f in written.get("path", [])]
+    return {"files": files, "nodes": cpu_nodes(), "worker_nodes": worker_nodes(), "daft_actors": daft_actors()}
+
+
+def _microseconds(df: Any) -> Any:
+    """Timestamp columns in microseconds (a Delta table holds no other unit)."""
+    import daft
+
+    for field in df.schema():
+        kind = field.dtype
+        if str(kind).startswith("Timestamp[") and not str(kind).startswith("Timestamp[us"):
+            tz = kind.timezone
+            df = df.with_column(field.name, daft.col(field.name).cast(daft.DataType.timestamp("us", tz)))
+    return df
 
 
 def _message(exc: BaseException) -> str:

@@ -3,13 +3,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-import pyarrow as pa
-
 from console.kernel.sqlengines import choice
 from console.kernel.sqlengines.spark import Untranslatable
 
 if TYPE_CHECKING:
-    from console.kernel.catalog import Catalog
+    from console.kernel.catalog import Catalog, Entry
     from console.kernel.sql import SqlEngine
     from console.kernel.sqlengines.cluster import ClusterSql
 
@@ -28,8 +26,9 @@ class Session(Protocol):
     def cluster_sql(self) -> "ClusterSql": ...
 
 
-def run_select(session: "Session", sql: str, line: int, column: int) -> pa.Table:
-    """The select's result; CellError (by the engine that ran it, or the one that refused it) otherwise."""
+def run_select(session: "Session", sql: str, line: int, column: int, name: str = "result") -> "Entry":
+    """The select's result (a DistributedTable when it ran on the cluster, named `name`); CellError
+    (by the engine that ran it, or the one that refused it) otherwise."""
     import sqlglot
     from sqlglot import exp
 
@@ -57,7 +56,7 @@ def run_select(session: "Session", sql: str, line: int, column: int) -> pa.Table
         needs_cpu = any(True for _ in sqlglot.parse_one(daft_sql, read="duckdb").find_all(exp.Order, exp.Window))
     except sqlglot.errors.SqlglotError:
         needs_cpu = True
-    return session.cluster_sql.query(daft_sql, refs, session.tables, needs_cpu, line, column)
+    return session.cluster_sql.query(daft_sql, refs, session.tables, needs_cpu, line, column, name)
 
 
 def _columns(session: "Session", sql: str) -> tuple[tuple[str, ...], frozenset[str]]:
@@ -76,7 +75,13 @@ def _columns(session: "Session", sql: str) -> tuple[tuple[str, ...], frozenset[s
 
 
 def _goes_to_cluster(session: "Session", refs: tuple[str, ...]) -> bool:
-    """auto: big inputs (sizes first: a small statement makes no Ray connection) on 2+ CPU nodes."""
+    """auto: an input already on the cluster (an earlier cluster result: it never comes into the
+    kernel for a select), or big inputs (sizes first: a small statement makes no Ray connection)
+    on 2+ CPU nodes."""
+    from console.kernel.catalog import DistributedTable
+
+    if any(isinstance(session.tables.entry(ref), DistributedTable) for ref in refs):
+        return True
     if choice.input_bytes(session.tables, refs) < choice.cluster_bytes(session.conf, session.cfg):
         return False
     if not session.cfg.get("RAY_ADDRESS"):  # the embedded head is one node on loopback

@@ -1,0 +1,132 @@
+"""What a session does with a distributed table (a cluster select's result, catalog.DistributedTable)
+beyond selects: `save` it from the cluster, and let a Python cell's actors read its files.
+
+A save as delta or parquet is written by Daft's workers, on the nodes that hold the rows: they
+write parquet files into the target (the lake, which every node sees), and the kernel publishes
+them: for delta one commit that adds those files (deltalake, the same log our other saves write;
+an overwrite removes the old files from the version, as Delta's overwrite does), for parquet the
+staged folder's rename, as every file save. The rows never pass through the kernel. Saves the
+cluster path does not cover (another format, partitionBy, mergeSchema/overwriteSchema) take the
+kernel's path, which reads the rows only within CONSOLE_RESULT_KEEP_BYTES (else "save it first").
+"""
+from __future__ import annotations
+
+import json
+import os
+import weakref
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from console.kernel.catalog import DistributedTable
+from console.sources.base import SourceError
+
+if TYPE_CHECKING:
+    from console import lang
+    from console.kernel.origins import Origin
+
+_NAME = "distributed_input"  # the table's name in the Daft SQL of a save
+_OPTIONS_FOR_THE_KERNEL = ("mergeschema", "overwriteschema")
+
+
+def cluster_save(session: Any, entry: DistributedTable, stmt: "lang.Save") -> bool:
+    """Save `entry` from the cluster; False when this save is one for the kernel's path."""
+    fmt = stmt.format.lower()
+    if fmt not in ("delta", "parquet") or stmt.partition_by or \
+            any(k.lower() in _OPTIONS_FOR_THE_KERNEL for k in stmt.options):
+        return False
+    if fmt == "delta":
+        _save_delta(session, entry, stmt)
+    else:
+        _save_parquet(session, entry, stmt)
+    return True
+
+
+def _write(session: Any, entry: DistributedTable, stmt: "lang.Save", out: Path, delta: bool) -> list[str]:
+    return list(session.cluster_sql.write(f"SELECT * FROM {_NAME}", (_NAME,), {_NAME: entry}, False,
+                                          stmt.line, stmt.column, out, delta=delta))
+
+
+def _save_delta(session: Any, entry: DistributedTable, stmt: "lang.Save") -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable, Schema
+    from deltalake.exceptions import DeltaError
+    from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
+
+    from console.sources.base import exists_error, normalize_mode, schema_mismatch
+    from console.sources.delta import lake_location
+
+    mode = normalize_mode(stmt.mode)
+    location, shown = lake_location(session.source_context(), stmt.path, write=True)
+    exists = DeltaTable.is_deltatable(str(location))
+    if exists and mode == "ignore":
+        return
+    if exists and mode == "errorIfExists":
+        raise exists_error(f"delta table {shown}")
+    files = _write(session, entry, stmt, location, delta=True)
+    try:
+        schema = pq.read_schema(files[0]).remove_metadata()
+        if exists:
+            old = pa.schema(DeltaTable(str(location)).schema().to_arrow())
+            new = pa.schema(Schema.from_arrow(schema).to_arrow())
+            if [(f.name, f.type) for f in old] != [(f.name, f.type) for f in new]:
+                hint = ('Add where mergeSchema="true" to add new columns.' if mode == "append"
+                        else 'Add where overwriteSchema="true" to replace the schema.')
+                error = schema_mismatch(f"delta table {shown}", old, new, hint)
+                raise SourceError(error.message.replace("cannot append to", "cannot overwrite", 1)
+                                  if mode != "append" else error.message)
+        actions: list[AddAction] = []
+        for f in files:
+            st = os.stat(f)
+            rows = pq.ParquetFile(f).metadata.num_rows
+            actions.append(AddAction(os.path.relpath(f, location), st.st_size, {}, int(st.st_mtime * 1000), True,
+                                     json.dumps({"numRecords": rows})))
+        if exists:  # one commit: the files added, and for an overwrite the old ones removed from this version
+            changes: list[AddAction | RemoveAction] = list(actions)
+            DeltaTable(str(location)).create_write_transaction(
+                changes, "overwrite" if mode == "overwrite" else "append", schema)
+        else:
+            create_table_with_add_actions(str(location), Schema.from_arrow(schema), actions, mode="error")
+    except BaseException as exc:
+        for f in files:  # not in the log: nobody reads them
+            Path(f).unlink(missing_ok=True)
+        if isinstance(exc, DeltaError):
+            raise SourceError(f"cannot save to delta table {shown}: {exc}") from exc
+        raise
+
+
+def _save_parquet(session: Any, entry: DistributedTable, stmt: "lang.Save") -> None:
+    from console.sources.base import normalize_mode
+    from console.sources.formats import ParquetSource
+    from console.sources.paths import data_files, resolve_target, staged_write
+
+    mode = normalize_mode(stmt.mode)
+    target = resolve_target(session.source_context(), stmt.path)
+    if mode == "append" and target.is_dir():
+        existing = data_files(target, (".parquet", ".parq"), stmt.path)
+        if existing:
+            ParquetSource().check_append(existing[0], entry.schema.empty_table(), dict(stmt.options), stmt.path)
+    with staged_write(target, mode) as stage:
+        if stage is None:
+            return
+        files = _write(session, entry, stmt, stage, delta=False)
+        # Named in row order: a load lists a folder's files by name, and Daft names them at random.
+        tag = os.urandom(6).hex()
+        for i, f in enumerate(files):
+            os.rename(f, stage / f"part-{tag}-{i:05d}.parquet")
+
+
+def origin(entry: DistributedTable) -> "Origin | None":
+    """The direct-read origin of a distributed table: a Python cell's actors read its row groups
+    themselves (console/kernel/origins.py), so the kernel decodes nothing of it."""
+    from console.kernel.origins import MIN_ROWS, Origin, _fragments
+
+    if entry.num_rows < MIN_ROWS:
+        return None
+    try:
+        fragments = _fragments(entry.files, entry.schema)
+    except Exception:  # any doubt: the ordinary path (within CONSOLE_RESULT_KEEP_BYTES)
+        return None
+    if fragments is None or sum(f[2] for f in fragments) != entry.num_rows:
+        return None
+    return Origin(weakref.ref(entry), "parquet", str(entry.folder), fragments)
