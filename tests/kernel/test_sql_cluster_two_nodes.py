@@ -17,6 +17,7 @@ from deltalake import DeltaTable
 
 from console.cluster.head import free_port, short_temp_dir, start_head, stop_process_group
 from console.config import load_config
+from console.kernel.catalog import DistributedTable
 from console.kernel.session import Session
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
@@ -75,12 +76,14 @@ def test_big_group_by_and_join_run_on_both_nodes(tmp_path: Path) -> None:
         assert session.cluster_sql.connected  # auto chose the cluster: big inputs, two CPU nodes
         assert len(set(session.cluster_sql.worker_nodes)) == 2  # Daft's workers ran on both nodes
         assert growth < MEMORY, f"kernel grew {growth >> 20} MiB"
+        # the results stayed on the cluster: parquet files in the session's cache, not rows in the kernel
+        assert all(isinstance(session.tables.entry(n), DistributedTable) for n in ("g_cluster", "j_cluster"))
         # DuckDB over the same files (its own connection: 48 MiB is too little for DuckDB's join itself)
         con = duckdb.connect()
         con.execute(f"create view big as select * from read_parquet('{tmp_path / 'big'}/*.parquet')")
         con.register("dims", session.tables["dims"])
         for cluster, sql, key in (("g_cluster", group_by, "cat"), ("j_cluster", join, "name")):
-            there = session.tables[cluster].sort_by(key).to_pylist()
+            there = session.tables.entry(cluster).slice().sort_by(key).to_pylist()  # type: ignore[union-attr]
             here = con.sql(sql).to_arrow_table().sort_by(key).to_pylist()
             assert there == here and sum(r["n"] for r in there) == rows
         # save of the cluster's result: one new delta version, readable by deltalake
@@ -88,6 +91,7 @@ def test_big_group_by_and_join_run_on_both_nodes(tmp_path: Path) -> None:
         assert ok.ok, ok.error
         delta = DeltaTable(str(tmp_path / "data" / "lake" / "sqlc" / "g"))
         assert delta.version() == 0 and delta.to_pyarrow_table().num_rows == 50
+        assert not session.tables.entry("g_cluster").loaded  # type: ignore[union-attr]  # written by Daft's workers
         # the other address form, Ray Client: the same rows
         host = head.address.rsplit(":", 1)[0]
         client_cfg = load_config({"DATA_DIR": str(tmp_path / "data2"), "RAY_ADDRESS": f"ray://{host}:{client_port}",
