@@ -128,7 +128,8 @@ class LazyTable:
 
 class DistributedTable(LazyTable):
     """A cluster select's result, left on the cluster: the parquet files Daft's workers wrote into
-    the session's cache folder (storage every node sees), in the result's row order.
+    the lake's hidden folder for this kernel (storage every node sees; sqlengines/cluster.py says
+    why there), in the result's row order.
 
     Later cluster selects and saves read the files where they run, a Python cell's actors read
     their own row groups (origins.py), a preview decodes its first rows. Everything that needs

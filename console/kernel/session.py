@@ -196,7 +196,7 @@ class Session:
             self._sql.close()
             self._sql = None
         if self._cluster_sql is not None:
-            self._cluster_sql.close()
+            self._cluster_sql.shutdown()  # its distributed tables' files go too
             self._cluster_sql = None
 
     # ------------------------------------------------------------------ execution

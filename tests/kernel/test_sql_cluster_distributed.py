@@ -1,5 +1,5 @@
 """A cluster select's result stays on the cluster (catalog.DistributedTable): parquet files Daft's
-workers wrote into the session's cache folder. Later selects compose on the cluster, the preview
+workers wrote into the lake's hidden folder of the kernel. Later selects compose on the cluster, the preview
 reads its first rows, `save` writes from the cluster (one delta commit), a Python cell's actors
 read its files, and a local statement that needs more of it than CONSOLE_RESULT_KEEP_BYTES fails
 with "save it first". Real Ray (the test session's head) and real Daft, as tests/kernel/test_sql_cluster.py.
@@ -75,7 +75,8 @@ def test_a_select_on_a_cluster_result_composes_on_the_cluster(session: Session) 
              cell="c1")
     big = _distributed(s, "big")
     assert big.num_rows == sum(1 for i in range(20_000) if i % 101 > 50)
-    assert all(Path(f).is_relative_to(s.cache_dir) for f in big.files)  # in the session's cache folder
+    hidden = s.source_context().lake / ".cluster_sql"  # the lake's hidden folder for results
+    assert all(Path(f).is_relative_to(hidden) for f in big.files)
     # the preview: the first rows only, in the select's order
     assert out.result.total_rows == big.num_rows and len(out.result.rows) == int(s.cfg.RESULT_ROWS)
     assert out.result.rows[0][0] == max(i for i in range(20_000) if i % 101 > 50) and not big.loaded
@@ -169,3 +170,6 @@ def test_rows_beyond_the_keep_limit_need_a_save_first(session: Session) -> None:
     ok(s, f'set sql.engine = "cluster" where type="conf";\nsave overwrite wide as parquet.`{name}/wide`;')
     ok(s, f"load parquet.`{name}/wide` as back;\nselect count(*) as n from back as c;")
     assert _distributed(s, "c").table().column("n").to_pylist() == [20_000]
+    results = Path(wide.files[0]).parents[1]
+    s.shutdown()  # the kernel ends: its results' files go with it
+    assert not results.exists()

@@ -9,8 +9,16 @@ Inputs travel by name, never by value through the driver's pipe: a loaded parque
 read yet, or an earlier cluster result, goes as its file list (the driver's Ray workers read the
 files on their own nodes, so the lake and the cache must be storage every node sees); a table the
 kernel already holds goes as an Arrow IPC file in the session's cache folder. The result stays on
-the cluster side: Daft's workers write it as parquet into <cache>/.cluster_sql/tables/<id>/, and
-the catalog gets a DistributedTable over those files (schema and row count from their footers).
+the cluster side: Daft's workers write it as parquet into <lake>/.cluster_sql/<kernel's>/<id>/,
+and the catalog gets a DistributedTable over those files (schema and row count from their footers).
+
+Why the lake and not the session's cache: the lake is the one folder that every node must see
+already (docs/cluster-sql.md), and under the sandbox's identities the Ray zone's workers may
+write there (members group), while a session's cache folder is its own uid's, 0700
+(cluster/walls.py): the workers could not write into it. The kernel's folder there has an
+unguessable name under a folder nobody may list (as the hand-off folders), is group-writable for
+the workers, is hidden from lake listings (a dot name), and its name is kept in the session's
+private cache so the session's next kernel removes what a crashed one left.
 """
 from __future__ import annotations
 
@@ -23,6 +31,7 @@ import sys
 import threading
 import time
 import uuid
+import weakref
 from pathlib import Path
 from typing import IO, Any
 
@@ -36,7 +45,8 @@ CONNECT_TIMEOUT = 120.0  # ray.init plus Daft's first runner; the spike measured
 # A driver with no cluster statement for this long is stopped: Daft's workers hold about 600 MB
 # of the cluster per session while they live (the next statement starts them again, in seconds).
 IDLE_SECONDS = 600.0
-TABLES_DIR = "tables"  # under <cache>/.cluster_sql: one folder of parquet files per result
+RESULTS_DIR = ".cluster_sql"  # in the lake: one folder per kernel, in it one folder of parquet files per result
+_RESULTS_NOTE = "results_folder"  # in <cache>/.cluster_sql: the name of this session's folder in the lake
 
 
 class ClusterSql:
@@ -46,8 +56,8 @@ class ClusterSql:
         self.cfg = cfg
         self.cluster = cluster  # the session's RayCluster (a kernel's asks its server for the head)
         self.folder = cache_dir / ".cluster_sql"
-        # Results of an earlier kernel of this session: its catalog, their only reader, is gone.
-        shutil.rmtree(self.folder / TABLES_DIR, ignore_errors=True)
+        self.results = Path(cfg.data_dir) / "lake" / RESULTS_DIR / uuid.uuid4().hex
+        self._forget_earlier_results()
         self._proc: subprocess.Popen[bytes] | None = None
         self._nodes = 0
         self._interrupted = threading.Event()
@@ -74,7 +84,8 @@ class ClusterSql:
     def query(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
               line: int, column: int, name: str = "result") -> DistributedTable:
         """Run translated SQL over the catalog tables `refs` names; the result stays in files on the cluster side."""
-        out = self.folder / TABLES_DIR / uuid.uuid4().hex
+        self._results_folder()
+        out = self.results / uuid.uuid4().hex
         try:
             files = self.write(daft_sql, refs, catalog, needs_cpu, line, column, out)
             return DistributedTable(files, name, out, int(self.cfg.get("RESULT_KEEP_BYTES") or 256 << 20))
@@ -109,8 +120,8 @@ class ClusterSql:
             if "error" in reply:
                 why = str(reply["error"])
                 if "Permission denied" in why:
-                    why += (f" (Daft's workers write the result into {out}: the lake and the session's cache "
-                            "must be writable by the cluster's workers)")
+                    why += (f" (Daft's workers write the result into {out}: the lake must be writable by the "
+                            "cluster's workers)")
                 raise CellError("sql", f"on the cluster: {why}", line, column)
             self._nodes = int(reply.get("nodes", self._nodes))
             self.worker_nodes = list(reply.get("worker_nodes", []))
@@ -119,13 +130,38 @@ class ClusterSql:
             unseen = [f for f in files if not os.path.isfile(f)]
             if unseen or not files:
                 raise CellError("sql", f"the cluster wrote the result into {out}, but this machine does not see "
-                                f"{unseen[0] if unseen else 'any file there'}: the session's cache folder "
-                                "(as the lake) must be on storage every node of the cluster sees, at the same "
-                                "path (docs/cluster-sql.md)", line, column)
+                                f"{unseen[0] if unseen else 'any file there'}: the lake must be on storage "
+                                "every node of the cluster sees, at the same path (docs/cluster-sql.md)",
+                                line, column)
             return files
         finally:
             for path in inputs:
                 path.unlink(missing_ok=True)
+
+    def _forget_earlier_results(self) -> None:
+        """Remove the results an earlier kernel of this session left (its catalog, their only reader, is gone)."""
+        note = self.folder / _RESULTS_NOTE
+        try:
+            name = note.read_text().strip()
+        except OSError:
+            return
+        if len(name) == 32 and all(c in "0123456789abcdef" for c in name):
+            shutil.rmtree(self.results.parent / name, ignore_errors=True)
+        note.unlink(missing_ok=True)
+
+    def _results_folder(self) -> None:
+        if self.results.is_dir():
+            return
+        top = self.results.parent
+        top.mkdir(parents=True, exist_ok=True)
+        st = top.stat()
+        if st.st_uid == os.geteuid() and st.st_mode & 0o7777 != 0o3331:
+            top.chmod(0o3331)  # members make their folders in it; nobody lists it or removes another's
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / _RESULTS_NOTE).write_text(self.results.name)
+        self.results.mkdir(mode=0o770)
+        self.results.chmod(0o2770)  # Daft's workers (the members group) write in it; the lake's group stays
+        weakref.finalize(self, shutil.rmtree, str(self.results), True)
 
     def _touch(self) -> None:
         """(Re)start the idle countdown of a running driver."""
@@ -146,7 +182,14 @@ class ClusterSql:
     def interrupt(self) -> None:
         self._interrupted.set()
 
+    def shutdown(self) -> None:
+        """The session ends: the driver, and every result of this kernel with it."""
+        self.close()
+        shutil.rmtree(self.results, ignore_errors=True)
+        (self.folder / _RESULTS_NOTE).unlink(missing_ok=True)
+
     def close(self) -> None:
+        """Stop the driver (idle, interrupt, timeout); the results stay, in their files."""
         if self._idle is not None:
             self._idle.cancel()
         proc, self._proc = self._proc, None
