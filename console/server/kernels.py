@@ -16,6 +16,7 @@ metrics, results, errors and ends are accepted only for the run it is executing 
 metrics also for the run it executed last: an actor's late line), and become events stamped
 with this server's own notebook, cell and run ids; anything else is dropped and logged once
 per kernel. A kernel that breaks the protocol itself is stopped (kernel_process.py).
+What a session holds is kernel_session.py's; stopping idle kernels is culling.py's.
 """
 from __future__ import annotations
 
@@ -24,22 +25,22 @@ import logging
 import threading
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from console.server import session_cap
 from console.config import Config
 from console.lang import params as notebook_params
-from console.ids import CellId, NotebookId, RunId, SessionId, UserId
+from console.ids import CellId, NotebookId, RunId, UserId
 from console.messages import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
                               OutputEvent, ResultEvent)
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
 from console.server import includes, ray_usage
+from console.server.culling import Culling
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
+from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun as _Run
 from console.wire.channel import new_request_id
 from console.wire.codec import Message
 from console.wire.kernel import (ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent, KernelQuery,
@@ -51,53 +52,9 @@ log = logging.getLogger(__name__)
 Broadcast = Callable[[str, list[dict[str, Any]]], None]  # (notebook_id, wire dicts)
 RUN_MODES = ("cell", "all", "from")
 _LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
-NOT_STARTED = "not started"
 
 
-@dataclass
-class _Run:
-    run_id: RunId
-    cell_id: CellId
-    source: str
-    kind: str
-    result: ResultEvent | None = None
-    error: ErrorEvent | None = None
-    interrupted: bool = False  # the user asked; however the cell then stops, it was interrupted
-    batch: str = ""  # the Run all / run-from-here it belongs to: its first failure cancels the rest
-    user_id: UserId | None = None  # who ran it: its includes are checked against this user
-
-
-@dataclass
-class KernelSession:
-    """What the manager holds for one notebook (or a job's lane of it)."""
-
-    user_id: UserId | None  # None for the notebook's shared session; a job's owner for its lane
-    notebook_id: NotebookId
-    kernel: KernelProcess | None = None
-    lane: str = ""  # "" = the notebook's interactive session; a job's own session has its own lane
-    status: KernelState = "dead"
-    reason: str = "not started"  # NOT_STARTED: never had a kernel, so there is nothing to report
-    queue: deque[_Run] = field(default_factory=deque)
-    current: _Run | None = None
-    last_run: RunId = RunId("")
-    last: _Run | None = None  # the kernel's last finished run: an actor's late line still belongs to it
-    dropped: int = 0  # messages of the current kernel about other runs, dropped
-    last_active: float = field(default_factory=time.monotonic)
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    started_by: UserId | None = None  # who started its kernel: the per-user cap counts it for them
-    started_at: float = 0.0  # wall clock of that start
-    runners: dict[UserId, float] = field(default_factory=dict)  # who ran cells in this kernel, last when
-    ray_usage: Any = None  # the kernel's last Ray usage report (server/ray_usage.py LastUsage)
-
-    @property
-    def session_id(self) -> SessionId:
-        return SessionId(f"{self.notebook_id}" + (f"-u{self.user_id}-{self.lane}" if self.lane else ""))
-
-    def busy(self) -> bool:
-        return self.current is not None or bool(self.queue)
-
-
-class SessionManager:
+class SessionManager(Culling):
     """The server's kernels (console.protocols.KernelManager).
 
     kernel_module: the kernel processes' entry module (tests name one with a scripted engine);
@@ -500,21 +457,3 @@ class SessionManager:
                 self.broadcast(notebook_id, [m.to_wire() for m in messages])
             except Exception:  # a viewer's socket trouble must not stop the kernel's work
                 log.exception("broadcast to notebook %s failed", notebook_id)
-
-    # ------------------------------------------------------------------ culling
-    def _cull_loop(self) -> None:
-        idle = float(self.cfg.KERNEL_IDLE_SECONDS)
-        tick = max(0.2, min(30.0, idle / 4))
-        while not self._stop.wait(tick):
-            with self._guard:
-                sessions = list(self._sessions.values())
-            for s in sessions:
-                self._maybe_cull(s, idle)
-
-    def _maybe_cull(self, session: KernelSession, idle: float) -> None:
-        with session.lock:
-            if session.kernel is None or session.busy() or time.monotonic() - session.last_active < idle:
-                return
-            kp, session.kernel = session.kernel, None
-            self._set_status(session, "dead", f"stopped after {int(idle)} s idle; the next run starts a new kernel")
-        kp.stop()

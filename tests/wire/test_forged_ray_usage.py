@@ -21,7 +21,7 @@ from console.config import load_config
 from console.ids import CellId, NotebookId, RunId
 from console.kernel.session import Session
 from console.server import ray_usage
-from console.server.kernels import KernelSession, _Run
+from console.server.kernel_session import KernelSession, QueuedRun
 from console.wire.codec import DecodeError
 from console.wire.kernel import FROM_KERNEL, RunRayUsage
 from console.wire.worker import RayActor, RayUsage
@@ -34,7 +34,7 @@ USAGE = {"actors_alive": 7, "actors": [{"class_name": "Forged", "state": "alive"
 
 def _session_running(run_id: str = "r1") -> KernelSession:
     session = KernelSession(None, NotebookId("nb1"))
-    session.current = _Run(RunId(run_id), CellId("c1"), "", "python")
+    session.current = QueuedRun(RunId(run_id), CellId("c1"), "", "python")
     return session
 
 

@@ -1,0 +1,64 @@
+"""One notebook's session as the SessionManager (console/server/kernels.py) holds it: its kernel, its
+run queue, the run it executes, and what the Running page reads of it (console/server/running.py).
+
+Every field is read and written under `lock`, by the manager, the kernel's reader threads and
+the culler (console/server/culling.py).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from console.ids import CellId, NotebookId, RunId, SessionId, UserId
+from console.messages import ErrorEvent, KernelState, ResultEvent
+from console.server.kernel_process import KernelProcess
+
+NOT_STARTED = "not started"
+
+
+@dataclass
+class QueuedRun:
+    """A cell's run from the moment it is queued until the kernel reports its end."""
+
+    run_id: RunId
+    cell_id: CellId
+    source: str
+    kind: str
+    result: ResultEvent | None = None
+    error: ErrorEvent | None = None
+    interrupted: bool = False  # the user asked; however the cell then stops, it was interrupted
+    batch: str = ""  # the Run all / run-from-here it belongs to: its first failure cancels the rest
+    user_id: UserId | None = None  # who ran it: its includes are checked against this user
+
+
+@dataclass
+class KernelSession:
+    """What the manager holds for one notebook (or a job's lane of it)."""
+
+    user_id: UserId | None  # None for the notebook's shared session; a job's owner for its lane
+    notebook_id: NotebookId
+    kernel: KernelProcess | None = None
+    lane: str = ""  # "" = the notebook's interactive session; a job's own session has its own lane
+    status: KernelState = "dead"
+    reason: str = "not started"  # NOT_STARTED: never had a kernel, so there is nothing to report
+    queue: deque[QueuedRun] = field(default_factory=deque)
+    current: QueuedRun | None = None
+    last_run: RunId = RunId("")
+    last: QueuedRun | None = None  # the kernel's last finished run: an actor's late line still belongs to it
+    dropped: int = 0  # messages of the current kernel about other runs, dropped
+    last_active: float = field(default_factory=time.monotonic)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    started_by: UserId | None = None  # who started its kernel: the per-user cap counts it for them
+    started_at: float = 0.0  # wall clock of that start
+    runners: dict[UserId, float] = field(default_factory=dict)  # who ran cells in this kernel, last when
+    ray_usage: Any = None  # the kernel's last Ray usage report (server/ray_usage.py LastUsage)
+
+    @property
+    def session_id(self) -> SessionId:
+        return SessionId(f"{self.notebook_id}" + (f"-u{self.user_id}-{self.lane}" if self.lane else ""))
+
+    def busy(self) -> bool:
+        return self.current is not None or bool(self.queue)
