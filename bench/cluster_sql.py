@@ -7,9 +7,11 @@ Daft on the same cluster by this process, once collected (`to_arrow`) and once w
 
 A Ray head of this script's own (stopped by its PID), one parquet set; each figure is the median
 of warm runs. The cluster path's first statement (driver start plus Daft's workers) is reported
-apart. Target: the cluster path within 1.2x of direct Daft's `to_arrow` (what our translation,
-hand-off and distributed result add); DuckDB's figures are reported, not targeted (on one machine
-it is the faster engine by design).
+apart. Target: the cluster path within 1.2x of the direct query written as parquet, the same work
+(the result left on the cluster as files), so the ratio is what our translation, hand-off and
+catalog entry add; against `to_arrow` (the result collected by the driver) and DuckDB it is
+reported, not targeted (on one machine DuckDB is the faster engine by design, and handing a
+big result back in memory beats writing it).
 
     python bench/cluster_sql.py [--rows N] [--repeats N]
 """
@@ -47,6 +49,9 @@ QUERIES = {  # name: (Spark SQL for the cell, the same in Daft's SQL for the dir
               "group by date_format(from_unixtime(ts), 'yyyy-MM')",
               "SELECT STRFTIME(TIMESTAMP_SECONDS(ts), '%Y-%m') AS m, COUNT(*) AS n FROM t "
               "GROUP BY STRFTIME(TIMESTAMP_SECONDS(ts), '%Y-%m')"),
+    # a big result (90% of the rows): it stays on the cluster as files; the kernel reads its preview
+    "filter": ("select id, user_id, amount from t where amount > 10",
+               "SELECT id, user_id, amount FROM t WHERE amount > 10"),
 }
 
 
@@ -143,9 +148,9 @@ def main() -> None:
     print(f"cluster_first_statement: {first:.2f} s (driver start and Daft's workers; reported)")
     for name, local_s, ours_s, direct_s, written_s in rows:
         print(f"sql_{name}_duckdb: {local_s * 1000:.0f} ms (reported)")
-        print(f"sql_{name}_cluster_vs_daft_write: {ours_s / written_s:.2f} x (reported)")
-        print(f"sql_{name}_cluster_vs_daft: {ours_s / direct_s:.2f} x (target <= {TARGET})")
-    worst = max(ours_s / direct_s for _, _, ours_s, direct_s, _ in rows)
+        print(f"sql_{name}_cluster_vs_daft_to_arrow: {ours_s / direct_s:.2f} x (reported)")
+        print(f"sql_{name}_cluster_vs_daft: {ours_s / written_s:.2f} x (target <= {TARGET})")
+    worst = max(ours_s / written_s for _, _, ours_s, _, written_s in rows)
     if worst > TARGET:
         raise SystemExit(1)
 
