@@ -52,6 +52,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.ray)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _socket_clients_close_without_waiting() -> Iterator[None]:
+    """The tests' Socket.IO clients close their websocket without a 3 s wait for the echo.
+
+    websocket-client's close() sends the closing frame and then waits up to `timeout` (3 s) for
+    the server's answer on the same socket, while python-engineio's reader thread is still
+    reading it: that thread usually takes the answer first, and the close sat out the 3 s. The
+    server has everything it needs once our closing frame is sent; tests that check what a
+    close does (presence left, rooms emptied) wait for that on the server's side.
+    """
+    import websocket
+
+    close = websocket.WebSocket.close
+
+    def close_soon(self: Any, status: int = websocket.STATUS_NORMAL, reason: Any = b"", timeout: Any = 3) -> None:
+        close(self, status, reason, min(timeout, 0.2) if timeout is not None else 0.2)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(websocket.WebSocket, "close", close_soon)
+        yield
+
+
 @pytest.fixture
 def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
     # The developer's own CONSOLE_* variables must not leak into tests.
