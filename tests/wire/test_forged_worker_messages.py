@@ -52,7 +52,7 @@ class Boom:
     def __reduce__(self):
         return (open, ({str(marker)!r}, "w"))
 data = pickle.dumps(Boom())
-os.write(_fd, struct.pack("!i", len(data)) + data)
+os.write(_fd, struct.pack("!i", len(data)) + data + b"\\n")  # the frame the old Connection read, ended as a line
 import time; time.sleep(30)
 """, kind="python")
     assert not out.ok and "broke the protocol" in out.error.message, out.error
