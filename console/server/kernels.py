@@ -342,8 +342,8 @@ class SessionManager(Culling):
             elif isinstance(msg, RunRayUsage):
                 try:
                     usage = ray_usage.accept(session, msg)
-                except ray_usage.Refused:
-                    self._drop(session, msg)
+                except ray_usage.Refused as exc:
+                    self._drop(session, msg, str(exc))
                 else:
                     if usage is not None:  # None: too soon after the last one
                         self._publish(session.notebook_id, [usage])
@@ -383,12 +383,12 @@ class SessionManager(Culling):
                 self._set_status(session, "idle")
             self._pump(session)
 
-    def _drop(self, session: KernelSession, msg: Message) -> None:
-        """A kernel spoke of a run it is not executing: dropped, and said once per kernel."""
+    def _drop(self, session: KernelSession, msg: Message, why: str = "") -> None:
+        """A kernel spoke of a run it is not executing (or `why` it was refused): dropped, said once per kernel."""
         session.dropped += 1
         if session.dropped == 1:
-            log.warning("kernel %s spoke of a run it is not executing (%s %s); dropped, and later ones too",
-                        session.session_id, msg.type, str(getattr(msg, "run_id", ""))[:64])
+            log.warning("kernel %s: %s (%s %s); dropped, and later ones too", session.session_id,
+                        why or "it spoke of a run it is not executing", msg.type, str(getattr(msg, "run_id", ""))[:64])
 
     def _on_exit(self, session: KernelSession, kp: KernelProcess | None, reason: str, expected: bool) -> None:
         with session.lock:

@@ -42,6 +42,8 @@ def test_a_running_ray_cell_shows_its_actors_and_the_running_page_lists_them(pag
     usage = cell.locator("[data-role=ray-usage][data-running='1']")
     usage.locator("[data-role=ray-usage-summary]", has_text="2 actors alive").wait_for(timeout=240000)
     assert cell.get_attribute("data-status") == "running"
+    # The two hold() calls, from the GCS's task events (the dashboard is off), under the sandbox too.
+    usage.locator("[data-role=ray-usage-summary]", has_text="2 tasks running").wait_for(timeout=30000)
     summary = usage.locator("[data-role=ray-usage-summary]").inner_text()
     assert "1.0 CPU in use" in summary, summary  # two actors of half a CPU each
     usage.locator("summary").click()  # the list: class, state, node, CPUs
@@ -61,6 +63,7 @@ def test_a_running_ray_cell_shows_its_actors_and_the_running_page_lists_them(pag
         assert row.locator("[data-role=session-memory]").inner_text().endswith("B"), row.inner_text()
     ray_row.locator("[data-role=session-ray]", has_text="2 actors").wait_for(timeout=30000)
     assert "1.0 CPU" in ray_row.locator("[data-role=session-ray]").inner_text()
+    assert "2 tasks running" in ray_row.locator("[data-role=session-ray]").inner_text()
     assert plain_row.locator("[data-role=session-ray]").inner_text() == "—"
     running.close()
 
