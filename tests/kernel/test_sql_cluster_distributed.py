@@ -85,6 +85,8 @@ def test_a_select_on_a_cluster_result_composes_on_the_cluster(session: Session) 
     assert not big.loaded  # its files went to Daft's workers by name
     ok(s, 'set sql.engine = "local" where type="conf";\n'
           "select category, count(*) as n, sum(amount * 2) as s from ev where amount > 50 group by category as here;")
+    ok(s, "select sum(n) as rows from per_cat as summed;")  # DuckDB scans a small one's files (within the limit)
+    assert s.tables["summed"].column("rows").to_pylist() == [big.num_rows] and not per_cat.loaded
     assert per_cat.table().sort_by("category").to_pylist() == s.tables["here"].sort_by("category").to_pylist()
     # auto sends a select on a distributed input to the cluster (one node, and small: it would stay local)
     ok(s, 'set sql.engine = "auto" where type="conf";\nselect count(*) as n from big as counted;')

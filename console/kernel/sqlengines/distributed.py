@@ -14,15 +14,16 @@ from __future__ import annotations
 import json
 import os
 import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from console.kernel.catalog import DistributedTable
+from console.kernel.origins import MIN_ROWS, Origin, _fragments
 from console.sources.base import SourceError
 
 if TYPE_CHECKING:
     from console import lang
-    from console.kernel.origins import Origin
 
 _NAME = "distributed_input"  # the table's name in the Daft SQL of a save
 _OPTIONS_FOR_THE_KERNEL = ("mergeschema", "overwriteschema")
@@ -116,17 +117,30 @@ def _save_parquet(session: Any, entry: DistributedTable, stmt: "lang.Save") -> N
             os.rename(f, stage / f"part-{tag}-{i:05d}.parquet")
 
 
-def origin(entry: DistributedTable) -> "Origin | None":
+def origin(entry: DistributedTable) -> Origin | None:
     """The direct-read origin of a distributed table: a Python cell's actors read its row groups
     themselves (console/kernel/origins.py), so the kernel decodes nothing of it."""
-    from console.kernel.origins import MIN_ROWS, Origin, _fragments
-
     if entry.num_rows < MIN_ROWS:
         return None
-    try:
-        fragments = _fragments(entry.files, entry.schema)
-    except Exception:  # any doubt: the ordinary path (within CONSOLE_RESULT_KEEP_BYTES)
-        return None
-    if fragments is None or sum(f[2] for f in fragments) != entry.num_rows:
-        return None
-    return Origin(weakref.ref(entry), "parquet", str(entry.folder), fragments)
+    return FilesOrigin(weakref.ref(entry), "parquet", str(entry.folder), [], files=entry.files, schema=entry.schema)
+
+
+@dataclass
+class FilesOrigin(Origin):
+    """An Origin whose fragments are read from the files' footers when a cell first asks, not at
+    every select (a result of many files on shared storage costs a footer read per file)."""
+
+    files: list[str] = field(default_factory=list)
+    schema: Any = None
+
+    def conf_value(self, table: Any) -> str | None:
+        rows = int(getattr(table, "num_rows", -1))
+        if not self.fragments and self.table() is table:
+            try:
+                found = _fragments(self.files, self.schema)
+            except Exception:  # any doubt: the ordinary path (within CONSOLE_RESULT_KEEP_BYTES)
+                return None
+            if found is None or sum(f[2] for f in found) != rows:
+                return None
+            self.fragments = found
+        return super().conf_value(table)
