@@ -50,11 +50,12 @@ export class RayUsageView {
     const tasks = (u.tasks || []).map((t) => h("li", { dataset: { role: "ray-task", state: t.state } },
       `${t.name} ×${t.count} — ${t.state}` + (t.node ? ` on ${t.node}` : "") + (t.cpus ? ` — ${cpus(t.cpus)} each` : "")));
     const listedActors = u.actors_alive + u.actors_pending + u.actors_dead;
-    this.details.replaceChildren(
+    this.details.replaceChildren(...[
       actors.length ? h("div", {}, h("em", { text: listedActors > actors.length ? `Actors (first ${actors.length} of ${listedActors})` : "Actors" }), h("ul", {}, actors)) : null,
       tasks.length ? h("div", {}, h("em", { text: "Tasks" }), h("ul", {}, tasks)) : null,
       u.nodes && u.nodes.length ? h("div.muted", { text: `Nodes: ${u.nodes.join(", ")}` }) : null,
-      u.note ? h("div.muted", { dataset: { role: "ray-usage-note" }, text: u.note }) : null);
+      u.note ? h("div.muted", { dataset: { role: "ray-usage-note" }, text: u.note }) : null,
+    ].filter(Boolean)); // replaceChildren would write a null as the text "null"
   }
 
   // The cell stopped running: the last report stays, labelled as such.

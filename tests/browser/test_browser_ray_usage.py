@@ -6,11 +6,16 @@ the page shows comes from the cell worker's reads of the GCS (console/worker/ray
 """
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from browser_support import Server
+
+IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
+SHOOT = os.environ.get("UPDATE_SCREENSHOTS") == "1"  # docs/img changes only when asked
 
 RAY_CELL = """--%python
 import time
@@ -51,6 +56,9 @@ def test_a_running_ray_cell_shows_its_actors_and_the_running_page_lists_them(pag
     assert actors.count() == 2, usage.inner_text()
     assert all(t.startswith("Holder — alive on ") and t.endswith("0.5 CPUs") for t in actors.all_inner_texts()), \
         actors.all_inner_texts()
+    assert "null" not in usage.inner_text(), usage.inner_text()
+    if SHOOT:
+        cell.screenshot(path=str(IMG / "ray-usage-cell.png"))
 
     running = page.context.new_page()
     running.goto(f"{ray_server.url}/running")
@@ -65,6 +73,8 @@ def test_a_running_ray_cell_shows_its_actors_and_the_running_page_lists_them(pag
     assert "1.0 CPU" in ray_row.locator("[data-role=session-ray]").inner_text()
     assert "2 tasks running" in ray_row.locator("[data-role=session-ray]").inner_text()
     assert plain_row.locator("[data-role=session-ray]").inner_text() == "—"
+    if SHOOT:
+        running.screenshot(path=str(IMG / "running-sessions-ray.png"))
     running.close()
 
     cell.locator("xpath=self::*[@data-status='done' or @data-status='error']").wait_for(timeout=240000)
