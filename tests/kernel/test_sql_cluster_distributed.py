@@ -112,6 +112,12 @@ def test_save_as_delta_is_one_commit_from_the_cluster(session: Session) -> None:
     assert table.to_pyarrow_table().num_rows == 20_000
     ok(s, f"save overwrite evens as delta.`{target}`;")
     assert DeltaTable(str(target)).version() == 2 and DeltaTable(str(target)).to_pyarrow_table().num_rows == 10_000
+    # the modes and the schema check of the kernel's delta saves hold; a refused save leaves no file behind
+    files_before = sorted(target.glob("*.parquet"))
+    assert "exists" in error(s, f"save errorIfExists evens as delta.`{target}`;")
+    ok(s, "select id from ev as only_ids;")
+    assert "mergeSchema" in error(s, f"save append only_ids as delta.`{target}`;")
+    assert DeltaTable(str(target)).version() == 2 and sorted(target.glob("*.parquet")) == files_before
     # parquet: a folder whose files, listed by name, keep the result's order
     ok(s, "select id from ev order by id desc as desc_ids;")
     ok(s, f"save overwrite desc_ids as parquet.`{name}/desc`;\nload parquet.`{name}/desc` as back;")
