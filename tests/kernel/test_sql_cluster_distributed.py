@@ -181,3 +181,26 @@ def test_rows_beyond_the_keep_limit_need_a_save_first(session: Session) -> None:
     results = Path(wide.files[0]).parents[1]
     s.shutdown()  # the kernel ends: its results' files go with it
     assert not results.exists()
+
+
+def test_partitioned_saves_from_the_cluster(session: Session) -> None:
+    from deltalake import DeltaTable
+
+    s = session
+    name = _load(s)
+    ok(s, "select id, case when id % 5 = 0 then null else concat(category, ' x') end as k, amount from ev as parts;")
+    parts = _distributed(s, "parts")
+    expected = sorted((i, None if i % 5 == 0 else f"c{i % 7} x") for i in range(20_000))
+    target = s.source_context().lake / name / "parts_delta"
+    ok(s, f"save overwrite parts as delta.`{target}` partitionBy k;")
+    table = DeltaTable(str(target))
+    assert table.version() == 0 and table.metadata().partition_columns == ["k"]
+    got = table.to_pyarrow_table()
+    assert sorted(zip(got.column("id").to_pylist(), got.column("k").to_pylist(), strict=True)) == expected
+    ok(s, f"save append parts as delta.`{target}` partitionBy k;")
+    assert DeltaTable(str(target)).version() == 1 and DeltaTable(str(target)).to_pyarrow_table().num_rows == 40_000
+    assert "partitioned by [k]" in error(s, f"save append parts as delta.`{target}`;")
+    ok(s, f"save overwrite parts as parquet.`{name}/parts_pq` partitionBy k;\nload parquet.`{name}/parts_pq` as back;")
+    back = s.tables["back"]
+    assert sorted(zip(back.column("id").to_pylist(), back.column("k").to_pylist(), strict=True)) == expected
+    assert not parts.loaded

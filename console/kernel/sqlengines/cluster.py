@@ -33,7 +33,7 @@ import time
 import uuid
 import weakref
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import pyarrow as pa
 
@@ -47,6 +47,13 @@ CONNECT_TIMEOUT = 120.0  # ray.init plus Daft's first runner; the spike measured
 IDLE_SECONDS = 600.0
 RESULTS_DIR = ".cluster_sql"  # in the lake: one folder per kernel, in it one folder of parquet files per result
 _RESULTS_NOTE = "results_folder"  # in <cache>/.cluster_sql: the name of this session's folder in the lake
+
+
+class Written(NamedTuple):
+    """What Daft's workers wrote: the files in row order, and each one's partition values (text)."""
+
+    files: list[str]
+    partitions: list[dict[str, str | None]]
 
 
 class ClusterSql:
@@ -87,15 +94,17 @@ class ClusterSql:
         self._results_folder()
         out = self.results / uuid.uuid4().hex
         try:
-            files = self.write(daft_sql, refs, catalog, needs_cpu, line, column, out)
+            files = self.write(daft_sql, refs, catalog, needs_cpu, line, column, out).files
             return DistributedTable(files, name, out, int(self.cfg.get("RESULT_KEEP_BYTES") or 256 << 20))
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
             raise
 
     def write(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
-              line: int, column: int, out: Path, delta: bool = False) -> list[str]:
-        """Daft's workers write the select's result as parquet files into `out`; their paths, in row order."""
+              line: int, column: int, out: Path, delta: bool = False, partition_by: tuple[str, ...] = ()
+              ) -> "Written":
+        """Daft's workers write the select's result as parquet files into `out` (in hive folders by
+        `partition_by`); their paths in row order, and each one's partition values."""
         self._interrupted.clear()
         self.folder.mkdir(parents=True, exist_ok=True)
         out.mkdir(parents=True, exist_ok=True)
@@ -105,17 +114,18 @@ class ClusterSql:
             if self._idle is not None:
                 self._idle.cancel()
             try:
-                return self._write(daft_sql, refs, catalog, needs_cpu, line, column, inputs, out, delta)
+                extra = {"delta": delta, "partition_by": list(partition_by)}
+                return self._write(daft_sql, refs, catalog, needs_cpu, line, column, inputs, out, extra)
             finally:
                 self._touch()
 
     def _write(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
-               line: int, column: int, inputs: list[Path], out: Path, delta: bool) -> list[str]:
+               line: int, column: int, inputs: list[Path], out: Path, extra: dict[str, Any]) -> "Written":
         try:
             tables = {ref: self._spec(ref, catalog, inputs, line, column) for ref in refs}
             self._ensure()
             reply = self._ask({"sql": daft_sql, "tables": tables, "out_dir": str(out), "needs_cpu": needs_cpu,
-                               "delta": delta},
+                               **extra},
                               float(self.cfg.get("SQL_CLUSTER_TIMEOUT_SECONDS") or 600.0), line, column)
             if "error" in reply:
                 why = str(reply["error"])
@@ -128,12 +138,12 @@ class ClusterSql:
             self.daft_actors = dict(reply.get("daft_actors", {}))
             files = [str(f) for f in reply.get("files", [])]
             unseen = [f for f in files if not os.path.isfile(f)]
-            if unseen or not files:
+            if unseen or (not files and not extra.get("partition_by")):  # (no rows in no partition: no file)
                 raise CellError("sql", f"the cluster wrote the result into {out}, but this machine does not see "
                                 f"{unseen[0] if unseen else 'any file there'}: the lake must be on storage "
                                 "every node of the cluster sees, at the same path (docs/cluster-sql.md)",
                                 line, column)
-            return files
+            return Written(files, [dict(v) for v in reply.get("partitions", [])])
         finally:
             for path in inputs:
                 path.unlink(missing_ok=True)

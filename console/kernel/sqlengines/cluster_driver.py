@@ -4,11 +4,12 @@ One JSON line in, one JSON line out, on stdin/stdout (everything Ray and Daft pr
 stderr). First line: {"address": …}; it connects (`ray.init`, then Daft's Ray runner, once) and
 answers {"ready": true, "nodes": N}. Then per statement:
     {"sql": daft_sql, "tables": {name: {"files": [...]} | {"ipc": path}}, "out_dir": folder,
-     "delta": bool}
-and it answers {"files": [...], "nodes": N} once Daft's workers have written the result as parquet
-files into `out_dir` (on the nodes where its partitions are: the rows never come through this
-process), the files in the result's row order, or {"error": text}. "delta": timestamps are
-written in microseconds, the only unit a Delta table holds. Being a process of its own, it is the
+     "delta": bool, "partition_by": [column, …]}
+and it answers {"files": [...], "partitions": [{column: value text}, …], "nodes": N} once Daft's
+workers have written the result as parquet files into `out_dir` (on the nodes where its
+partitions are: the rows never come through this process), the files in the result's row order,
+or {"error": text}. "delta": timestamps are written in microseconds, the only unit a Delta table
+holds. "partition_by": hive folders per value, each file's values in "partitions". Being a process of its own, it is the
 unit of cancellation: the kernel kills it (its Ray job, so the Flotilla runner and the Swordfish
 actors of the query, go with it) on an interrupt or a timeout, and starts another for the next
 cluster statement. What it wrote stays: the files, not this process, hold a result.
@@ -127,9 +128,29 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     # Daft's native parquet writer (its Python writers import pyiceberg, which 0.7.26 lacks); the
     # answer lists the files in partition order, which is the result's order (a sort's too), and
     # an empty result still gets one file with the schema.
-    written = df.write_parquet(request["out_dir"], write_mode="append").to_pydict()
+    keys = list(request.get("partition_by") or [])
+    written = df.write_parquet(request["out_dir"], write_mode="append",
+                               partition_cols=[daft.col(k) for k in keys] or None).to_pydict()
     files = [str(f) for f in written.get("path", [])]
-    return {"files": files, "nodes": cpu_nodes(), "worker_nodes": worker_nodes(), "daft_actors": daft_actors()}
+    # Hive folders (key=value/, values escaped, null as __HIVE_DEFAULT_PARTITION__); each file's
+    # values as Delta writes them in its log.
+    values = [{k: _partition_text(written[k][i]) for k in keys} for i in range(len(files))] if keys else []
+    return {"files": files, "partitions": values, "nodes": cpu_nodes(), "worker_nodes": worker_nodes(),
+            "daft_actors": daft_actors()}
+
+
+def _partition_text(value: Any) -> str | None:
+    import datetime as dt
+
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, (bytes, bytearray)):
+        raise ValueError("a binary partitionBy column cannot be saved from the cluster")
+    return str(value)
 
 
 def _microseconds(df: Any) -> Any:

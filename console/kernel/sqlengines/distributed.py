@@ -5,9 +5,10 @@ A save as delta or parquet is written by Daft's workers, on the nodes that hold 
 write parquet files into the target (the lake, which every node sees), and the kernel publishes
 them: for delta one commit that adds those files (deltalake, the same log our other saves write;
 an overwrite removes the old files from the version, as Delta's overwrite does), for parquet the
-staged folder's rename, as every file save. The rows never pass through the kernel. Saves the
-cluster path does not cover (another format, partitionBy, mergeSchema/overwriteSchema) take the
-kernel's path, which reads the rows only within CONSOLE_RESULT_KEEP_BYTES (else "save it first").
+staged folder's rename, as every file save; partitionBy makes hive folders (Daft's), and for
+delta each file's partition values in the log. The rows never pass through the kernel. Saves the
+cluster path does not cover (another format, mergeSchema/overwriteSchema) take the kernel's path,
+which reads the rows only within CONSOLE_RESULT_KEEP_BYTES (else "save it first").
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from console.sources.base import SourceError
 
 if TYPE_CHECKING:
     from console import lang
+    from console.kernel.sqlengines.cluster import Written
 
 _NAME = "distributed_input"  # the table's name in the Daft SQL of a save
 _OPTIONS_FOR_THE_KERNEL = ("mergeschema", "overwriteschema")
@@ -32,9 +34,12 @@ _OPTIONS_FOR_THE_KERNEL = ("mergeschema", "overwriteschema")
 def cluster_save(session: Any, entry: DistributedTable, stmt: "lang.Save") -> bool:
     """Save `entry` from the cluster; False when this save is one for the kernel's path."""
     fmt = stmt.format.lower()
-    if fmt not in ("delta", "parquet") or stmt.partition_by or \
-            any(k.lower() in _OPTIONS_FOR_THE_KERNEL for k in stmt.options):
+    if fmt not in ("delta", "parquet") or any(k.lower() in _OPTIONS_FOR_THE_KERNEL for k in stmt.options):
         return False
+    missing = [c for c in stmt.partition_by if c not in entry.schema.names]
+    if missing:
+        raise SourceError(f"partitionBy column {', '.join(missing)} is not in the table "
+                          f"(columns: {', '.join(entry.schema.names)})")
     if fmt == "delta":
         _save_delta(session, entry, stmt)
     else:
@@ -42,9 +47,9 @@ def cluster_save(session: Any, entry: DistributedTable, stmt: "lang.Save") -> bo
     return True
 
 
-def _write(session: Any, entry: DistributedTable, stmt: "lang.Save", out: Path, delta: bool) -> list[str]:
-    return list(session.cluster_sql.write(f"SELECT * FROM {_NAME}", (_NAME,), {_NAME: entry}, False,
-                                          stmt.line, stmt.column, out, delta=delta))
+def _write(session: Any, entry: DistributedTable, stmt: "lang.Save", out: Path, delta: bool) -> "Written":
+    return session.cluster_sql.write(f"SELECT * FROM {_NAME}", (_NAME,), {_NAME: entry}, False, stmt.line,
+                                     stmt.column, out, delta=delta, partition_by=tuple(stmt.partition_by))
 
 
 def _save_delta(session: Any, entry: DistributedTable, stmt: "lang.Save") -> None:
@@ -64,9 +69,19 @@ def _save_delta(session: Any, entry: DistributedTable, stmt: "lang.Save") -> Non
         return
     if exists and mode == "errorIfExists":
         raise exists_error(f"delta table {shown}")
-    files = _write(session, entry, stmt, location, delta=True)
+    keys = list(stmt.partition_by)
+    if exists and DeltaTable(str(location)).metadata().partition_columns != keys:
+        have = DeltaTable(str(location)).metadata().partition_columns
+        raise SourceError(f"cannot save to delta table {shown}: it is partitioned by [{', '.join(have)}], the save "
+                          f"by [{', '.join(keys)}]. Use `save overwrite … where overwriteSchema=\"true\"` to "
+                          "repartition it")
+    written = _write(session, entry, stmt, location, delta=True)
+    files = written.files
     try:
-        schema = pq.read_schema(files[0]).remove_metadata()
+        # The files hold the columns but the partition keys (their values are in the folders and the log).
+        found = pq.read_schema(files[0]).remove_metadata() if files else entry.schema
+        schema = pa.schema([entry.schema.field(n) if n in keys or n not in found.names else found.field(n)
+                            for n in entry.schema.names])
         if exists:
             old = pa.schema(DeltaTable(str(location)).schema().to_arrow())
             new = pa.schema(Schema.from_arrow(schema).to_arrow())
@@ -77,17 +92,19 @@ def _save_delta(session: Any, entry: DistributedTable, stmt: "lang.Save") -> Non
                 raise SourceError(error.message.replace("cannot append to", "cannot overwrite", 1)
                                   if mode != "append" else error.message)
         actions: list[AddAction] = []
-        for f in files:
+        for i, f in enumerate(files):
             st = os.stat(f)
             rows = pq.ParquetFile(f).metadata.num_rows
-            actions.append(AddAction(os.path.relpath(f, location), st.st_size, {}, int(st.st_mtime * 1000), True,
-                                     json.dumps({"numRecords": rows})))
+            values = written.partitions[i] if keys else {}
+            actions.append(AddAction(os.path.relpath(f, location), st.st_size, values,
+                                     int(st.st_mtime * 1000), True, json.dumps({"numRecords": rows})))
         if exists:  # one commit: the files added, and for an overwrite the old ones removed from this version
             changes: list[AddAction | RemoveAction] = list(actions)
             DeltaTable(str(location)).create_write_transaction(
-                changes, "overwrite" if mode == "overwrite" else "append", schema)
+                changes, "overwrite" if mode == "overwrite" else "append", schema, partition_by=keys or None)
         else:
-            create_table_with_add_actions(str(location), Schema.from_arrow(schema), actions, mode="error")
+            create_table_with_add_actions(str(location), Schema.from_arrow(schema), actions, mode="error",
+                                          partition_by=keys or None)
     except BaseException as exc:
         for f in files:  # not in the log: nobody reads them
             Path(f).unlink(missing_ok=True)
@@ -101,20 +118,26 @@ def _save_parquet(session: Any, entry: DistributedTable, stmt: "lang.Save") -> N
     from console.sources.formats import ParquetSource
     from console.sources.paths import data_files, resolve_target, staged_write
 
+    import pyarrow as pa
+
     mode = normalize_mode(stmt.mode)
     target = resolve_target(session.source_context(), stmt.path)
+    keys = list(stmt.partition_by)
     if mode == "append" and target.is_dir():
         existing = data_files(target, (".parquet", ".parq"), stmt.path)
         if existing:
-            ParquetSource().check_append(existing[0], entry.schema.empty_table(), dict(stmt.options), stmt.path)
+            source = ParquetSource()
+            source._check_layout(existing[0], target, keys, stmt.path)
+            data = pa.schema([f for f in entry.schema if f.name not in keys]).empty_table()
+            source.check_append(existing[0], data, dict(stmt.options), stmt.path)
     with staged_write(target, mode) as stage:
         if stage is None:
             return
-        files = _write(session, entry, stmt, stage, delta=False)
+        files = _write(session, entry, stmt, stage, delta=False).files
         # Named in row order: a load lists a folder's files by name, and Daft names them at random.
         tag = os.urandom(6).hex()
         for i, f in enumerate(files):
-            os.rename(f, stage / f"part-{tag}-{i:05d}.parquet")
+            os.rename(f, Path(f).parent / f"part-{tag}-{i:05d}.parquet")
 
 
 def origin(entry: DistributedTable) -> Origin | None:
