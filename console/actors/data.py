@@ -189,11 +189,14 @@ def fragment_handles(frags: Fragments, n: int, first_port: int, timezone: str) -
     """Handles that make each actor read its own row groups, or None where that cannot work.
 
     The fragments are paths on the kernel's node. Every actor can open them only when the
-    cluster is this one node and this process is not a Ray Client (whose actors run elsewhere);
-    otherwise the caller reads the table and uses the object store.
+    cluster is this one node and this process is not a Ray Client (whose actors run elsewhere),
+    or when they are `shared` (on storage every node sees); otherwise the caller reads the table
+    and uses the object store.
     """
     ray = sys.modules.get("ray")
-    if ray is None or not ray.is_initialized() or _node_id() is None or _other_nodes(ray):
+    if ray is None or not ray.is_initialized():
+        return None
+    if not frags.shared and (_node_id() is None or _other_nodes(ray)):
         return None
     host = "127.0.0.1"
     try:

@@ -26,6 +26,9 @@ class Fragments:
     schema: pa.Schema
     fragments: list[Fragment]
     source: str  # e.g. "delta /lake/default/t at version 3", for messages
+    # The files are on storage every node sees at the same path (a cluster SQL result in the lake,
+    # written there by the cluster itself): actors on any node may read them.
+    shared: bool = False
 
     @property
     def num_rows(self) -> int:
@@ -65,7 +68,8 @@ def parse(value: str | None) -> Fragments | None:
     where = f"{doc.get('format', '')} {doc.get('path', '')}".strip()
     if doc.get("version") is not None:
         where += f" at version {doc['version']}"
-    return Fragments(schema, [(str(p), int(g), int(r)) for p, g, r in doc["fragments"]], where)
+    return Fragments(schema, [(str(p), int(g), int(r)) for p, g, r in doc["fragments"]], where,
+                     bool(doc.get("shared")))
 
 
 def read_pieces(pieces: list[Piece], schema: pa.Schema, source: str = "") -> pa.Table:

@@ -1,8 +1,10 @@
 """SQL on a head plus a joined node (as tests/python_cells/test_two_nodes.py starts them): with
 `auto`, a group-by and a join over parquet ten times the session's memory run on both nodes
 through Daft, give DuckDB's rows over the same files, and the kernel's memory stays under the
-session's limit; the result saves as one delta version; a second session over Ray Client
-(ray://) gets the same rows as the one over the GCS address. Both nodes are stopped by their PIDs.
+session's limit; the results stay on the cluster as files, which a Python cell's tasks read
+themselves (direct reads on two nodes) and which save as one delta version; a second session over
+Ray Client (ray://) gets the same rows as the one over the GCS address. Both nodes are stopped by
+their PIDs.
 """
 from __future__ import annotations
 
@@ -50,6 +52,27 @@ def _peak_growth(session: Session, text: str) -> int:
     return status("VmHWM:") - before
 
 
+PY_CELL = """--%python
+--%input=g_cluster
+--%output=py_sum
+import ray
+import pyarrow as pa
+from pyjava.api.mlsql import RayContext
+
+ray_context = RayContext.connect(globals(), "127.0.0.1:10001")
+servers = ray_context.data_servers()
+assert all(s.pieces is not None for s in servers), "not direct reads"
+
+@ray.remote(num_cpus=1, scheduling_strategy="SPREAD")
+def part(server):
+    t = RayContext.collect_arrow(server)
+    return t.num_rows, sum(t.column("n").to_pylist())
+
+done = ray.get([part.remote(s) for s in servers])
+ray_context.build_result(pa.table({"rows": [sum(d[0] for d in done)], "n": [sum(d[1] for d in done)]}))
+"""
+
+
 def test_big_group_by_and_join_run_on_both_nodes(tmp_path: Path) -> None:
     multi = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}  # Ray's multi-node addressing (eth0, not loopback)
     client_port = free_port()
@@ -86,6 +109,13 @@ def test_big_group_by_and_join_run_on_both_nodes(tmp_path: Path) -> None:
             there = session.tables.entry(cluster).slice().sort_by(key).to_pylist()  # type: ignore[union-attr]
             here = con.sql(sql).to_arrow_table().sort_by(key).to_pylist()
             assert there == here and sum(r["n"] for r in there) == rows
+        # a Python cell on a cluster result: each task reads its own row groups of the files in the
+        # lake, on whichever node it runs (the files are on storage both nodes see), not the kernel
+        session.cluster_sql.close()  # Daft's workers go; the result stays in its files
+        ok = session.run_cell(PY_CELL, kind="python", cell="py")
+        assert ok.ok, ok.error
+        assert session.tables["py_sum"].to_pylist() == [{"rows": 50, "n": rows}]
+        assert not session.tables.entry("g_cluster").loaded  # type: ignore[union-attr]
         # save of the cluster's result: one new delta version, readable by deltalake
         ok = session.run_cell("save overwrite g_cluster as delta.`sqlc.g`;")
         assert ok.ok, ok.error

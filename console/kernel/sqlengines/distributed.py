@@ -166,4 +166,6 @@ class FilesOrigin(Origin):
             if found is None or sum(f[2] for f in found) != rows:
                 return None
             self.fragments = found
-        return super().conf_value(table)
+        value = super().conf_value(table)
+        # Written by the cluster into the lake, which every node sees: actors on any node read them.
+        return None if value is None else json.dumps({**json.loads(value), "shared": True})
