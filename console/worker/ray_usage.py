@@ -7,21 +7,26 @@ events through TaskInfoGcsService.GetTaskEvents with a job filter and a limit, s
 cluster's other jobs are never read. A Ray Client driver (ray://) has no GCS connection: it
 reports the cluster's CPUs only, and says so.
 
-UsageReporter samples every INTERVAL seconds on a thread of its own while the cell's driver is
-connected, and once more when the cell ends (before its CellDone), over the worker's channel
-(console/wire/worker.py CellRayUsage). A sample that fails is skipped, never the cell's error.
+UsageReporter samples every INTERVAL seconds (longer when a sample is slow: SHARE) on a thread
+of its own while the cell's driver is connected, and once more when the cell ends (before its
+CellDone), over the worker's channel (console/wire/worker.py CellRayUsage). A sample that fails
+is skipped, never the cell's error.
 """
 from __future__ import annotations
 
 import importlib
 import sys
 import threading
+import time
 from collections import Counter
 from typing import Any, cast
 
 from console.wire.worker import LISTED, ActorState, CellRayUsage, RayActor, RayTask, RayUsage, TaskState
 
 INTERVAL = 1.5  # seconds between reports while the cell runs
+# At most ~5% of the driver's time: reading 2000 task events takes ~90 ms here (protobuf parsing
+# holds the GIL), so a slow sample stretches the wait before the next one to 20 times its length.
+SHARE = 20
 TASK_LIMIT = 2000  # task events the GCS returns per sample; past it the counts say "at least"
 RPC_TIMEOUT = 2.0
 _ACTOR_STATES = {"ALIVE": "alive", "DEPENDENCIES_UNREADY": "pending", "PENDING_CREATION": "pending",
@@ -183,8 +188,11 @@ class UsageReporter:
         self._thread.start()
 
     def _loop(self) -> None:
-        while not self._stop.wait(self.interval):
+        wait = self.interval
+        while not self._stop.wait(wait):
+            began = time.monotonic()
             self.report()
+            wait = max(self.interval, SHARE * (time.monotonic() - began))
         self.report()  # the cell's end: its actors are still up (the job ends after CellDone)
 
     def report(self) -> None:
