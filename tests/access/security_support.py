@@ -1,6 +1,7 @@
 """Helpers of the security tests: multi-user apps and logged-in clients; `Served` (an app behind a
 real server) is the one live-server harness's (tests/support/live_server.py)."""
 from __future__ import annotations
+import functools
 from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
@@ -18,15 +19,23 @@ USERS = ("alice", "vera", "rudy", "eddie", "mallory")  # owner, viewer, runner, 
 READERS = ("rita",)  # site role reader (console/roles.py); the others are members
 
 
+@functools.cache
+def _password_hash() -> str:
+    # One real scrypt hash of PASSWORD per test process, stored for every user: each hash costs
+    # 0.1-0.2 s here, and six of them per app added up across the security tests. Logins still
+    # verify against it for real.
+    return hash_password(PASSWORD)
+
+
 def make_app(cfg: Config, **settings: Any) -> Flask:
     from console.server import create_app
 
     app = create_app({**cfg, "TESTING": True, "SINGLE_USER": False, **settings})
     store = app.extensions["store"]
     for name in USERS:
-        store.create_user(name, hash_password(PASSWORD))
+        store.create_user(name, _password_hash())
     for name in READERS:
-        store.create_user(name, hash_password(PASSWORD), site_role="reader")
+        store.create_user(name, _password_hash(), site_role="reader")
     return app
 
 
