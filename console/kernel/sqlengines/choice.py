@@ -6,7 +6,9 @@
   (their decoded size, from the parquet footers, at least `sql.clusterBytes`, by default a
   quarter of the session's memory, CONSOLE_SESSION_MEMORY) AND the cluster has two or more nodes with CPUs; on one
   machine DuckDB is about 10x faster per query, so everything else stays local. The sizes are
-  looked at first: a small statement never makes the kernel connect to Ray.
+  looked at first: a small statement never makes the kernel connect to Ray. A statement that
+  reads an earlier cluster result (a distributed table, whose rows are not in the kernel) runs
+  on the cluster whatever its size (router.py).
 There is no silent fallback: a big statement in auto that the cluster cannot run fails with the
 construct's name and the setting that runs it locally.
 """
