@@ -20,6 +20,8 @@ A save over the folder a lazy table reads first reads that table into memory (`p
 from __future__ import annotations
 
 import os
+import shutil
+import weakref
 from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Union
@@ -125,7 +127,6 @@ class LazyTable:
         return self._table if self._table is not None else self.dataset()
 
 
-
 class DistributedTable(LazyTable):
     """A cluster select's result, left on the cluster: the parquet files Daft's workers wrote into
     the lake's hidden folder for this kernel (storage every node sees; sqlengines/cluster.py says
@@ -148,9 +149,6 @@ class DistributedTable(LazyTable):
         self.keep_bytes = keep_bytes
         on_disk = sum(st[0] for _, st in self._files if st is not None)
         self.nbytes = max(self.nbytes, on_disk)  # footers that cannot say count as their files
-        import shutil
-        import weakref
-
         weakref.finalize(self, shutil.rmtree, str(folder), True)
 
     def dataset(self) -> "pads.Dataset":
@@ -192,6 +190,7 @@ class DistributedTable(LazyTable):
 
 def _mib(n: int) -> str:
     return f"{n / (1 << 20):.1f} MiB"
+
 
 Entry = Union[pa.Table, LazyTable]
 
