@@ -1,7 +1,8 @@
 """SQL on the cluster: selects run by Daft on the session's Ray head (the test session's one
 head; `sql.engine = "cluster"` forces it there, as auto would on two nodes), the engine setting,
 and what stays local. The two-node run with more data than the kernel's memory is in
-tests/python_cells/test_cluster_sql_two_nodes.py (slow).
+tests/kernel/test_sql_cluster_two_nodes.py (slow); distributed results in
+tests/kernel/test_sql_cluster_distributed.py.
 """
 from __future__ import annotations
 
