@@ -74,16 +74,8 @@ def test_versions_and_auto_select(session: Session) -> None:
     assert sorted(p.name for p in lake.iterdir()) == ["_model_0", "_model_1"]
     ok(session, 'train data1 as LogisticRegression.`models/lr` where keepVersion="false";')
     assert sorted(p.name for p in lake.iterdir()) == ["_model_0"]
-    # a group that fails is a status row, not a failed cell; the good group is the one loaded
-    ok(session, 'train data1 as NaiveBayes.`models/nb` where evaluateTable="data1" and '
-                '`fitParam.0.modelType`="gaussian" and `fitParam.1.featuresCol`="label" as nb;')
-    assert rows(session, "nb")["status"] == ["success", "success"]
-    ok(session, 'register NaiveBayes.`models/nb` as nb0 where algIndex="0";\n'
-                'select vec_argmax(nb0(features)) as p, label from data1 as o;')
-    assert session.tables["o"].column("p").to_pylist() == [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]
-    out = session.run_cell('register NaiveBayes.`models/nb` as nb1 where autoSelectByMetric="rmse";')
-    assert not out.ok and out.error is not None
-    assert "no group of model models/nb has the metric 'rmse'" in out.error.message
+    # Choosing among several fitParam groups (algIndex, autoSelectByMetric) is in test_ml_ray.py:
+    # two groups train as Ray tasks.
 
 
 def test_regression_and_kmeans(session: Session) -> None:

@@ -29,3 +29,18 @@ def test_two_groups_train_in_parallel_on_ray(ray_session: Session) -> None:
           "select vec_argmax(rf(features)) as p, label from data1 as out;")
     out = s.tables["out"]
     assert out.column("p").to_pylist() == [int(v) for v in out.column("label").to_pylist()]
+
+
+def test_register_picks_a_group_by_index_and_auto_select_names_a_missing_metric(ray_session: Session) -> None:
+    s = ray_session
+    ok(s, DATA)
+    # a group that fails is a status row, not a failed cell; the good group is the one loaded
+    ok(s, 'train data1 as NaiveBayes.`models/nb` where evaluateTable="data1" and '
+          '`fitParam.0.modelType`="gaussian" and `fitParam.1.featuresCol`="label" as nb;')
+    assert rows(s, "nb")["status"] == ["success", "success"]
+    ok(s, 'register NaiveBayes.`models/nb` as nb0 where algIndex="0";\n'
+          'select vec_argmax(nb0(features)) as p, label from data1 as o;')
+    assert s.tables["o"].column("p").to_pylist() == [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]
+    out = s.run_cell('register NaiveBayes.`models/nb` as nb1 where autoSelectByMetric="rmse";')
+    assert not out.ok and out.error is not None
+    assert "no group of model models/nb has the metric 'rmse'" in out.error.message
