@@ -40,9 +40,8 @@ class Room:
                 self.cond.wait(0.2)
 
 
-@pytest.fixture
-def setup(tmp_path: Path) -> Iterator[tuple[SessionManager, Store, Room]]:
-    cfg = load_config({"DATA_DIR": str(tmp_path), "KERNEL_IDLE_SECONDS": 2, "OUTPUT_INLINE_BYTES": 20000})
+def _managed(tmp_path: Path, idle: int) -> Iterator[tuple[SessionManager, Store, Room]]:
+    cfg = load_config({"DATA_DIR": str(tmp_path), "KERNEL_IDLE_SECONDS": idle, "OUTPUT_INLINE_BYTES": 20000})
     store = Store(cfg.database_url)
     room = Room()
     manager = SessionManager(cfg, store, room, kernel_env={"PYTHONPATH": server_env()["PYTHONPATH"]},
@@ -50,6 +49,17 @@ def setup(tmp_path: Path) -> Iterator[tuple[SessionManager, Store, Room]]:
     yield manager, store, room
     manager.shutdown()
     store.close()
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Iterator[tuple[SessionManager, Store, Room]]:
+    yield from _managed(tmp_path, idle=2)
+
+
+@pytest.fixture
+def culling(tmp_path: Path) -> Iterator[tuple[SessionManager, Store, Room]]:
+    """A manager that stops a kernel after 1 s idle (the shortest the setting allows)."""
+    yield from _managed(tmp_path, idle=1)
 
 
 def notebook(store: Store, *sources: str) -> Any:
@@ -63,19 +73,29 @@ def done(room: Room, run_id: str) -> dict[str, Any]:
                      and e["status"] in ("done", "error", "interrupted", "cancelled"))
 
 
-def test_idle_kernel_is_culled_but_never_while_running(setup: Any) -> None:
-    manager, store, room = setup
-    nb = notebook(store, "--script\nsleep 3\n")
+def test_idle_kernel_is_culled_but_never_while_running(culling: Any) -> None:
+    manager, store, room = culling
+    nb = notebook(store, "--script\nsleep 2\n")
     run_id = manager.run(1, nb.id, "cell", nb.cells[0].id)[0]
     pid = manager.session(1, nb.id).kernel.pid
-    assert done(room, run_id)["status"] == "done"  # ran 3 s with a 2 s idle limit
+    assert done(room, run_id)["status"] == "done"  # ran 2 s with a 1 s idle limit
     culled = room.wait(lambda e: e["type"] == "kernel_status" and e["status"] == "dead", timeout=15)
     assert "idle" in culled["reason"]
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:  # the process goes soon after its status
+        time.sleep(0.05)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     again = manager.run(1, nb.id, "cell", nb.cells[0].id)[0]  # a run starts a new kernel
     assert done(room, again)["status"] == "done"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_big_output_replays_head_marker_tail_and_the_log_keeps_all(setup: Any) -> None:
