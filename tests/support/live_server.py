@@ -73,7 +73,8 @@ class Served:
         logging.getLogger("werkzeug").setLevel(logging.CRITICAL)
         self._httpd = make_server("127.0.0.1", 0, app, threaded=True)
         self.url = f"http://127.0.0.1:{self._httpd.server_port}"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        # shutdown() waits for serve_forever's next poll: 0.5 s by default, at every test's teardown.
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def close(self) -> None:
         self._httpd.shutdown()
