@@ -114,6 +114,10 @@ class Config(Mapping[str, Any]):
         None, "Key that signs session cookies. Default: generated once and kept in <data_dir>/server/secret_key.")
     RAY_ADDRESS: str | None = _setting(
         None, "Existing Ray cluster (ray://host:port or a GCS host:port). Default: an embedded head on 127.0.0.1.")
+    RAY_AUTH_TOKEN_FILE: str | None = _setting(
+        None, "File holding the token of an existing cluster (CONSOLE_RAY_ADDRESS) that runs Ray's token "
+              "authentication (RAY_AUTH_MODE=token). Kernels and the nodes the server joins get the token, never "
+              "the file. The embedded head always has a token of its own.")
     RAY_CLIENT_PORT: int = _setting(
         10001, "Ray Client port of the embedded head (the seed connects to 127.0.0.1:10001).", int)
     RAY_NUM_CPUS: int | None = _setting(None, "CPUs the embedded Ray head offers. Default: all of this machine's.", int)

@@ -29,11 +29,15 @@ def test_services_ports_and_wiring() -> None:
     assert any(str(p).endswith(":5000:5000") or str(p) == "5000:5000" for p in server["ports"])
     assert "ray-head" in server["depends_on"]
     assert "console-data:/data" in server["volumes"] and server["environment"]["CONSOLE_DATA_DIR"] == "/data"
-    command = head["command"]
+    command = " ".join(head["command"])
     assert "--head" in command and "--ray-client-server-port=10001" in command
     assert "10001" in [str(p) for p in head["expose"]]
-    # No token for an external head until the server can hand one to its kernels (docker/compose.yaml).
-    assert head["environment"]["RAY_AUTH_MODE"] == "disabled"
+    # The head checks a token, the `ray-token` secret, which the server hands to its kernels.
+    assert head["environment"]["RAY_AUTH_MODE"] == "token"
+    assert "ray-token" in head["secrets"] and "ray-token" in server["secrets"]
+    assert "/run/secrets/ray-token" in command and "ray-token" in " ".join(head["healthcheck"]["test"])
+    assert server["environment"]["CONSOLE_RAY_AUTH_TOKEN_FILE"] == "/run/secrets/ray-token"
+    assert _compose()["secrets"]["ray-token"]["file"] == "./ray-token"
 
 
 def test_builds_point_at_files_that_exist() -> None:

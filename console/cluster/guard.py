@@ -19,6 +19,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 # Ray's workers listen in this range (the embedded head's); no other port of the head may be in it.
 WORKER_PORTS = (10002, 19999)
@@ -62,9 +63,23 @@ def auth_token(private_dir: Path) -> str:
     return path.read_text().strip()
 
 
+def external_token(cfg: Mapping[str, Any]) -> str | None:
+    """The token of the existing cluster CONSOLE_RAY_ADDRESS names (CONSOLE_RAY_AUTH_TOKEN_FILE), if it has one."""
+    path = cfg.get("RAY_AUTH_TOKEN_FILE")
+    if not path or not cfg.get("RAY_ADDRESS"):
+        return None
+    try:
+        token = Path(path).read_text().strip()
+    except OSError as exc:
+        raise RuntimeError(f"CONSOLE_RAY_AUTH_TOKEN_FILE: cannot read {path} ({exc.strerror})") from None
+    if not token:
+        raise RuntimeError(f"CONSOLE_RAY_AUTH_TOKEN_FILE: {path} is empty")
+    return token
+
+
 def token_env(token: str | None) -> dict[str, str]:
     """What a Ray process needs in its environment to reach a head with this token (none: nothing)."""
     return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token} if token else {}
 
 
-__all__ = ["BadPorts", "WORKER_PORTS", "auth_token", "check_ports", "token_env"]
+__all__ = ["BadPorts", "WORKER_PORTS", "auth_token", "check_ports", "external_token", "token_env"]

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from console.cluster.guard import WORKER_PORTS, auth_token, check_ports, token_env
+from console.cluster.guard import WORKER_PORTS, auth_token, check_ports, external_token, token_env
 from console.config import PRIVATE_DIR_NAME
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
 from console.wire.head import TO_KERNEL as HEAD_TO_KERNEL, TO_SERVER, HeadAnswer, HeadRequest
@@ -364,7 +364,7 @@ class RayCluster:
         if self.external_address and not (self.external_gcs and (sandboxed or self.head is not None)):
             addr = self.external_address
             client = addr[len("ray://"):] if addr.startswith("ray://") else None
-            return ClusterInfo(address=addr, client_address=client, embedded=False)
+            return ClusterInfo(address=addr, client_address=client, embedded=False, auth_token=external_token(self.cfg))
         if self.head is not None:  # a server's kernel: the server starts and owns the head
             self._info = self.head.ask()
             return self._info
@@ -423,10 +423,10 @@ class RayCluster:
         # On a remote cluster the node must name an address its other nodes reach: Ray finds it.
         loopback = gcs.rsplit(":", 1)[0] in ("127.0.0.1", "localhost")
         info = start_head(temp_dir, num_cpus=0, address=gcs, log_path=self.state_dir / "ray-start.log", wrap=wrap,
-                          node_ip="127.0.0.1" if loopback else None,
+                          auth_token=external_token(self.cfg), node_ip="127.0.0.1" if loopback else None,
                           after_start=(lambda folder: walls.open_ray_session(folder, zone)) if zone else None)
         return ClusterInfo(address=gcs, pid=info.pid, started=info.started, temp_dir=info.temp_dir, num_cpus=0,
-                           embedded=False)
+                           embedded=False, auth_token=info.auth_token)
 
     def own(self) -> None:
         """Make this process (the server) the head's owner: it outlives kernels and stops it itself."""

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import IO
 
 from console.cluster import limits, sandbox, walls
-from console.cluster.guard import auth_token, token_env
+from console.cluster.guard import auth_token, external_token, token_env
 from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_dir
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
@@ -111,6 +111,7 @@ def kernel_config(cfg: Config) -> str:
     values["DATA_DIR"] = str(cfg.data_dir)
     values["DATABASE_URL"] = None
     values["SECRET_KEY"] = None
+    values["RAY_AUTH_TOKEN_FILE"] = None  # the token comes in the environment; the file stays the server's
     return json.dumps(values)
 
 
@@ -162,8 +163,9 @@ class KernelProcess:
         env[KERNEL_CONFIG_ENV] = kernel_config(self.cfg)
         env[HEAD_FD_ENV] = str(head_theirs.fileno())
         env["PYTHONUNBUFFERED"] = "1"
-        if not self.cfg.get("RAY_ADDRESS"):  # the embedded head's token: kernels (and their workers) only
-            env.update(token_env(auth_token(self.cfg.private_dir)))
+        # The cluster's token (the embedded head's, or CONSOLE_RAY_AUTH_TOKEN_FILE's): kernels and workers only.
+        env.update(token_env(external_token(self.cfg) if self.cfg.get("RAY_ADDRESS") else
+                             auth_token(self.cfg.private_dir)))
         argv = [sys.executable, "-m", self.kernel_module, "--cmd-fd", str(cmd_r),
                 "--event-fd", str(evt_w), "--notebook-id", self.notebook_id, "--session-id", self.session_id]
         ns_fds: tuple[int, ...] = ()

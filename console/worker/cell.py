@@ -222,6 +222,13 @@ class WorkerHost:
                     ray.shutdown()
                     print("[console] the Ray Client server did not start (ray-project/ray#63202); "
                           "connecting again", file=sys.stderr)
+        except ConnectionError as exc:
+            if info.get("embedded") or info.get("auth_token"):
+                raise
+            # An existing cluster refuses a driver without its token by not answering: say what to check.
+            raise ConnectionError(f"{exc} (the cluster at {info['address']}: if it runs Ray's token "
+                                  f"authentication, give the server its token with CONSOLE_RAY_AUTH_TOKEN_FILE)"
+                                  ) from exc
         finally:
             if shadowing:
                 os.chdir(here)
