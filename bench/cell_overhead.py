@@ -64,7 +64,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=30)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as data:
-        from console.cluster.head import free_port
+        from console.cluster.procs import free_port
 
         # A free Ray Client port: 10001 may belong to another cluster on a shared machine.
         live = LiveServer(data, kernel_module=REAL_KERNEL, RAY_CLIENT_PORT=free_port(), RAY_NUM_CPUS=2)

@@ -33,7 +33,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from console.cluster.head import RAY_ENV, free_port, short_temp_dir, start_head, stop_process_group
+from console.cluster.head import RAY_ENV, short_temp_dir, start_head
+from console.cluster.procs import free_port, stop_process_group
 from console.config import load_config
 from console.kernel.session import Session
 

@@ -59,7 +59,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=400)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    from console.cluster.head import RAY_ENV, RayCluster, free_port
+    from console.cluster.head import RAY_ENV, RayCluster
+    from console.cluster.procs import free_port
     from console.config import load_config
     from console.demo.datasets import write_mnist
     from console.kernel import raydeploy

@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "sandbox")]  # the tests' harness
 
-from console.cluster.head import free_port  # noqa: E402
+from console.cluster.procs import free_port  # noqa: E402
 from console.server.auth import hash_password  # noqa: E402
 from tests.support.live_server import REAL_KERNEL, Served, _pythonpath  # noqa: E402
 from walled_support import PASSWORD, Member  # noqa: E402

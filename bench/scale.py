@@ -141,7 +141,8 @@ def main() -> None:
         ap.error(f"--rows must be at least {2 * FILE_ROWS} (two files of {FILE_ROWS} rows, one per actor)")
     import pyarrow.parquet as pq
 
-    from console.cluster.head import RAY_ENV, RayCluster, free_port
+    from console.cluster.head import RAY_ENV, RayCluster
+    from console.cluster.procs import free_port
     from console.config import load_config
     from console.kernel.session import Session
 

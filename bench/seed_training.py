@@ -91,7 +91,8 @@ def main() -> None:
     from console.config import load_config
     from console.kernel.job import PythonJob
     from console.kernel.python_runtime import PythonRuntime
-    from console.cluster.head import RAY_ENV, RayCluster, free_port
+    from console.cluster.head import RAY_ENV, RayCluster
+    from console.cluster.procs import free_port
     from console.demo.datasets import write_mnist
 
     work = Path(tempfile.mkdtemp(prefix="seedbench-"))

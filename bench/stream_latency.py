@@ -121,7 +121,7 @@ def main() -> int:
     burst = args.lines // 2
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as data:
-        from console.cluster.head import free_port
+        from console.cluster.procs import free_port
 
         # A free Ray Client port: 10001 may belong to another cluster on a shared machine.
         live = LiveServer(data, RAY_CLIENT_PORT=free_port(), RAY_NUM_CPUS=2)

@@ -204,7 +204,8 @@ def ray_head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayHead]:
     cell's `RayContext.connect(globals(), "127.0.0.1:10001")` still reaches this head, because a
     loopback address means "the notebook's own cluster".
     """
-    from console.cluster.head import RayCluster, free_port
+    from console.cluster.head import RayCluster
+    from console.cluster.procs import free_port
 
     data_dir = tmp_path_factory.mktemp("ray-head")
     cfg = load_config({"DATA_DIR": str(data_dir), "RAY_NUM_CPUS": 2, "RAY_CLIENT_PORT": free_port()})

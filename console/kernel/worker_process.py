@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from typing import IO, Callable, Union
 
-from console.cluster.head import stop_process_group
+from console.cluster.procs import stop_process_group
 from console.kernel.job import PythonCellError
 from console.wire.channel import Channel, ProtocolError
 from console.wire.codec import Message

@@ -17,7 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
-from console.cluster.head import free_port, short_temp_dir, start_head, stop_process_group
+from console.cluster.head import short_temp_dir, start_head
+from console.cluster.procs import free_port, stop_process_group
 from console.config import load_config
 from console.kernel.catalog import DistributedTable
 from console.kernel.session import Session

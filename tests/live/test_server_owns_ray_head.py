@@ -45,7 +45,8 @@ def test_a_stale_head_record_never_signals_the_process_that_reused_its_pid(cfg: 
     import subprocess
     import sys
 
-    from console.cluster.head import RayCluster, process_start
+    from console.cluster.head import RayCluster
+    from console.cluster.procs import process_start
 
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:

@@ -31,7 +31,8 @@ from typing import Any, Iterator, NamedTuple
 import pyarrow.parquet as pq
 import pytest
 
-from console.cluster.head import ClusterInfo, free_port, short_temp_dir, start_head, stop_process_group
+from console.cluster.head import ClusterInfo, short_temp_dir, start_head
+from console.cluster.procs import free_port, stop_process_group
 from console.config import load_config
 from console.kernel.job import PythonJob
 from tests.python_cells.test_seed import PYTHON_ENV, SEED_CODE, SEED_CONF
@@ -160,7 +161,7 @@ def test_seed_cell_unchanged_on_an_external_cluster(external: External, runtime_
 
 def test_seed_notebook_from_sandboxed_kernels_over_a_gcs_address(external: External, tmp_path: Path) -> None:
     from console.cluster import sandbox
-    from console.cluster.head import pid_alive
+    from console.cluster.procs import pid_alive
     from console.demo import seed_notebook
     from console.demo.datasets import write_mnist
     from tests.support.clients import Viewer, join

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from console.cluster.head import ClusterInfo, free_port, short_temp_dir, start_head, stop_process_group
+from console.cluster.head import ClusterInfo, short_temp_dir, start_head
+from console.cluster.procs import free_port, stop_process_group
 from console.config import load_config
 from console.kernel.job import PythonJob
 

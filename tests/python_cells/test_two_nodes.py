@@ -10,7 +10,8 @@ import pytest
 
 from console.config import load_config
 from console.kernel.job import PythonJob
-from console.cluster.head import free_port, short_temp_dir, start_head, stop_process_group
+from console.cluster.head import short_temp_dir, start_head
+from console.cluster.procs import free_port, stop_process_group
 from tests.python_cells.test_runtime import SEEDLIKE, table
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from console.cluster.head import free_port
+from console.cluster.procs import free_port
 from console.server.auth import hash_password
 from tests.support.live_server import REAL_KERNEL, Served, _pythonpath
 from walled_support import PASSWORD, Walled

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from console.cluster.head import free_port
+from console.cluster.procs import free_port
 from console.server.auth import hash_password
 from tests.python_cells.test_seed import PYTHON_ENV, SEED_CELL
 from tests.support.live_server import REAL_KERNEL, Served, _pythonpath
