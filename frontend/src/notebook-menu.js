@@ -1,6 +1,6 @@
 // The notebook toolbar's actions on the notebook as a whole: Share (owners) and History on the
 // toolbar; Save version (editors), Fork and export as .ipynb for its "More" menu; and who is
-// logged in (account.js). notebookMenu(...) returns {tools, items, account} for notebook.js to
+// logged in (account.js). notebookMenu(...) returns {tools, items, account} for toolbar.js to
 // place; these buttons use data-sec-action, not data-action, so the notebook's own click handler
 // leaves them alone.
 

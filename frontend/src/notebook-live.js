@@ -1,0 +1,111 @@
+// The notebook page's live channel (socket.js): joining the notebook's room with the cursors of
+// the runs it shows, and the run events it sends (output, metrics, results, errors, cell status,
+// Ray usage) drawn into their cells once each and in order (seqtracker.js). Stored runs replay
+// through onLiveEvent too (notebook.js renderCells), so one code path draws both.
+// page: the NotebookPage (its cells, order, banners, badges, shared document and trackers).
+
+import { connectNotebook } from "./socket.js";
+import { onKernel } from "./notebook-kernel.js";
+import { focusCell } from "./notebook-actions.js";
+
+const FINAL = new Set(["done", "error", "interrupted", "cancelled"]);
+const RUN_ALL_STOPPED = /a cell above it failed/; // the server's reason for the cells it did not run
+
+export function connectLive(page) {
+  page.live = connectNotebook({
+    namespace: page.config.socketNamespace || "/",
+    path: page.config.socketPath || "/socket.io",
+    notebookId: page.id,
+    cursors: () => ({ since: cursorMap(page, page.outputSeq), metrics_since: cursorMap(page, page.metricSeq) }),
+    onEvent: (type, ev) => page.shared.onEvent(type, ev) || onLiveEvent(page, type, ev),
+    onJoined: () => page.syncDoc(),
+    onConnection: (state) => {
+      page.connBadge.dataset.state = state;
+      page.connBadge.textContent = state;
+      page.root.dataset.connection = state;
+    },
+    onRefused: (ack) => page.banners.show("command", `${ack.type.replace("_", " ")} refused: ${ack.error || ack.status}`),
+  });
+}
+
+// Runs shown on the page with the last seq each holds (0 when none yet).
+function cursorMap(page, tracker) {
+  const out = {};
+  for (const cell of page.cells.values()) {
+    const run = cell.output.runId;
+    if (run) out[run] = tracker.last.get(run) || 0;
+  }
+  return out;
+}
+
+export function onLiveEvent(page, type, ev) {
+  if (ev.notebook_id && ev.notebook_id !== page.id) return;
+  if (type === "kernel_status") return onKernel(page, ev);
+  const cell = page.cells.get(ev.cell_id);
+  if (!cell) {
+    if (type === "error") page.banners.show("kernel-error", `${ev.kind || "error"}: ${ev.message}`);
+    return;
+  }
+  switch (type) {
+    case "output":
+      if (!page.outputSeq.accept(ev.run_id, ev.seq)) return;
+      useRun(page, cell, ev.run_id);
+      cell.output.output(ev);
+      break;
+    case "output_hidden":
+      if (ev.last_seq && !page.outputSeq.accept(ev.run_id, ev.last_seq)) return;
+      useRun(page, cell, ev.run_id);
+      cell.output.hiddenOutput(ev);
+      break;
+    case "metrics":
+      if (!page.metricSeq.accept(ev.run_id, ev.seq)) return;
+      useRun(page, cell, ev.run_id);
+      cell.output.metrics(ev);
+      break;
+    case "result":
+      useRun(page, cell, ev.run_id);
+      cell.output.result(ev);
+      break;
+    case "error":
+      useRun(page, cell, ev.run_id);
+      cell.output.error(ev);
+      if (RUN_ALL_STOPPED.test(ev.message || "")) sayRunAllStopped(page);
+      break;
+    case "cell_status":
+      onCellStatus(page, cell, ev);
+      break;
+    case "ray_usage":
+      useRun(page, cell, ev.run_id);
+      cell.rayUsage(ev);
+      break;
+    default:
+  }
+}
+
+// Output of a new run replaces the old run's; until it comes, the old one stays, dimmed.
+export function useRun(page, cell, runId) {
+  if (!runId || cell.output.runId === runId) return;
+  cell.startRun(runId);
+  page.pendingRuns.delete(cell.id);
+}
+
+// The server cancels the rest of a Run all after a failure (console/server/kernels.py); the
+// banner names the cell it stopped at, once per stop.
+function sayRunAllStopped(page) {
+  const failed = page.order.map((id) => page.cells.get(id)).findIndex((c) => c && c.status === "error");
+  if (failed < 0 || page.stoppedAt === page.cells.get(page.order[failed]).output.runId) return;
+  page.stoppedAt = page.cells.get(page.order[failed]).output.runId;
+  page.banners.show("run-all", `Run all stopped at cell ${failed + 1}, which failed; the cells after it did not run.`,
+    [["Show it", () => focusCell(page, page.order[failed], false), "show-failed"]], "warning");
+}
+
+function onCellStatus(page, cell, ev) {
+  if (ev.run_id !== cell.output.runId) {
+    if (FINAL.has(ev.status)) useRun(page, cell, ev.run_id);
+    else {
+      page.pendingRuns.set(cell.id, ev.run_id);
+      cell.output.markStale();
+    }
+  }
+  cell.setStatus(ev.status, ev.elapsed_ms, ev.run_by || "");
+}
