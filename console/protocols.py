@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from console.config import Config
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
-from console.messages import ErrorEvent, KernelState, Message, ResultEvent
+from console.wire.browser import ErrorEvent, KernelState, ResultEvent
+from console.wire.codec import Message
 
 if TYPE_CHECKING:  # records of the store, for the types only
     from console.store import MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RunRecord, UserRecord

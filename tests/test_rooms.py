@@ -2,7 +2,7 @@
 imports that follow the dependency order of docs/architecture.md (its "Rooms" section).
 
 A room is a folder under console/ (`kernel`, `server`, …) or a top-level module (`config`,
-`messages`, …). Imports are read with ast: module-level and function-local ones, relative ones
+`ids`, …). Imports are read with ast: module-level and function-local ones, relative ones
 resolved. Imports under `if TYPE_CHECKING:` count for circles and private names (a module typed
 against another depends on it as much as one calling it), but not for the rooms' order: a seam's
 Protocol may name the records of the room it types without loading that room at run time.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-EVERYWHERE = {"config", "ids", "messages", "roles", "protocols", "wire"}
+EVERYWHERE = {"config", "ids", "roles", "protocols", "wire"}
 # Which rooms each room may import at run time. The kernel process's rooms (lang, sources,
 # kernel, worker, actors) and the server process's rooms (store, outputs, server) meet only in
 # the rooms used everywhere (and cluster, the Ray head both sides start); nothing but the
@@ -27,8 +27,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "config": set(),
     "roles": set(),
     "wire": {"ids"},
-    "messages": {"ids", "wire"},
-    "protocols": {"config", "ids", "messages", "wire"},
+    "protocols": {"config", "ids", "wire"},
     "lang": EVERYWHERE,
     "sources": EVERYWHERE,
     "cluster": EVERYWHERE,

@@ -11,7 +11,7 @@ import logging
 import secrets
 
 from console.ids import FaultId
-from console.messages import ErrorEvent
+from console.wire.browser import ErrorEvent
 
 log = logging.getLogger(__name__)
 

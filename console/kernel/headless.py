@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from console.config import Config
-from console.messages import ErrorEvent, Message, MetricsEvent, OutputEvent
 from console.kernel.results import format_table
 from console.kernel.session import Session
 from console.lang import params as notebook_params
+from console.wire.browser import ErrorEvent, MetricsEvent, OutputEvent
+from console.wire.codec import Message
 
 NOTEBOOK_FORMAT = "mlsql-console-notebook"
 Out = Callable[[str], None]

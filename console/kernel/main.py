@@ -27,8 +27,8 @@ from console.config import KERNEL_CONFIG_ENV, Config, load_config
 from console.ids import NotebookId, SessionId
 from console.kernel.errors import internal_error
 from console.kernel.session import Session
-from console.messages import ErrorEvent, MetricsEvent, OutputEvent
 from console.protocols import Engine, EngineFactory
+from console.wire.browser import ErrorEvent, MetricsEvent, OutputEvent
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
 from console.wire.codec import Message, fit
 from console.wire.kernel import (TO_KERNEL, ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent,

@@ -25,7 +25,7 @@ from console.cluster.walls import handoff_group
 from console.kernel.ipcfiles import IpcFiles, scratch_dir
 from console.kernel.job import PythonCellError, PythonJob
 from console.kernel.worker_process import FdLine, Wake, WorkerProcess, death_message
-from console.messages import MetricsEvent, OutputEvent
+from console.wire.browser import MetricsEvent, OutputEvent
 from console.wire.channel import new_request_id
 from console.wire.worker import (CellDone, CellMetrics, CellOutput, CellRayUsage, ClusterInfo, ClusterUnavailable,
                                  NeedCluster, RunJob, WorkerComplete, WorkerCompletion)

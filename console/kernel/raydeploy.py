@@ -34,7 +34,8 @@ from console import lang
 from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
 from console.kernel.job import PythonCellError, PythonJob
-from console.messages import OutputEvent, UdfCall
+from console.wire.browser import OutputEvent
+from console.wire.worker import UdfCall
 
 if TYPE_CHECKING:
     from console.kernel.python_runtime import PythonRuntime

@@ -23,7 +23,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 from console.kernel.catalog import Entry, LazyTable, as_table, memory_bytes
-from console.messages import ResultEvent
+from console.wire.browser import ResultEvent
 
 _MAX_ITEMS = 100        # list cells longer than this are cut (an MNIST image is 784 numbers)
 _MAX_INLINE_BYTES = 48  # binary values up to this size travel whole (base64); longer ones as size + head

@@ -22,8 +22,8 @@ from console.kernel.host import CellRun
 from console.kernel.results import ResultCache, result_event
 from console.kernel.sql import SETTABLE, SqlEngine
 from console.lang import ParseError
-from console.messages import ErrorEvent, OutputEvent
 from console.protocols import CellOutcome, Emit, NotebookLoader
+from console.wire.browser import ErrorEvent, OutputEvent
 
 if TYPE_CHECKING:
     from console.cluster.head import RayCluster

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from console.ids import CellId, NotebookId, RunId
-from console.messages import Message, MetricsEvent, OutputEvent
 from console.outputs.collapse import StreamCollapser
 from console.outputs.keeper import RunKeeper
 from console.outputs.live import LiveTail
 from console.outputs.logfile import LogFolder, LogWriter
+from console.wire.browser import MetricsEvent, OutputEvent
+from console.wire.codec import Message
 
 log = logging.getLogger(__name__)
 

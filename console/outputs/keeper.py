@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from console.messages import OutputEvent
+from console.wire.browser import OutputEvent
 
 
 def size_of(chunk: OutputEvent) -> int:

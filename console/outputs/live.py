@@ -15,9 +15,10 @@ its seq tracker), so a viewer that reconnects gets exactly what it missed.
 """
 from __future__ import annotations
 
-from console.messages import Message, OutputEvent, OutputHiddenEvent
 from console.outputs.keeper import RunKeeper
 from console.outputs.view import log_url
+from console.wire.browser import OutputEvent, OutputHiddenEvent
+from console.wire.codec import Message
 
 
 class LiveTail:

@@ -12,12 +12,13 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from console.messages import CellStatusEvent, Message
 from console.ids import NotebookId, RunId
 from console.outputs.logfile import LogFolder, LogRenderer, read_log
 from console.outputs.view import latest_views
 from console.protocols import RunStore
 from console.store.records import OutputRecord
+from console.wire.browser import CellStatusEvent
+from console.wire.codec import Message
 
 log = logging.getLogger(__name__)
 

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from console.ids import NotebookId
-from console.messages import (
-    CellState, CellStatusEvent, ErrorEvent, Message, MetricsEvent, OutputEvent, OutputHiddenEvent, ResultEvent,
-)
 from console.outputs.inline import plan
 from console.protocols import RunStore
 from console.store.records import MetricRecord, OutputRecord, RunRecord
+from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, MetricsEvent, OutputEvent, OutputHiddenEvent,
+                                  ResultEvent)
+from console.wire.codec import Message
 
 _Stored = TypeVar("_Stored", ResultEvent, ErrorEvent)
 

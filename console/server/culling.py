@@ -14,7 +14,7 @@ from console.config import Config
 from console.server.kernel_session import KernelSession
 
 if TYPE_CHECKING:
-    from console.messages import KernelState
+    from console.wire.browser import KernelState
 
 
 class Culling:

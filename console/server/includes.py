@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from console.ids import NotebookId, UserId
-from console.messages import NotebookCells, NotebookRequest
+from console.wire.kernel import NotebookCells, NotebookRequest
 
 log = logging.getLogger(__name__)
 

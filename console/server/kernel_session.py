@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
-from console.messages import ErrorEvent, KernelState, ResultEvent
 from console.server.kernel_process import KernelProcess
+from console.wire.browser import ErrorEvent, KernelState, ResultEvent
 
 NOT_STARTED = "not started"
 

@@ -32,8 +32,6 @@ from console.server import session_cap
 from console.config import Config
 from console.lang import params as notebook_params
 from console.ids import CellId, NotebookId, RunId, UserId
-from console.messages import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
-                              OutputEvent, ResultEvent)
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
@@ -41,6 +39,8 @@ from console.server import includes, ray_usage
 from console.server.culling import Culling
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun as _Run
+from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
+                                  OutputEvent, ResultEvent)
 from console.wire.channel import new_request_id
 from console.wire.codec import Message
 from console.wire.kernel import (ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent, KernelQuery,

@@ -22,8 +22,8 @@ from typing import Any
 import pyarrow as pa
 
 from console.actors.data import DataServer, clear_registry
-from console.messages import (CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob, WorkerComplete,
-                              WorkerCompletion, fd_mark)
+from console.wire.worker import (CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob,
+                                 WorkerComplete, WorkerCompletion, fd_mark)
 from console.worker.actorlogs import for_current_job
 from console.worker.channel import Channel, ChannelStream
 from console.worker.context import PARAMS_KEY, PythonContext, model_servers, ray_connected, running

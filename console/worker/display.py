@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from console.messages import CellOutput
+from console.wire.worker import CellOutput
 from console.worker.channel import Channel
 
 _channel: Channel | None = None

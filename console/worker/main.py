@@ -1,8 +1,8 @@
 """The cell worker process: runs Python cells sent by the kernel, one at a time, as a Ray driver.
 
 Started by the kernel as `bash -c "<PYTHON_ENV> && exec python -m console.worker.main FD"`,
-where FD is one end of a socket pair carrying the messages of console/messages.py's
-"kernel <-> worker pipe" section (console/kernel/worker_process.py is the other end).
+where FD is one end of a socket pair carrying the messages of console/wire/worker.py
+(console/kernel/worker_process.py is the other end).
 Cells share one namespace, the session's globals (cell.CellRunner.globals), holding each cell's
 `context`; if a cell connected to Ray, the worker disconnects afterwards, which ends the cell's
 Ray job and with it every actor the cell made, unless a global holds an actor handle.
@@ -16,7 +16,7 @@ import threading
 import time
 
 from console.actors.capture import KerasMetrics
-from console.messages import RunJob, UdfCall, WorkerComplete, WorkerExit, WorkerReady
+from console.wire.worker import RunJob, UdfCall, WorkerComplete, WorkerExit, WorkerReady
 from console.worker.channel import Channel, ChannelStream
 
 CELL_FILE = "<cell>"

@@ -11,7 +11,7 @@ import linecache
 from typing import Any
 
 from console.actors.data import clear_registry
-from console.messages import CellDone, RunJob, UdfCall
+from console.wire.worker import CellDone, RunJob, UdfCall
 from console.worker.cell import CELL_FILE, CellRunner, WorkerHost, describe, execute, mark_fds, read_ipc, write_ipc
 from console.worker.context import PythonContext, model_servers
 

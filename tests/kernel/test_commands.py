@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from console.kernel.session import Session
-from console.messages import OutputEvent
 from console.protocols import CellOutcome
+from console.wire.browser import OutputEvent
 
 
 def ok(session: Session, source: str) -> CellOutcome:

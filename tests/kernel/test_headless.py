@@ -45,7 +45,7 @@ def test_single_cell_and_bad_files(tmp_path: Path) -> None:
 
 def test_the_printer_joins_an_unfinished_line_once() -> None:
     from console.kernel.headless import _Printer
-    from console.messages import OutputEvent
+    from console.wire.browser import OutputEvent
 
     printed: list[str] = []
     printer = _Printer(printed.append)

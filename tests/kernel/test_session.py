@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from console.kernel.session import Session
-from console.messages import OutputEvent
+from console.wire.browser import OutputEvent
 
 
 def test_parquet_groupby_delta_round_trip_with_versions(session: Session, tmp_path: Path) -> None:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from console.messages import MetricsEvent, OutputEvent
 from console.outputs.batcher import NotebookLocks, OutputBatcher, merge, split_text
+from console.wire.browser import MetricsEvent, OutputEvent
 
 
 class Sink:

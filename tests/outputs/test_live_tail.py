@@ -1,9 +1,10 @@
 """The live stream of a run past its inline budget: the viewer ends with the stored shape."""
 from __future__ import annotations
 
-from console.messages import Message, OutputEvent
 from console.outputs.keeper import RunKeeper
 from console.outputs.live import LiveTail, ViewerLog
+from console.wire.browser import OutputEvent
+from console.wire.codec import Message
 
 
 def chunks(first: int, last: int) -> list[OutputEvent]:

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from console.messages import OutputEvent
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.outputs.inline import plan
 from console.outputs.keeper import RunKeeper
@@ -17,6 +16,7 @@ from console.outputs.logfile import LogFolder, LogRenderer, read_log, relative_p
 from console.outputs.replay import full_log, repair_unfinished
 from console.outputs.view import gaps, view_run
 from console.store import Store
+from console.wire.browser import OutputEvent
 
 
 def ev(text: str, seq: int, source: str = "driver", stream: str = "stdout") -> OutputEvent:

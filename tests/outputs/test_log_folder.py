@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from console.messages import OutputEvent
 from console.outputs.logfile import LogFolder, relative_path, remove_notebook_logs
+from console.wire.browser import OutputEvent
 
 
 def _chunk(text: str) -> OutputEvent:

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from console.actors.capture import KerasMetrics
-from console.messages import CellMetrics, CellOutput
 from console.wire.channel import Channel as WireChannel
-from console.wire.worker import FROM_WORKER
+from console.wire.worker import FROM_WORKER, CellMetrics, CellOutput
 from console.worker.channel import BATCH_SECONDS, Channel, ChannelStream
 
 
@@ -116,7 +115,7 @@ def test_another_threads_line_is_not_cut_into_the_cells(pipe: Pipe) -> None:
 
 
 def test_a_message_after_prints_comes_after_them(pipe: Pipe) -> None:
-    from console.messages import CellDone
+    from console.wire.worker import CellDone
 
     print("printed first", file=pipe.out)
     pipe.channel.send(CellDone(job_id="job", result_path=None, error=None))  # as display() and a cell end send

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from console.messages import MetricsEvent, OutputEvent
 from console.store import Exists, Invalid, NotFound, Store
+from console.wire.browser import MetricsEvent, OutputEvent
 
 
 @pytest.fixture

@@ -26,8 +26,8 @@ from collections.abc import Callable
 from typing import Any
 
 from console.kernel.session import Session
-from console.messages import ErrorEvent, MetricsEvent, OutputEvent
 from console.protocols import CellOutcome
+from console.wire.browser import ErrorEvent, MetricsEvent, OutputEvent
 
 SCRIPT = "--script"
 

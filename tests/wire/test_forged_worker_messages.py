@@ -67,7 +67,7 @@ def test_a_result_is_read_only_from_the_path_the_kernel_gave(session: Any, tmp_p
         w.write_table(pa.table({"secret": ["not yours"]}))
     out = session.run_cell(f"""--%python
 import sys
-from console.messages import CellDone
+from console.wire.worker import CellDone
 channel = sys.stdout.channel
 channel.send(CellDone(job_id=channel.job_id, result_path={str(elsewhere)!r}, error=None))
 import time; time.sleep(30)

@@ -9,7 +9,7 @@ import pyarrow as pa
 from console import lang
 from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
-from console.messages import OutputEvent
+from console.wire.browser import OutputEvent
 
 Handler = Callable[[SessionHost, lang.Command, CellRun], None]
 

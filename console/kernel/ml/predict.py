@@ -74,7 +74,7 @@ def register(session: SessionHost, stmt: lang.Register, alg: Algorithm, run: Cel
     group = loaded.group
     text = (f"register {alg.name}: {stmt.function}(features) uses version {loaded.version}, "
             f"group {group['algIndex']} of {stmt.path}\n")
-    from console.messages import OutputEvent
+    from console.wire.browser import OutputEvent
 
     session.emit(OutputEvent(text=text, source="engine", stream="system"))
 

@@ -19,7 +19,7 @@ from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
 from console.kernel.ml import estimators, models
 from console.kernel.ml.estimators import Algorithm
-from console.messages import OutputEvent
+from console.wire.browser import OutputEvent
 
 _GROUP = re.compile(r"fitParam\.(\d+)\.(.+)$")
 # Options about the run itself, not about fitting: never passed to scikit-learn.

@@ -21,7 +21,7 @@ import pyarrow as pa
 from console import lang
 from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
-from console.messages import OutputEvent
+from console.wire.browser import OutputEvent
 
 _SIMPLE = {"string": "VARCHAR", "str": "VARCHAR", "float": "FLOAT", "double": "DOUBLE", "integer": "INTEGER",
            "int": "INTEGER", "long": "BIGINT", "bigint": "BIGINT", "short": "SMALLINT", "boolean": "BOOLEAN",
