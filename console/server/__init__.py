@@ -87,6 +87,9 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     from console.server.running import create_blueprint as create_running
 
     app.register_blueprint(create_running())  # running sessions and Shut down (console/server/running.py)
+    from console.server.userdocs import init_docs
+
+    init_docs(app)  # the docs/ folder as pages (console/server/userdocs.py)
 
     # Socket.IO registers itself as app.extensions["socketio"]; console/server/sockets.py adds the
     # notebook namespace. Threading mode: gunicorn's gthread worker or the dev server.

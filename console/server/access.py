@@ -129,6 +129,9 @@ POLICIES: dict[str, str] = {
     "sessions.page": "public",  # the single page; its data comes from the rows below
     "sessions.list": "member login",
     "sessions.stop": "member notebook:owner",
+    # the user docs (console/server/userdocs.py): whoever sees the workspace reads them
+    "docs.page": "public",  # the page; its markdown comes from the row below
+    "docs.markdown": "reader login",
     # the same over the socket (console/server/sockets.py); leaving a room needs only the login
     "socket:join": "reader notebook:viewer",
     "socket:leave": "reader login",

@@ -55,6 +55,8 @@ SPEC: dict[str, str] = {
     "lake.session_tables": "runner",
     # running sessions (console/server/running.py): the list is filtered per caller; Shut down is the owner's
     "sessions.page": "login", "sessions.list": "login", "sessions.stop": "owner",
+    # the user docs (console/server/userdocs.py): anyone logged in, readers too
+    "docs.page": "login", "docs.markdown": "login",
 }
 
 # Endpoints that make a notebook or folder the caller owns (and so could run): members only, even
@@ -186,6 +188,8 @@ def request_for(endpoint: str, w: World) -> Request:
         "jobs.page": lambda: ("GET", "/jobs", None),
         "lake.catalog": lambda: ("GET", "/api/lake", None),
         "sessions.page": lambda: ("GET", "/running", None),
+        "docs.page": lambda: ("GET", "/docs/language", None),
+        "docs.markdown": lambda: ("GET", "/api/docs/language", None),
         "sessions.list": lambda: ("GET", "/api/sessions", None),
         "sessions.stop": lambda: ("POST", f"/api/sessions/{w.nb}/stop", {}),
         "lake.table": lambda: ("GET", "/api/lake/tables/matrix.t", None),  # made by test_access_matrix
