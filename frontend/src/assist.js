@@ -4,6 +4,7 @@
 // shows something.
 
 import { STATEMENT_WORDS, SQL_WORDS } from "./mlsql-lang.js";
+import { docNode, hasDocLink } from "./doclinks.js";
 
 let provider = null;
 
@@ -28,12 +29,12 @@ export function kindFromHeader(text) {
 }
 
 // CodeMirror option objects from the kernel's items; `boost` ranks the select's own columns first;
-// `info` (a statement's, command's or algorithm's doc, naming its section of docs/language.md) is
-// shown beside the selected option.
+// `info` (a statement's, command's or algorithm's doc) is shown beside the selected option, the
+// line naming its section of docs/language.md as a link to that docs page (doclinks.js).
 export function toOptions(items) {
   return items.map((i) => {
     const option = { label: i.label, type: i.type, detail: i.detail, boost: i.boost ? Number(i.boost) : 0 };
-    if (i.info) option.info = i.info;
+    if (i.info) option.info = hasDocLink(i.info) ? () => docNode(i.info) : i.info;
     return option;
   });
 }

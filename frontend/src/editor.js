@@ -17,6 +17,7 @@ import { python } from "@codemirror/lang-python";
 import { tags as t } from "@lezer/highlight";
 import { mlsqlStream } from "./mlsql-lang.js";
 import { completionSource, schemaOf, schemaText } from "./assist.js";
+import { docNode } from "./doclinks.js";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import * as Y from "yjs";
 
@@ -129,7 +130,7 @@ function tableHover(getKind) {
         const dom = document.createElement("div");
         dom.className = "cm-schema";
         dom.dataset.role = "schema";
-        dom.textContent = schemaText(schema);
+        dom.append(docNode(schemaText(schema))); // a doc's section of docs/language.md as a link
         return { dom };
       },
     };

@@ -9,6 +9,7 @@ import { WorkspacePage } from "./workspace.js";
 import { NotebookPage } from "./notebook.js";
 import { JobsPage, attachJobs } from "./jobs.js";
 import { SessionsPage } from "./sessions.js";
+import { DocsPage } from "./docs.js";
 
 function start() {
   const root = document.getElementById("app");
@@ -27,10 +28,12 @@ function start() {
   const m = location.pathname.match(/^\/notebooks\/([^/]+)\/?$/);
   const jobs = /^\/jobs\/?$/.test(location.pathname);
   const running = /^\/running\/?$/.test(location.pathname);
+  const doc = location.pathname.match(/^\/docs\/([^/]+)\/?$/); // the user docs (docs.js)
   const page = m
     ? new NotebookPage(root, { api, config, notebookId: decodeURIComponent(m[1]) })
     : jobs ? new JobsPage(root, { api })
-      : running ? new SessionsPage(root, { api }) : new WorkspacePage(root, { api, config });
+      : running ? new SessionsPage(root, { api })
+        : doc ? new DocsPage(root, { api, name: decodeURIComponent(doc[1]) }) : new WorkspacePage(root, { api, config });
   // Tests and the page-load benchmark read these.
   window.consolePage = page;
   page.start();

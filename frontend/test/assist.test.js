@@ -18,9 +18,11 @@ test("the page's own words when the kernel cannot answer", () => {
 test("kernel items become CodeMirror options, columns of the select boosted", () => {
   assert.deepEqual(toOptions([{ label: "id", type: "property", detail: "t: int64", boost: "10" }]),
     [{ label: "id", type: "property", detail: "t: int64", boost: 10 }]);
-  // A statement's doc, with its section of docs/language.md, goes beside the option.
-  assert.equal(toOptions([{ label: "load", type: "keyword", info: "load …\ndocs/language.md#load" }])[0].info,
-    "load …\ndocs/language.md#load");
+  // A statement's doc, with its section of docs/language.md, goes beside the option: a function
+  // that builds it with the section as a link (doclinks.js); a doc without one stays text.
+  assert.equal(typeof toOptions([{ label: "load", type: "keyword", info: "load …\ndocs/language.md#load" }])[0].info,
+    "function");
+  assert.equal(toOptions([{ label: "x", type: "property", info: "a parameter" }])[0].info, "a parameter");
 });
 
 test("a schema as text", () => {
