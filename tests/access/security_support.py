@@ -5,8 +5,9 @@ import functools
 from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
+from werkzeug.security import generate_password_hash
 from console.config import Config
-from console.server.auth import CSRF_HEADER, hash_password
+from console.server.auth import CSRF_HEADER
 from tests.support.live_server import Served
 
 __all__ = ["PASSWORD", "READERS", "USERS", "Served", "login", "make_app", "socket_as"]
@@ -21,10 +22,11 @@ READERS = ("rita",)  # site role reader (console/roles.py); the others are membe
 
 @functools.cache
 def _password_hash() -> str:
-    # One real scrypt hash of PASSWORD per test process, stored for every user: each hash costs
-    # 0.1-0.2 s here, and six of them per app added up across the security tests. Logins still
-    # verify against it for real.
-    return hash_password(PASSWORD)
+    # PASSWORD hashed once per test process, with scrypt at a lower work factor (N = 2^10) than
+    # werkzeug's default that hash_password uses (2^15: 0.1 s per hash or check here). The
+    # security tests log in some hundreds of times and make six users per app, and each login
+    # checks the hash for real; what a password is stored as is hash_password's (test_access_cli.py).
+    return generate_password_hash(PASSWORD, method="scrypt:1024:8:1")
 
 
 def make_app(cfg: Config, **settings: Any) -> Flask:
