@@ -85,7 +85,7 @@ class Client:
             view = self.call("GET", f"/api/runs/{run_id}").json
             if view["status"] not in ("queued", "running"):
                 return view  # type: ignore[no-any-return]
-            time.sleep(0.2)
+            time.sleep(0.05)
         raise AssertionError(f"run {run_id} did not end in {timeout} s")
 
 

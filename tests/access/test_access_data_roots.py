@@ -161,5 +161,5 @@ def _wait(client: Any, run_id: str, timeout: float = 150.0) -> dict[str, Any]:
         view = client.get(f"/api/runs/{run_id}").json
         if view["status"] not in ("queued", "running"):
             return view  # type: ignore[no-any-return]
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise AssertionError(f"run {run_id} did not finish: {view}")

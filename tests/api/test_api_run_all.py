@@ -17,7 +17,7 @@ def ended(live: LiveServer, run_ids: list[str], timeout: float = 90.0) -> list[A
         runs = [live.store.get_run(r) for r in run_ids]
         if all(r.status in FINAL for r in runs):
             return runs
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise AssertionError(f"runs did not end: {[r.status for r in runs]}")
 
 

@@ -47,7 +47,7 @@ def _wait_done(live: LiveServer, job_id: str, n: int) -> list[Any]:
         runs = live.store.job_runs(job_id)
         if len(runs) >= n and all(r.status not in ("queued", "running") for r in runs):
             return runs
-        time.sleep(0.3)
+        time.sleep(0.05)
     raise AssertionError(f"job {job_id} did not finish: {live.store.job_runs(job_id)}")
 
 

@@ -97,7 +97,7 @@ def run_cell_and_wait(live: Any, nb: Any, cell_id: str, user: str | None = None,
         if run.status in ("done", "error", "interrupted", "cancelled"):
             assert run.status == "done", run.error
             return
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise AssertionError(f"the cell did not finish in {timeout:.0f} s")
 
 

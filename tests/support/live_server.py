@@ -197,7 +197,7 @@ def start_server(data_dir: Path, env: dict[str, str] | None = None, *, kernel_mo
             urllib.request.urlopen(url + "/api/health", timeout=2).read()
             return ServerProcess(url, data_dir, proc, log)
         except (urllib.error.URLError, ConnectionError, OSError):
-            time.sleep(0.2)
+            time.sleep(0.05)
     proc.kill()
     raise RuntimeError(f"server did not answer within 60 s; see {log}")
 

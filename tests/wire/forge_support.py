@@ -33,7 +33,7 @@ def wait_run(live: Any, run_id: str, timeout: float = 300.0) -> Any:
         run = live.store.get_run(run_id)
         if run.status in ("done", "error", "interrupted", "cancelled"):
             return run
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise AssertionError(f"run {run_id} did not end in {timeout:.0f} s")
 
 
