@@ -18,16 +18,29 @@ JOBS, OCCURRENCES = 12, 21  # due at NOW - 1 s, then every 50 ms up to NOW
 def test_two_processes_fire_each_occurrence_exactly_once(store: Store, db_url: str, tmp_path: Path) -> None:
     owner = store.create_user("owner")
     nb = store.create_notebook("nb", owner_id=owner.id)
-    jobs = [store.create_job(nb.id, owner.id, f"j{i}", schedule_kind="every", every_minutes=1, overlap="queue",
+    # On SQLite a waiting writer backs off for up to 100 ms at a time, so now and then one process
+    # claims everything before the other gets the lock (about one run in ten here): the race was
+    # not run, and it is run again on fresh jobs. Every attempt's outcome is checked in full.
+    for attempt in range(3):
+        both = _race(store, db_url, nb.id, owner.id, tmp_path / f"race{attempt}")
+        if both:
+            return
+    raise AssertionError("one process claimed every occurrence three times: the race was never run")
+
+
+def _race(store: Store, db_url: str, notebook_id: str, owner_id: int, barrier: Path) -> bool:
+    """Two claimers race over JOBS fresh jobs; checks the outcome and says whether both took part."""
+    barrier.mkdir()
+    jobs = [store.create_job(notebook_id, owner_id, f"j{i}", schedule_kind="every", every_minutes=1, overlap="queue",
                              next_run_at=NOW - timedelta(seconds=1)) for i in range(JOBS)]
-    procs = [subprocess.Popen([sys.executable, "-m", "tests.jobs.claimer", db_url, NOW.isoformat(), str(tmp_path),
+    procs = [subprocess.Popen([sys.executable, "-m", "tests.jobs.claimer", db_url, NOW.isoformat(), str(barrier),
                                str(n)], cwd=REPO, env=server_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for n in (1, 2)]
     deadline = time.monotonic() + 120
-    while not all((tmp_path / f"ready-{n}").exists() for n in (1, 2)):  # both connected: now race
+    while not all((barrier / f"ready-{n}").exists() for n in (1, 2)):  # both connected: now race
         assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "a claimer did not start"
         time.sleep(0.01)
-    (tmp_path / "go").touch()
+    (barrier / "go").touch()
     outs = []
     for p in procs:
         out, err = p.communicate(timeout=120)
@@ -48,4 +61,4 @@ def test_two_processes_fire_each_occurrence_exactly_once(store: Store, db_url: s
         spans = sorted((r.started_at, r.ended_at) for r in store.job_runs(job.id, limit=1000))
         for (_, end), (begin, _) in zip(spans, spans[1:], strict=False):
             assert end is not None and begin is not None and end <= begin
-    assert claimed[0] and claimed[1], "both processes took part (otherwise the race was not run)"
+    return bool(claimed[0] and claimed[1])  # both took part (otherwise the race was not run)
