@@ -221,3 +221,25 @@ def test_spark_parity_snippets_on_ray(ray_session: Session) -> None:
         result = s.tables["r"]
         got = answer(result.column_names, [list(r.values()) for r in result.to_pylist()], ordered)
         assert got == GOLDENS[name], name
+
+
+def test_a_partitioned_delta_input_is_read_on_the_cluster(ray_session: Session) -> None:
+    """A delta table partitioned by a string and an int column: Daft reads its files, the partition
+    values come from the table's log (not the files), and the kernel never reads the rows."""
+    s = ray_session
+    events = _events(2000).append_column("day", pa.array([i % 3 for i in range(2000)], pa.int32()))
+    s.tables["raw"] = events
+    ok(s, 'set sql.engine = "local" where type="conf";\n'
+          "save overwrite raw as delta.`parts.events` partitionBy category, day;\n"
+          "load delta.`parts.events` as ev;")
+    query = "select category, day, count(*) as n, sum(amount) as s from ev where day > 0 group by category, day"
+    ok(s, f"{query} as here;")
+    assert not s.tables.entry("ev").loaded  # DuckDB scanned the files
+    ok(s, f'set sql.engine = "cluster" where type="conf";\n{query} as there;')
+    assert not s.tables.entry("ev").loaded, "the kernel read the partitioned table instead of the cluster"
+    order = ["category", "day"]
+    there = s.tables["there"].sort_by([(c, "ascending") for c in order]).to_pylist()
+    here = s.tables["here"].sort_by([(c, "ascending") for c in order]).to_pylist()
+    assert len(here) == 14 and [{**r, "s": round(r["s"], 6)} for r in there] == \
+        [{**r, "s": round(r["s"], 6)} for r in here]
+    ok(s, 'set sql.engine = "auto" where type="conf";')

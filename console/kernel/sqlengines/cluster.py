@@ -215,9 +215,16 @@ class ClusterSql:
         if isinstance(entry, DistributedTable) and not entry.loaded:
             entry.dataset()  # raises if its files went
             return {"files": entry.files}
-        if isinstance(entry, LazyTable) and not entry.loaded and _plain_parquet(entry):
+        if isinstance(entry, LazyTable) and not entry.loaded:
             entry.dataset()  # raises if a file changed since the load
-            return {"files": entry.files}
+            groups = _partition_groups(entry)
+            if groups is not None:
+                if len(groups) == 1 and not groups[0]["values"]:
+                    return {"files": groups[0]["files"]}
+                # Partitioned (a delta table, hive folders): the files by their partitions' values,
+                # which the driver adds as columns; the kernel reads none of the rows.
+                return {"groups": groups, "columns": entry.column_names,
+                        "types": {f.name: str(f.type) for f in entry.schema}}
         table = as_table(entry)
         path = self.folder / f"input-{uuid.uuid4().hex}.arrow"
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
@@ -304,17 +311,41 @@ class ClusterSql:
         return None
 
 
-def _plain_parquet(entry: LazyTable) -> bool:
-    """Whether the files alone give the table (no partition values in paths, no older schemas)."""
+_PARTITION_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "string",
+                    "large_string", "bool", "date32[day]", "double", "float")
+
+
+def _partition_groups(entry: LazyTable) -> list[dict[str, Any]] | None:
+    """The loaded table's parquet files grouped by their partition values (file order kept), when the
+    files and those values give the whole table: each file holds the table's other columns under
+    their names and types (no older schema of a delta table), and each partition value is a plain
+    scalar. None: the kernel reads the table and hands it over instead."""
     import pyarrow.dataset as pads
 
     try:
         fragments = list(entry.dataset().get_fragments())
     except Exception:
-        return False
-    return bool(fragments) and all(
-        isinstance(f, pads.ParquetFileFragment) and str(f.partition_expression) == "true"
-        and f.physical_schema.names == entry.schema.names for f in fragments)
+        return None
+    if not fragments:
+        return None
+    base = str(getattr(getattr(entry.dataset(), "filesystem", None), "base_path", "") or "")
+    groups: dict[tuple[tuple[str, Any], ...], list[str]] = {}
+    for f in fragments:
+        if not isinstance(f, pads.ParquetFileFragment):
+            return None
+        values = pads.get_partition_keys(f.partition_expression)
+        stored = [n for n in entry.schema.names if n not in values]
+        physical = f.physical_schema
+        if physical.names != stored or any(physical.field(n).type != entry.schema.field(n).type for n in stored):
+            return None
+        for name, value in values.items():
+            if str(entry.schema.field(name).type) not in _PARTITION_TYPES or isinstance(value, (bytes, list, dict)):
+                return None
+        # JSON-safe (a date as its ISO text): the driver casts each value to the column's type
+        key = tuple(sorted((k, v.isoformat() if hasattr(v, "isoformat") else v) for k, v in values.items()))
+        path = os.path.join(base, f.path) if base and not os.path.isabs(f.path) else f.path
+        groups.setdefault(key, []).append(path)
+    return [{"values": dict(key), "files": files} for key, files in groups.items()]
 
 
 def _shared_folder(out: Path) -> None:

@@ -3,7 +3,8 @@
 One JSON line in, one JSON line out, on stdin/stdout (everything Ray and Daft print goes to
 stderr). First line: {"address": …}; it connects (`ray.init`, then Daft's Ray runner, once) and
 answers {"ready": true, "nodes": N}. Then per statement:
-    {"sql": daft_sql, "tables": {name: {"files": [...]} | {"ipc": path}}, "out_dir": folder,
+    {"sql": daft_sql, "tables": {name: {"files": [...]} | {"groups": [{"values": {column: value},
+     "files": [...]}, …], "columns": [...], "types": {column: arrow type}} | {"ipc": path}}, "out_dir": folder,
      "delta": bool, "partition_by": [column, …]}
 and it answers {"files": [...], "partitions": [{column: value text}, …], "nodes": N} once Daft's
 workers have written the result as parquet files into `out_dir` (on the nodes where its
@@ -106,6 +107,25 @@ def wait_for_cpu() -> str | None:
     return None
 
 
+def _partitioned(spec: dict[str, Any]) -> Any:
+    """A partitioned table (delta, hive folders): each group's files with its partition values as
+    columns of the table's types, in the table's column order, the groups one after another."""
+    import daft
+    import pyarrow as pa
+
+    frames = []
+    for group in spec["groups"]:
+        df = daft.read_parquet(group["files"])
+        for column, value in group["values"].items():
+            arrow = pa.type_for_alias(spec["types"][column].replace("[day]", ""))
+            df = df.with_column(column, daft.lit(value).cast(daft.DataType.from_arrow_type(arrow)))
+        frames.append(df.select(*spec["columns"]))
+    out = frames[0]
+    for df in frames[1:]:
+        out = out.concat(df)
+    return out
+
+
 def run(request: dict[str, Any]) -> dict[str, Any]:
     import daft
     import pyarrow as pa
@@ -119,6 +139,8 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     for name, spec in request["tables"].items():
         if "files" in spec:
             frames[name] = daft.read_parquet(spec["files"])
+        elif "groups" in spec:
+            frames[name] = _partitioned(spec)
         else:
             with pa.memory_map(spec["ipc"]) as source:
                 frames[name] = daft.from_arrow(pa.ipc.open_file(source).read_all())
