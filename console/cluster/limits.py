@@ -249,12 +249,19 @@ def unavailable_reason() -> str | None:
     return None if os.access(parent, os.W_OK) else f"the cgroup {parent} is not writable"
 
 
+OPENED_FD = "{opened-fd}"  # in a launcher's command: replaced by the descriptor it opened (open_file)
+
+
 def launcher(groups: Iterable[Cgroup | None], oom_score_adj: int, umask: int | None,
-             open_fd: tuple[int, Path] | None = None) -> list[str]:
+             open_file: Path | None = None) -> list[str]:
     """A prefix that moves itself into the cgroups, sets its OOM score and umask, then execs the rest.
 
-    open_fd: (n, path) opens path read-only on descriptor n for what it execs (bwrap's seccomp
-    filter: a fresh descriptor per start, so no offset is shared and nothing is left to close).
+    open_file: opened read-only on a descriptor the process does not hold yet (3 to 9), whose
+    number replaces OPENED_FD in the command it execs (bwrap's `--seccomp {opened-fd}`: a fresh
+    descriptor per start, so no offset is shared, and bwrap closes it). Never a fixed number:
+    the process also holds what Popen passed it (a kernel's command pipe), with whatever numbers
+    those had in the server, and opening onto one of them replaced it (the kernel then read
+    EBADF from its command pipe and stopped, "exited with code 0").
 
     A shell (one exec, ~1 ms): the process enters before it starts anything, so no child of it
     is ever outside; a failed write stops the start (exit 97) instead of running unlimited.
@@ -262,8 +269,11 @@ def launcher(groups: Iterable[Cgroup | None], oom_score_adj: int, umask: int | N
     steps = [f"echo 0 > {shlex.quote(str(f))}" for g in groups if g is not None for f in g.procs_files()]
     if umask is not None:
         steps.append(f"umask {umask:03o}")
-    if open_fd is not None:
-        steps.append(f"exec {open_fd[0]}< {shlex.quote(str(open_fd[1]))}")
+    if open_file is not None:
+        steps += ["n=3", "while [ -e /proc/$$/fd/$n ]; do n=$((n + 1)); done", '[ "$n" -le 9 ]',
+                  f'eval "exec $n< {shlex.quote(str(open_file))}"',
+                  # the command's OPENED_FD becomes $n (POSIX sh: rebuild "$@" argument by argument)
+                  f'for a do shift; if [ "$a" = {shlex.quote(OPENED_FD)} ]; then a=$n; fi; set -- "$@" "$a"; done']
     # The OOM score is a preference, not a wall: where the kernel refuses a value (some refuse a
     # negative one even to root) the start goes on.
     script = (" && ".join(steps) + " || exit 97\n" if steps else "") + \

@@ -223,16 +223,13 @@ def bwrap_argv(cfg: Mapping[str, Any], *, ray_temp_dir: Path, session_id: str | 
     argv = [shutil.which("bwrap") or "bwrap", "--pidns", str(ns),
             *mounts(cfg, ray_temp_dir=ray_temp_dir, session_id=session_id, cwd=cwd, wall=wall)]
     bpf = seccomp_file(private)
-    prefix = limits.launcher(wall.cgroups, wall.oom_score_adj, identity.UMASK if wall.identity else None,
-                             (SECCOMP_FD, bpf) if bpf else None)
+    prefix = limits.launcher(wall.cgroups, wall.oom_score_adj, identity.UMASK if wall.identity else None, bpf)
     return prefix + argv + _seccomp_args(bpf) + ["--"] + _become(wall.identity), (ns,)
 
 
 def _seccomp_args(bpf: Path | None) -> list[str]:
-    return ["--seccomp", str(SECCOMP_FD)] if bpf is not None else []
-
-
-SECCOMP_FD = 9  # the launcher opens the filter's file on this descriptor; bwrap reads and closes it
+    # the launcher opens the filter's file on a free descriptor and puts its number here; bwrap reads and closes it
+    return ["--seccomp", limits.OPENED_FD] if bpf is not None else []
 
 
 def seccomp_file(private: Path) -> Path | None:
@@ -277,7 +274,7 @@ def holder_argv(cfg: Mapping[str, Any], ray_temp_dir: Path) -> tuple[list[str], 
     argv = [shutil.which("bwrap") or "bwrap", "--unshare-pid",
             *mounts(cfg, ray_temp_dir=ray_temp_dir, session_id=None, cwd="/", wall=wall, writable=False)]
     bpf = seccomp_file(data_dir / PRIVATE_DIR_NAME)
-    prefix = limits.launcher((), wall.oom_score_adj, None, (SECCOMP_FD, bpf) if bpf else None)
+    prefix = limits.launcher((), wall.oom_score_adj, None, bpf)
     return prefix + argv + _seccomp_args(bpf), [*_become(who), "cat"]
 
 

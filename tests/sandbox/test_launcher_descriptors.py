@@ -1,0 +1,75 @@
+"""The launcher (cluster/limits.py) opens bwrap's seccomp filter on a descriptor nobody holds.
+
+It used to open it on descriptor 9 whatever Popen had passed there. A kernel's command pipe keeps
+its number from the server, and a long-lived server hands out 9 sooner or later: the filter then
+replaced the pipe, bwrap closed it, and the kernel read EBADF and stopped mid-cell ("exited with
+code 0", twice in CI).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from console.cluster import limits
+
+PROBE = """
+import json, os, sys
+held = {int(n): os.readlink(f"/proc/self/fd/{n}") for n in sys.argv[2].split(",")}
+opened = int(sys.argv[1])
+print(json.dumps({"opened": opened, "held": held, "data": os.read(opened, 100).decode()}))
+"""
+
+
+def test_the_opened_file_never_replaces_a_passed_descriptor(tmp_path: Path) -> None:
+    payload = tmp_path / "filter.bin"
+    payload.write_text("the filter")
+    made: list[int] = []
+    try:
+        # Descriptors 3 to 9 that Popen passes, as a server's pipes would be: 9 among them.
+        for n in range(3, 10):
+            try:
+                os.fstat(n)
+            except OSError:
+                r = os.open(os.devnull, os.O_RDONLY)
+                if r != n:
+                    os.dup2(r, n)
+                    os.close(r)
+                made.append(n)
+        passed = [n for n in (4, 5, 7, 9)]
+        before = {n: os.readlink(f"/proc/self/fd/{n}") for n in passed}
+        argv = limits.launcher((), 0, None, payload) + [
+            sys.executable, "-c", PROBE, limits.OPENED_FD, ",".join(map(str, passed))]
+        out = subprocess.run(argv, pass_fds=passed, capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        seen = json.loads(out.stdout)
+        assert seen["data"] == "the filter"
+        assert seen["opened"] not in passed and 3 <= seen["opened"] <= 9
+        assert {int(k): v for k, v in seen["held"].items()} == before  # every passed descriptor intact
+    finally:
+        for n in made:
+            os.close(n)
+
+
+def test_without_a_free_descriptor_the_start_stops(tmp_path: Path) -> None:
+    payload = tmp_path / "filter.bin"
+    payload.write_text("x")
+    made: list[int] = []
+    try:
+        for n in range(3, 10):
+            try:
+                os.fstat(n)
+            except OSError:
+                r = os.open(os.devnull, os.O_RDONLY)
+                if r != n:
+                    os.dup2(r, n)
+                    os.close(r)
+                made.append(n)
+        argv = limits.launcher((), 0, None, payload) + ["true"]
+        out = subprocess.run(argv, pass_fds=list(range(3, 10)), capture_output=True, text=True, timeout=30)
+        assert out.returncode == 97  # a start that cannot load its filter does not run unfiltered
+    finally:
+        for n in made:
+            os.close(n)
