@@ -48,14 +48,15 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
+# Both lanes let Python keep compiled modules even where the shell sets PYTHONDONTWRITEBYTECODE:
+# the suite starts hundreds of Python processes (kernels, workers, servers, CLIs), each compiled
+# the project's sources again, and pytest rewrote every test file at each run (collection alone
+# took 9 s instead of 2 s).
 test: lint setup system-deps
-	$(PY) -m pytest -q
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q
 
 # The quick lane leaves out the tests that need Chromium, a Ray head, the sandbox or full-size data
-# (markers set in tests/conftest.py); `make test` runs them all. It lets Python keep compiled
-# modules even where the shell sets PYTHONDONTWRITEBYTECODE: the lane starts hundreds of Python
-# processes (kernels, workers, servers, CLIs), each compiled the project's sources again, and
-# pytest rewrote every test file at each run (collection alone took 9 s instead of 2 s).
+# (markers set in tests/conftest.py); `make test` runs them all.
 test-quick: setup
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -m "not slow and not browser and not ray and not sandbox"
 
