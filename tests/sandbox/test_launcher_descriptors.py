@@ -23,22 +23,28 @@ print(json.dumps({"opened": opened, "held": held, "data": os.read(opened, 100).d
 """
 
 
+def _hold_3_to_9() -> list[int]:
+    """Open descriptors 3 to 9 in this process where they are free (as a server's pipes would be),
+    so Popen can pass any of them; returns the ones made here, to close after."""
+    made: list[int] = []
+    for n in range(3, 10):
+        try:
+            os.fstat(n)
+        except OSError:
+            r = os.open(os.devnull, os.O_RDONLY)
+            if r != n:
+                os.dup2(r, n)
+                os.close(r)
+            made.append(n)
+    return made
+
+
 def test_the_opened_file_never_replaces_a_passed_descriptor(tmp_path: Path) -> None:
     payload = tmp_path / "filter.bin"
     payload.write_text("the filter")
-    made: list[int] = []
+    made = _hold_3_to_9()
     try:
-        # Descriptors 3 to 9 that Popen passes, as a server's pipes would be: 9 among them.
-        for n in range(3, 10):
-            try:
-                os.fstat(n)
-            except OSError:
-                r = os.open(os.devnull, os.O_RDONLY)
-                if r != n:
-                    os.dup2(r, n)
-                    os.close(r)
-                made.append(n)
-        passed = [n for n in (4, 5, 7, 9)]
+        passed = [4, 5, 7, 9]  # what Popen passes, as a server's pipes would be: 9 among them
         before = {n: os.readlink(f"/proc/self/fd/{n}") for n in passed}
         argv = limits.launcher((), 0, None, payload) + [
             sys.executable, "-c", PROBE, limits.OPENED_FD, ",".join(map(str, passed))]
@@ -56,17 +62,8 @@ def test_the_opened_file_never_replaces_a_passed_descriptor(tmp_path: Path) -> N
 def test_without_a_free_descriptor_the_start_stops(tmp_path: Path) -> None:
     payload = tmp_path / "filter.bin"
     payload.write_text("x")
-    made: list[int] = []
+    made = _hold_3_to_9()
     try:
-        for n in range(3, 10):
-            try:
-                os.fstat(n)
-            except OSError:
-                r = os.open(os.devnull, os.O_RDONLY)
-                if r != n:
-                    os.dup2(r, n)
-                    os.close(r)
-                made.append(n)
         argv = limits.launcher((), 0, None, payload) + ["true"]
         out = subprocess.run(argv, pass_fds=list(range(3, 10)), capture_output=True, text=True, timeout=30)
         assert out.returncode == 97  # a start that cannot load its filter does not run unfiltered
