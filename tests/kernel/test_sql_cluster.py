@@ -147,15 +147,19 @@ def test_engine_setting_is_checked(ray_session: Session) -> None:
     assert "sql.clusterBytes must be a number" in error(ray_session, 'set sql.clusterBytes = "lots" where type="conf";')
 
 
+# Holds every CPU free at its start (whole ones, then the fraction an earlier test's actor left):
+# a fixed count could wait forever on a head where something else still holds part of one.
 _HOLD_CPUS = """
 import sys, time, ray
 ray.init(address=sys.argv[1], logging_level="ERROR")
-@ray.remote(num_cpus=1)
+@ray.remote
 class Hold:
     def ready(self):
         return True
-holders = [Hold.remote() for _ in range(int(sys.argv[2]))]
-ray.get([h.ready.remote() for h in holders])
+free = ray.available_resources().get("CPU", 0)
+sizes = [1.0] * int(free) + ([round(free - int(free), 4)] if free - int(free) >= 0.0001 else [])
+holders = [Hold.options(num_cpus=n).remote() for n in sizes]
+ray.get([h.ready.remote() for h in holders], timeout=120)
 print("held", flush=True)
 time.sleep(600)
 """
@@ -166,6 +170,7 @@ def test_a_sort_with_every_cpu_held_fails_fast_instead_of_hanging(ray_session: S
     """Daft's sort samples in a task that needs a free CPU: with other jobs' actors holding all of
     them it would wait forever. It waits briefly, then fails saying why."""
     import os
+    import select
     import subprocess
     import sys
 
@@ -180,11 +185,12 @@ def test_a_sort_with_every_cpu_held_fails_fast_instead_of_hanging(ray_session: S
     token = getattr(info, "auth_token", None)
     if token:
         env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
-    cpus = int(s.cfg.RAY_NUM_CPUS or 2)
-    holder = subprocess.Popen([sys.executable, "-c", _HOLD_CPUS, info.address, str(cpus)], env=env,
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD_CPUS, info.address], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == b"held"
+        assert holder.stdout is not None
+        ready, _, _ = select.select([holder.stdout], [], [], 150)
+        assert ready and holder.stdout.readline().strip() == b"held", "the holder did not take the free CPUs"
         started = time.monotonic()
         message = error(s, "select id from so order by amount desc, id limit 3 as top;")
         assert time.monotonic() - started < 60
