@@ -267,6 +267,7 @@ class SessionManager(Culling):
         ]
         events += replay.notebook_events(self.store, notebook_id, since, metrics_since,
                                          inline_bytes=self.cfg.OUTPUT_INLINE_BYTES, result_rows=self.cfg.RESULT_ROWS)
+        events += [e for s in self.sessions_of(notebook_id) if (e := ray_usage.replayed(s)) is not None]
         return events
 
     # ------------------------------------------------------------------ the queue

@@ -6,7 +6,8 @@ the decoder has already bounded its lists and strings (RayUsage's annotations; p
 kernel broke the protocol and is stopped); here it is taken only for the kernel's current run,
 at most one per MIN_INTERVAL (a flood is dropped, not broadcast), and its CPU figures must be
 plausible numbers. Nothing is stored: the session keeps the last report for the Running page
-(console/server/running.py) and the notebook's room gets it as a ray_usage event.
+(console/server/running.py) and for a viewer who joins while the cell runs (replayed), and the
+notebook's room gets it as a ray_usage event.
 """
 from __future__ import annotations
 
@@ -65,6 +66,17 @@ def accept(session: Any, msg: RunRayUsage) -> RayUsageEvent | None:
         return None
     session.ray_usage = LastUsage(run.run_id, run.cell_id, usage, now, mono)
     return RayUsageEvent(session.notebook_id, run.cell_id, run.run_id, usage, at=now)
+
+
+def replayed(session: Any) -> RayUsageEvent | None:
+    """The running cell's last report, for a viewer who joins while it runs (after its running
+    status in the replay); None when no cell runs or it made none. Read without session.lock:
+    the caller holds the notebook's lock, which the kernel's reader takes inside session.lock."""
+    last: LastUsage | None = session.ray_usage
+    current = session.current
+    if last is None or current is None or last.run_id != current.run_id:
+        return None
+    return RayUsageEvent(session.notebook_id, last.cell_id, last.run_id, last.usage, at=last.at)
 
 
 def summary(session: Any) -> dict[str, Any] | None:

@@ -196,3 +196,40 @@ def test_an_oversized_report_on_the_kernel_pipe_stops_the_kernel(live: LiveServe
     deadline = time.monotonic() + 5
     while session.kernel is not None and time.monotonic() < deadline:
         time.sleep(0.1)
+
+
+@pytest.mark.slow
+def test_a_viewer_who_joins_while_the_cell_runs_gets_its_last_report(live: LiveServer, tmp_path: Path) -> None:
+    """The report is not stored, but the session keeps the running cell's last one: a page opened
+    (or reloaded) mid-run shows the actors at once instead of after the next report."""
+    mallory = live.store.ensure_user("mallory")
+    run_file = tmp_path / "run_id"
+    body = f"""
+forge({{"type": "run_ray_usage", "run_id": own, "usage": {json.dumps(USAGE)}}})
+time.sleep(4)
+"""
+    nb = live.notebook(_own_run_cell(run_file, body), owner="mallory")
+    run_id = _start(live, nb, mallory, run_file)
+    session = live.manager.session(None, nb.id)
+    deadline = time.monotonic() + 60
+    while session.ray_usage is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert session.ray_usage is not None, "the report did not reach the server"
+    late = Viewer(live.url, "mallory")
+    try:
+        join(late, nb)
+        deadline = time.monotonic() + 10
+        while not [e for e in late.events if e["type"] == "ray_usage"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        replayed = [e for e in late.events if e["type"] == "ray_usage"]
+        assert replayed and replayed[0]["run_id"] == run_id and replayed[0]["usage"]["actors_alive"] == 7
+        assert wait_run(live, run_id).status == "done"
+    finally:
+        late.close()
+    after = Viewer(live.url, "mallory")
+    try:
+        join(after, nb)
+        time.sleep(0.5)  # after the positive check above: a joiner once the cell ended gets no report
+        assert not [e for e in after.events if e["type"] == "ray_usage"]
+    finally:
+        after.close()
