@@ -86,7 +86,6 @@ export function onLiveEvent(page, type, ev) {
 export function useRun(page, cell, runId) {
   if (!runId || cell.output.runId === runId) return;
   cell.startRun(runId);
-  page.pendingRuns.delete(cell.id);
 }
 
 // The server cancels the rest of a Run all after a failure (console/server/kernels.py); the
@@ -102,10 +101,7 @@ function sayRunAllStopped(page) {
 function onCellStatus(page, cell, ev) {
   if (ev.run_id !== cell.output.runId) {
     if (FINAL.has(ev.status)) useRun(page, cell, ev.run_id);
-    else {
-      page.pendingRuns.set(cell.id, ev.run_id);
-      cell.output.markStale();
-    }
+    else cell.output.markStale();
   }
   cell.setStatus(ev.status, ev.elapsed_ms, ev.run_by || "");
 }

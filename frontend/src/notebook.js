@@ -38,7 +38,6 @@ export class NotebookPage {
     this.selected = null;
     this.outputSeq = new SeqTracker();
     this.metricSeq = new SeqTracker();
-    this.pendingRuns = new Map(); // cellId -> run id announced by cell_status, not yet drawn
     this.deleted = []; // cells this page deleted, last last: what z brings back
     this.role = "viewer"; // until the notebook says otherwise (GET /api/notebooks/<id> has `role`)
     this.presence = new Presence({
