@@ -324,11 +324,17 @@ class CellRunner:
             error = exc.args[0] if isinstance(exc, _RemoteCellError) else describe(exc)
         finally:
             reporter.stop()
+            interrupted = error is not None and error.kind == "interrupted"
+            if interrupted and ray_connected() and holds_actors(self.globals):
+                # A sync actor's running method cannot be cancelled, only killed: the interrupt
+                # stops the work the user asked to stop, so the session's Ray job ends (release).
+                print("[console] the interrupt ends this session's Ray job: the actors held in its "
+                      "globals are gone; create them again to use them", file=sys.stderr)
             self._end_cell()
         self.channel.send(CellDone(job_id=job.job_id, result_path=result_path, error=error,
                                    marked=mark_fds(job.job_id)))
         self.channel.job_id = ""
-        self.release()
+        self.release(end_job=interrupted)
 
     def _run_in_actor(self, host: WorkerHost, job: RunJob, context: PythonContext) -> pa.Table | None:
         import ray
@@ -379,11 +385,13 @@ class CellRunner:
         if missing:
             print(f"[console] {missing} actor output lines were still in flight after 30 s", file=sys.stderr)
 
-    def release(self) -> None:
+    def release(self, end_job: bool = False) -> None:
         """After CellDone (off the cell's wall time, ~0.4 s with TensorFlow loaded): the worker
-        handles nothing else until this returns, so the next cell still starts with no Ray job."""
+        handles nothing else until this returns, so the next cell still starts with no Ray job.
+
+        The job stays while a global holds an actor handle, unless `end_job` (an interrupt)."""
         try:
-            if ray_connected() and not holds_actors(self.globals):
+            if ray_connected() and (end_job or not holds_actors(self.globals)):
                 import ray
 
                 ray.shutdown()  # ends this cell's Ray job: its actors and tasks go with it
