@@ -423,8 +423,11 @@ class CoEdit:
                 live.first_change = None
             if revision != live.revision:
                 live.revision = revision
-                self.emit(DocSavedEvent(live.notebook_id, revision, b64(live.doc.get_state())).to_wire(),  # type: ignore[arg-type]
-                          live.notebook_id, None)
+                state = live.doc.get_state()
+                # A state vector does not change when something is deleted: the delete set (an update
+                # against the full state holds nothing else) tells pages their deletions are stored.
+                saved = DocSavedEvent(live.notebook_id, revision, b64(state), b64(live.doc.get_update(state)))  # type: ignore[arg-type]
+                self.emit(saved.to_wire(), live.notebook_id, None)
 
 
 def _weigh(doc: Doc) -> int:

@@ -318,12 +318,15 @@ class DocChangedEvent(Message):
 
 @dataclass(frozen=True)
 class DocSavedEvent(Message):
-    """The shared document (or a REST edit) was stored as `revision`; `state_vector`: what it held."""
+    """The shared document (or a REST edit) was stored as `revision`; `state_vector` and `deleted`
+    (an update holding only its delete set) say what it held, so a page can tell whether every
+    change it made, deletions included, is stored."""
 
     type: ClassVar[str] = "doc_saved"
     notebook_id: NotebookId
     revision: int
     state_vector: str = ""
+    deleted: str = ""
 
 
 @dataclass(frozen=True)

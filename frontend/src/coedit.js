@@ -28,6 +28,28 @@ export function newCellId() {
   return Array.from(bytes, (b) => b.toString(36).padStart(2, "0")).join("").slice(0, 16);
 }
 
+// Whether a stored document ({sv: its state vector, ds: its delete set}) holds all of `update`:
+// each item it inserts is below the stored clock of its client, and each range it deletes is
+// within the stored delete set.
+export function storedHolds(stored, update) {
+  const { structs, ds } = Y.decodeUpdate(update);
+  for (const s of structs) {
+    if ((stored.sv.get(s.id.client) || 0) < s.id.clock + s.length) return false;
+  }
+  for (const [client, ranges] of ds.clients) {
+    const have = [...(stored.ds.clients.get(client) || [])].sort((a, b) => a.clock - b.clock);
+    for (const { clock, len } of ranges) {
+      let at = clock;
+      for (const r of have) {
+        if (r.clock > at || at >= clock + len) break;
+        at = Math.max(at, r.clock + r.len);
+      }
+      if (at < clock + len) return false;
+    }
+  }
+  return true;
+}
+
 // send(type, fields) -> Promise<ack>; user: {id, name, color, colorLight}.
 // onRebuild(): the document was replaced (the server's epoch changed): rebind every cell.
 // onSaved(revision): the server stored the document; onUnsaved(bool): whether this page's own
@@ -53,6 +75,8 @@ export class SharedDoc {
     this.cells = this.doc.getArray("cells");
     this.awareness = new Awareness(this.doc);
     this.awareness.setLocalState({ user: this.user, cell: this.cellId || null });
+    this.pending = []; // updates this page sent that no doc_saved has shown stored yet
+    this.stored = null; // the last doc_saved's {sv, ds}
     this.doc.on("update", (update, origin) => {
       if (origin === REMOTE || !this.epoch) return;
       this.setUnsaved(true);
@@ -67,12 +91,18 @@ export class SharedDoc {
   }
 
   push(update) {
+    this.pending.push(update);
     this.inFlight += 1;
     this.send("doc_update", { update: toB64(update), epoch: this.epoch }).then((ack) => {
       this.inFlight -= 1;
       if (ack && ack.ok === false && ack.status === 409) this.sync(); // the server's doc was reloaded
       else if (ack && ack.ok === false) this.onRefused(ack.error || `edit refused (${ack.status})`);
-      if (!this.inFlight) for (const w of this.waiters.splice(0)) w();
+      if (!this.inFlight) {
+        for (const w of this.waiters.splice(0)) w();
+        // The server's saver may store this very change before its ack is sent: doc_saved then
+        // came while it was in flight, and no later save will come to say it is stored.
+        this.checkSaved();
+      }
     });
   }
 
@@ -121,11 +151,8 @@ export class SharedDoc {
     }
     if (type === "doc_saved") {
       this.onSaved(ev.revision);
-      // Saved for this page when the stored state holds everything this client wrote.
-      const stored = Y.decodeStateVector(fromB64(ev.state_vector || ""));
-      const mine = Y.encodeStateVector(this.doc);
-      const have = Y.decodeStateVector(mine).get(this.doc.clientID) || 0;
-      if (!this.inFlight && (stored.get(this.doc.clientID) || 0) >= have) this.setUnsaved(false);
+      this.stored = { sv: Y.decodeStateVector(fromB64(ev.state_vector || "")), ds: Y.decodeUpdate(fromB64(ev.deleted || "AAA=")).ds };
+      this.checkSaved();
       return true;
     }
     if (type === "presence") {
@@ -134,6 +161,13 @@ export class SharedDoc {
       return true;
     }
     return false;
+  }
+
+  // Saved for this page when the last stored state holds every update it sent, deletions included.
+  checkSaved() {
+    if (this.inFlight || !this.stored) return;
+    this.pending = this.pending.filter((u) => !storedHolds(this.stored, u));
+    if (!this.pending.length) this.setUnsaved(false);
   }
 
   setUnsaved(value) {

@@ -78,3 +78,28 @@ def test_replace_text_counts_characters_beyond_ascii() -> None:
     assert str(text) == "ä😀Xb"
     replace_text(text, "ä😀Xb", "😀")
     assert str(text) == "😀"
+
+
+def test_doc_saved_carries_the_stored_deletions(tmp_path: Path) -> None:
+    """A deletion leaves the state vector as it was: pages learn it is stored from `deleted`."""
+    store = _store(tmp_path)
+    nb = store.create_notebook("n", cells=[{"kind": "mlsql", "source": "first"}, {"kind": "mlsql", "source": "second"}])
+    events: list[dict[str, Any]] = []
+    coedit = CoEdit(store, lambda ev, _nb, _sid: events.append(ev), lambda _nb: 1, save_seconds=3600)
+    try:
+        doc, cells, epoch = _peer(coedit, nb.id)
+        before: Doc = Doc()
+        before.apply_update(doc.get_update())
+        sent: list[bytes] = []
+        sub = doc.observe(lambda e: sent.append(e.update))
+        del cells[1]
+        doc.unobserve(sub)
+        coedit.update(nb.id, base64.b64encode(sent[0]).decode(), epoch, None, "sid-a")
+        coedit.flush(nb.id)
+        saved = [e for e in events if e["type"] == "doc_saved"][-1]
+        assert [c.source for c in store.get_notebook(nb.id).cells] == ["first"]
+        assert base64.b64decode(saved["state_vector"]) == before.get_state()  # unchanged by a deletion
+        before.apply_update(base64.b64decode(saved["deleted"]))  # the delete set alone deletes it
+        assert [str(c["source"]) for c in before.get("cells", type=Array)] == ["first"]
+    finally:
+        coedit.stop()

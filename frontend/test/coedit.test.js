@@ -1,0 +1,97 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as Y from "yjs";
+import { SharedDoc, storedHolds, toB64, fromB64 } from "../src/coedit.js";
+
+// The server's half is a second Y.Doc that applies what the page sends, as console/server/coedit.py
+// does; the acks are held back so that the order of ack and doc_saved can be chosen.
+function pageAndServer() {
+  const server = new Y.Doc();
+  const acks = [];
+  const send = (type, fields) => {
+    if (type === "doc_sync") {
+      return Promise.resolve({ ok: true, epoch: "e1", update: toB64(Y.encodeStateAsUpdate(server)),
+        state_vector: toB64(Y.encodeStateVector(server)), awareness: [] });
+    }
+    if (type === "doc_update") {
+      Y.applyUpdate(server, fromB64(fields.update));
+      return new Promise((resolve) => acks.push(() => resolve({ ok: true })));
+    }
+    return Promise.resolve({ ok: true });
+  };
+  const states = [];
+  const page = new SharedDoc({ send, user: { id: 1, name: "a" }, onUnsaved: (v) => states.push(v) });
+  const saved = (revision) => {
+    const sv = Y.encodeStateVector(server);
+    // what console/server/coedit.py sends: its state vector, and an update against it (its delete set)
+    page.onEvent("doc_saved", { revision, state_vector: toB64(sv), deleted: toB64(Y.encodeStateAsUpdate(server, sv)) });
+  };
+  return { page, acks, states, saved };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+test("a save stored before the edit's ack came still marks the page saved once the ack comes", async () => {
+  const { page, acks, states, saved } = pageAndServer();
+  await page.sync();
+  page.insertCell(0, "mlsql", "select 1 as a;");
+  assert.equal(page.unsaved, true);
+  saved(2); // the server's saver stored the edit between applying it and acking it
+  assert.equal(page.unsaved, true, "not saved while the edit is still in flight");
+  acks.shift()();
+  await settle();
+  assert.equal(page.unsaved, false);
+  assert.deepEqual(states, [true, false]);
+  page.awareness.destroy(); // its timer would keep the test process alive
+});
+
+test("an ack after a save that did not hold the edit leaves the page unsaved until the next save", async () => {
+  const { page, acks, saved } = pageAndServer();
+  await page.sync();
+  saved(1); // an older save: before this page's edit
+  page.insertCell(0, "python", "print(1)");
+  acks.shift()();
+  await settle();
+  assert.equal(page.unsaved, true);
+  saved(2);
+  assert.equal(page.unsaved, false);
+  page.awareness.destroy();
+});
+
+test("a deletion, which leaves the state vector as it was, is unsaved until a save holds it", async () => {
+  const { page, acks, saved } = pageAndServer();
+  await page.sync();
+  const id = page.insertCell(0, "mlsql", "select 1 as a;");
+  acks.shift()();
+  await settle();
+  saved(2);
+  assert.equal(page.unsaved, false);
+  page.deleteCell(id);
+  assert.equal(page.unsaved, true);
+  acks.shift()();
+  await settle();
+  assert.equal(page.unsaved, true, "the last save was before the deletion");
+  saved(3);
+  assert.equal(page.unsaved, false);
+  page.awareness.destroy();
+});
+
+test("a stored document holds an update only when it has its inserts and its deletions", () => {
+  const a = new Y.Doc();
+  const updates = [];
+  a.on("update", (u) => updates.push(u));
+  a.getText("t").insert(0, "hello world");
+  a.getText("t").delete(0, 6);
+  const [insert, deletion] = updates;
+  const b = new Y.Doc();
+  Y.applyUpdate(b, insert);
+  const snapshotOf = (doc) => {
+    const sv = Y.encodeStateVector(doc);
+    return { sv: Y.decodeStateVector(sv), ds: Y.decodeUpdate(Y.encodeStateAsUpdate(doc, sv)).ds };
+  };
+  assert.equal(storedHolds(snapshotOf(b), insert), true);
+  assert.equal(storedHolds(snapshotOf(b), deletion), false);
+  Y.applyUpdate(b, deletion);
+  assert.equal(storedHolds(snapshotOf(b), deletion), true);
+  assert.equal(storedHolds(snapshotOf(new Y.Doc()), insert), false);
+});
