@@ -12,6 +12,7 @@ import pytest
 
 from tests.support.clients import join
 from tests.support.live_server import LiveServer as Server
+from tests.support.procs import host_processes, running
 
 BURST_CELL = """--%python
 import ray
@@ -124,18 +125,16 @@ def test_kill_9_of_the_kernel_leaves_no_cell_worker_behind(ray_server: Server, r
     join(v, nb)
     run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
     line = v.wait_for(lambda e: e["type"] == "output" and e["text"].startswith("worker "), timeout=120)
-    worker = int(line["text"].split()[1])
     kernel = ray_server.manager.session(ray_server.store.get_user_by_name("admin").id, nb.id).kernel
+    # The cell printed its pid in the sandbox's PID namespace: the host's pid is looked up, under the kernel.
+    found = host_processes({int(line["text"].split()[1])}, under=kernel.pid)
+    assert len(found) == 1, f"the cell worker is found on this machine: {found}"
+    worker = found.pop()
     os.kill(kernel.pid, signal.SIGKILL)
     dead = v.wait_for(lambda e: e["type"] == "kernel_status" and e["notebook_id"] == nb.id and e["status"] == "dead")
     assert "SIGKILL" in dead["reason"]
     assert v.wait_status(run_id, "error")["status"] == "error"
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(worker, 0)
-        except ProcessLookupError:
-            break
+    while time.monotonic() < deadline and running(worker):
         time.sleep(0.2)
-    else:
-        raise AssertionError(f"the cell worker {worker} outlived its kernel")
+    assert not running(worker), f"the cell worker {worker} outlived its kernel"

@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from console.cluster.procs import process_start
 from console.kernel.job import PythonCellError, PythonJob
+from tests.support.procs import Proc, host_processes, running
 
 
 def table(rows: int = 400) -> pa.Table:
@@ -82,11 +82,17 @@ def test_seedlike_actors_output_metrics_and_teardown(runtime, events) -> None:
         assert any(t.startswith("\r step 1/3") and not t.endswith("\n") for t in mine)  # a live redraw
         assert "\r step 3/3 - loss: 0.5 - accuracy: 0.9\n" in mine
     assert any(m.values == {"custom": 1.5} and m.step == 7 and m.source == "driver" for m in events.metrics())
-    deadline = time.monotonic() + 15.0  # the cell's actors end with its Ray job, just after "done"
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+    actors = host_processes(set(pids), cmdline="ray::Network")
+    assert len(actors) == 2, f"both actors are found on this machine: {actors}"
+    # `workers` holds them, so the session keeps its Ray job and they live on for later cells ...
+    time.sleep(1.0)
+    assert all(running(p) for p in actors), "actors held in a global ended with the cell"
+    # ... until no global holds one: that cell's end ends the job, and the actors with it.
+    runtime.run(PythonJob(code="del workers"))
+    deadline = time.monotonic() + 30.0
+    while time.monotonic() < deadline and any(running(p) for p in actors):
         time.sleep(0.2)
-    for p in pids:
-        assert not _alive(p), f"actor process {p} still running"
+    assert not any(running(p) for p in actors), "actors outlived the session's last handle"
 
 
 def _alive(pid: int) -> bool:
@@ -95,32 +101,6 @@ def _alive(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-def _actor_processes(ns_pids: set[int], name: str) -> set[tuple[int, int]]:
-    """(host pid, start time) of the Ray actors `name` whose pids, as Ray prints them, are `ns_pids`.
-
-    Ray prints an actor's pid in its own PID namespace (the sandbox's), which this process cannot
-    look up directly: /proc/<pid>/status's NSpid line gives a process's pid in each namespace.
-    """
-    found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status") as fh:
-                nspid = next((line.split()[1:] for line in fh if line.startswith("NSpid:")), [])
-            with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                cmdline = fh.read().decode(errors="replace")
-        except OSError:
-            continue
-        if nspid and int(nspid[-1]) in ns_pids and cmdline.startswith(f"ray::{name}"):
-            found.add((int(entry), process_start(int(entry))))
-    return found
-
-
-def _running(proc: tuple[int, int]) -> bool:
-    return _alive(proc[0]) and process_start(proc[0]) == proc[1]  # not a later process given its pid
 
 
 ZERO_COPY = '''
@@ -324,7 +304,7 @@ ray.get([t.fit.remote() for t in trainers])
 
 
 def test_interrupt_during_model_fit_in_actors(runtime, events) -> None:
-    actors: set[tuple[int, int]] = set()
+    actors: set[Proc] = set()
 
     def interrupt_when_fitting() -> None:
         deadline = time.monotonic() + 120
@@ -334,7 +314,7 @@ def test_interrupt_during_model_fit_in_actors(runtime, events) -> None:
         time.sleep(0.5)
         ns_pids = {int(e.source.split("pid=")[1]) for e in list(events)
                    if e.type == "output" and e.source.startswith("Trainer pid=")}
-        actors.update(_actor_processes(ns_pids, "Trainer"))
+        actors.update(host_processes(ns_pids, cmdline="ray::Trainer"))
         runtime.interrupt()
 
     thread = threading.Thread(target=interrupt_when_fitting, daemon=True)
@@ -347,9 +327,9 @@ def test_interrupt_during_model_fit_in_actors(runtime, events) -> None:
     # right after the cell reports, and Ray then kills the job's actors (a moment on a loaded machine).
     assert any("the interrupt ends this session's Ray job" in e.text for e in events if e.type == "output")
     deadline = time.monotonic() + 30.0
-    while time.monotonic() < deadline and any(_running(p) for p in actors):
+    while time.monotonic() < deadline and any(running(p) for p in actors):
         time.sleep(0.2)
-    assert not any(_running(p) for p in actors), "the cell's actors outlived the interrupt"
+    assert not any(running(p) for p in actors), "the cell's actors outlived the interrupt"
     assert runtime.run(PythonJob(code="context.build_result([{'ok': 1}])")).to_pylist() == [{"ok": 1}]
 
 
