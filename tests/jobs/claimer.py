@@ -6,7 +6,9 @@ Connected, it writes BARRIER_DIR/ready-N and waits for BARRIER_DIR/go (both proc
 together however slowly each one started).
 
 Claims every occurrence due by NOW (each job's next is 50 ms after the last), then starts and
-finishes queued runs until none is left; prints what it claimed and started as JSON.
+finishes queued runs until none is left; prints what it claimed and started as JSON. After its
+first claims it waits (at most 10 s) for BARRIER_DIR/claimed-<other>, written by the other
+process after its own first claims.
 """
 from __future__ import annotations
 
@@ -35,10 +37,19 @@ def main() -> None:
     while not (barrier / "go").exists():  # both processes begin together, for the most contention
         time.sleep(0.001)
     claimed = []
+    other = barrier / f"claimed-{'2' if n == '1' else '1'}"
     while True:
         made = store.claim_due(now, step)
         if not made and store.next_due() is not None and store.next_due() > now:  # type: ignore[operator]
             break
+        if made and not claimed:
+            # SQLite starves a waiting writer while the other commits back to back (its busy handler
+            # sleeps up to 100 ms between tries): after its first claims each process waits until the
+            # other has claimed too, so both take part in the rest of the race however loaded the machine.
+            (barrier / f"claimed-{n}").touch()
+            deadline = time.monotonic() + 10.0
+            while not other.exists() and time.monotonic() < deadline:
+                time.sleep(0.001)
         claimed += [r.id for r in made]
     started = []
     idle = 0
