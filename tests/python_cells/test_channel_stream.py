@@ -12,7 +12,7 @@ import pytest
 from console.actors.capture import KerasMetrics
 from console.wire.channel import Channel as WireChannel
 from console.wire.worker import FROM_WORKER, CellMetrics, CellOutput
-from console.worker.channel import BATCH_SECONDS, Channel, ChannelStream
+from console.worker.channel import Channel, ChannelStream
 
 
 class Pipe:
@@ -86,7 +86,10 @@ def test_held_text_leaves_within_the_batch_time(pipe: Pipe) -> None:
     while not pipe.got and time.monotonic() < deadline:
         time.sleep(0.002)
     assert pipe.text() == "no flush\n"
-    assert pipe.arrived[0] - sent < BATCH_SECONDS * 2 + 0.2  # two batching stages, then the socket
+    # Two batching stages of 10 ms (BATCH_SECONDS), then the socket: well under a second, unless the
+    # machine is loaded. The bound tells "leaves by its timer" from "waits for the next write";
+    # how fast is bench territory (bench/stream_latency.py), not a timed test's.
+    assert pipe.arrived[0] - sent < 2.0
 
 
 def test_actor_lines_keras_lines_and_redraws_in_a_block(pipe: Pipe) -> None:
