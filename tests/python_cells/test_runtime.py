@@ -95,14 +95,6 @@ def test_seedlike_actors_output_metrics_and_teardown(runtime, events) -> None:
     assert not any(running(p) for p in actors), "actors outlived the session's last handle"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 ZERO_COPY = '''
 import ray
 from pyjava.api.mlsql import RayContext
