@@ -31,7 +31,7 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,7 @@ COEDIT_KEY = "console.coedit"
 UNLOAD_SECONDS = 60.0  # a document nobody has in view is kept this long (a reload finds it warm)
 MAX_WAIT_SECONDS = 5.0  # continuous typing is still stored at least this often
 TICK_SECONDS = 0.2
+SETTLE_SECONDS = 3.0  # how long a run waits for the store to hold what its page shows
 KINDS = ("mlsql", "python", "markdown")
 ORIGIN_STORE = "store"  # transaction origin of changes folded in from the store
 DOC_MAX_BYTES = 8 * 1024 * 1024  # the default of the DOC_MAX_BYTES setting
@@ -309,6 +310,26 @@ class CoEdit:
         if live is not None:
             self._sync_store(live, write=True)
 
+    def settle(self, notebook_id: str, expected: Mapping[str, str], timeout: float = SETTLE_SECONDS) -> list[str]:
+        """Store the document until the store holds what a page shows of some cells (cell id ->
+        source_digest), for at most `timeout` seconds; the cells that still differ.
+
+        A page runs cells only after the server acknowledged every edit it sent, so they differ
+        only while edits are still being applied, or when the page or the server lost some: then
+        the page is told (and syncs again) rather than its cells run with text it does not show.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            self.flush(notebook_id)
+            stored = {c.id: c.source for c in self.store.get_notebook(notebook_id).cells}
+            stale = [cid for cid, digest in expected.items() if cid in stored and source_digest(stored[cid]) != digest]
+            if not stale or time.monotonic() >= deadline:
+                if stale:
+                    log.warning("notebook %s: cells %s differ from what the page that runs them shows",
+                                notebook_id, ", ".join(stale))
+                return stale
+            time.sleep(0.05)
+
     def store_changed(self, notebook_id: str) -> None:
         """The store was written outside the document (REST): fold that into the live document."""
         live = self._get(notebook_id, load=False)
@@ -428,6 +449,14 @@ class CoEdit:
                 # against the full state holds nothing else) tells pages their deletions are stored.
                 saved = DocSavedEvent(live.notebook_id, revision, b64(state), b64(live.doc.get_update(state)))  # type: ignore[arg-type]
                 self.emit(saved.to_wire(), live.notebook_id, None)
+
+
+def source_digest(text: str) -> str:
+    """FNV-1a (32 bits) of the UTF-8 text, as 8 hex digits: frontend/src/coedit.js computes the same."""
+    h = 0x811C9DC5
+    for byte in text.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return f"{h:08x}"
 
 
 def _weigh(doc: Doc) -> int:

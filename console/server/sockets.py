@@ -126,7 +126,7 @@ def _command(data: Any = None, *_extra: Any) -> dict[str, Any]:
         user = authorize_command(msg.type, getattr(msg, "notebook_id", None))
         return {"ok": True, **_HANDLERS[type(msg)](msg, user)}
     except (ApiError, CoEditError) as exc:
-        return {"ok": False, "status": exc.status, "error": exc.message}
+        return {"ok": False, "status": exc.status, "error": exc.message, **getattr(exc, "extra", {})}
     except Exception as exc:  # store errors carry their status; others are 500s
         status = getattr(exc, "status", None)
         if isinstance(status, int):
@@ -186,8 +186,13 @@ def _awareness(msg: AwarenessCommand, user: Any) -> dict[str, Any]:
 
 def _run(msg: RunCellCommand | RunAllCommand | RunFromCommand, user: Any) -> dict[str, Any]:
     mode = {RunCellCommand: "cell", RunAllCommand: "all", RunFromCommand: "from"}[type(msg)]
-    # The kernel runs the stored source: what was typed live is stored first.
-    _coedit().flush(msg.notebook_id)
+    # The kernel runs the stored source: what was typed live is stored first, and it must be what
+    # the page shows (coedit.settle); a page that sent no digests gets what is stored.
+    if not msg.sources:
+        _coedit().flush(msg.notebook_id)
+    elif stale := _coedit().settle(msg.notebook_id, msg.sources):
+        raise ApiError(409, "the server does not hold this page's latest edits of the cells to run, so nothing "
+                            "was run: the page syncs again; run them again", stale=stale)
     ids = get_manager().run(user.id, msg.notebook_id, mode, getattr(msg, "cell_id", None))
     return {"run_ids": ids}
 

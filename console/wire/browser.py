@@ -31,6 +31,8 @@ NotebookRef = Annotated[NotebookId, Max(ID_CHARS)]
 CellRef = Annotated[CellId, Max(ID_CHARS)]
 SeqMap = Annotated[dict[Annotated[str, Max(ID_CHARS)], int], Max(SINCE_RUNS)]  # run id -> seq
 Epoch = Annotated[str, Max(ID_CHARS)]
+# cell id -> the FNV-1a digest of its source as the page shows it (console/server/coedit.py source_digest)
+Sources = Annotated[dict[Annotated[str, Max(ID_CHARS)], Annotated[str, Max(8)]], Max(SINCE_RUNS)]
 
 COMMANDS = Vocabulary("browser command")
 
@@ -69,11 +71,13 @@ class LeaveCommand(Message):
 @COMMANDS.register
 @dataclass(frozen=True)
 class RunCellCommand(Message):
-    """Run one cell (its stored source)."""
+    """Run one cell (its stored source). `sources`: what the page shows of the cells it runs; the
+    server runs only once the store holds that (a 409 with `stale` after a few seconds)."""
 
     type: ClassVar[str] = "run_cell"
     notebook_id: NotebookRef
     cell_id: CellRef
+    sources: Sources = field(default_factory=dict)
 
 
 @COMMANDS.register
@@ -83,6 +87,7 @@ class RunAllCommand(Message):
 
     type: ClassVar[str] = "run_all"
     notebook_id: NotebookRef
+    sources: Sources = field(default_factory=dict)
 
 
 @COMMANDS.register
@@ -93,6 +98,7 @@ class RunFromCommand(Message):
     type: ClassVar[str] = "run_from"
     notebook_id: NotebookRef
     cell_id: CellRef
+    sources: Sources = field(default_factory=dict)
 
 
 @COMMANDS.register

@@ -28,6 +28,14 @@ export function newCellId() {
   return Array.from(bytes, (b) => b.toString(36).padStart(2, "0")).join("").slice(0, 16);
 }
 
+// FNV-1a (32 bits) of the text's UTF-8, as 8 hex digits: a run sends it for each cell it runs, and
+// the server (console/server/coedit.py source_digest) runs only once its store holds the same.
+export function sourceDigest(text) {
+  let h = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(text)) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, "0");
+}
+
 // Whether a stored document ({sv: its state vector, ds: its delete set}) holds all of `update`:
 // each item it inserts is below the stored clock of its client, and each range it deletes is
 // within the stored delete set.

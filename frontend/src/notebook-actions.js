@@ -5,6 +5,7 @@
 // page: the NotebookPage (its cells, order, selection, role, shared document, live channel,
 // saver, banners, help and data panel).
 
+import { sourceDigest } from "./coedit.js";
 import { allows } from "./roles.js";
 import { clearOutputs } from "./clearoutputs.js";
 import { restartKernel } from "./notebook-kernel.js";
@@ -34,8 +35,9 @@ export async function act(page, action, cellId) {
       case "run-insert":
         await run(page, cell);
         return await insert(page, page.order.indexOf(cellId) + 1, cell?.kind || "mlsql", true);
-      case "run-from": return await withSaved(page, () => cell && page.live.runFrom(cell.id));
-      case "run-all": return await withSaved(page, () => page.live.runAll());
+      case "run-from": return cell && await withSaved(page, page.order.slice(page.order.indexOf(cell.id)),
+        (sources, retry) => page.live.runFrom(cell.id, sources, retry));
+      case "run-all": return await withSaved(page, page.order, (sources, retry) => page.live.runAll(sources, retry));
       case "interrupt": return page.live.interrupt();
       case "restart": return await restartKernel(page);
       case "clear-all": return await clearOutputs(page.api, page.id, page.role, [...page.cells.values()], true);
@@ -78,11 +80,20 @@ export function focusCell(page, cellId, edit) {
 }
 
 // The server runs the stored source: every change made here reaches it first (it stores the
-// shared document before it runs), and the REST writes still queued are sent.
-async function withSaved(page, fn) {
+// shared document before it runs), and the REST writes still queued are sent. The run carries
+// what this page shows of the cells it runs; should the server not hold that (an edit it lacks),
+// nothing runs, the page syncs again (which sends what the server lacks) and asks once more.
+async function withSaved(page, cellIds, send) {
+  const sources = () => Object.fromEntries(cellIds.map((id) => page.cells.get(id))
+    .filter((c) => c && c.kind !== "markdown").map((c) => [c.id, sourceDigest(c.editor.text())]));
   await page.shared.whenSent();
   await page.saver.flush();
-  fn();
+  const ack = await send(sources(), true);
+  if (ack && ack.ok === false && ack.status === 409 && Array.isArray(ack.stale)) {
+    await page.shared.sync();
+    await page.shared.whenSent();
+    await send(sources(), false);
+  }
 }
 
 async function run(page, cell) {
@@ -92,7 +103,7 @@ async function run(page, cell) {
     return;
   }
   page.select(cell.id);
-  await withSaved(page, () => page.live.runCell(cell.id));
+  await withSaved(page, [cell.id], (sources, retry) => page.live.runCell(cell.id, sources, retry));
 }
 
 async function insert(page, position, kind, focus) {

@@ -23,13 +23,16 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
     auth: (cb) => cb({ csrf: csrfToken() }),
   });
 
-  // quiet: the caller handles a refusal itself (a co-editing command answered 409 resyncs).
+  // quiet: the caller handles a refusal itself (a co-editing command answered 409 resyncs), or
+  // quiet(ack): whether it handles this one.
   const send = (type, fields = {}, quiet = false) => new Promise((resolve) => {
     socket.emit("command", { type, notebook_id: notebookId, ...fields }, (ack) => {
-      if (ack && ack.ok === false && !quiet) onRefused?.({ type, ...ack });
+      if (ack && ack.ok === false && !(typeof quiet === "function" ? quiet(ack) : quiet)) onRefused?.({ type, ...ack });
       resolve(ack || {});
     });
   });
+
+  const staleRun = (ack) => ack.status === 409 && Array.isArray(ack.stale);
 
   // "connected" when the socket is up, "live" once the join (and its replay) is acknowledged.
   socket.on("connect", () => {
@@ -47,9 +50,11 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
   return {
     socket,
     send: (type, fields) => send(type, fields, type === "doc_update"),
-    runCell: (cellId) => send("run_cell", { cell_id: cellId }),
-    runAll: () => send("run_all"),
-    runFrom: (cellId) => send("run_from", { cell_id: cellId }),
+    // sources: {cellId: sourceDigest} of the cells run, as shown (coedit.js); retry: a refusal for
+    // stale sources is the caller's to handle (it syncs and sends the run again).
+    runCell: (cellId, sources, retry) => send("run_cell", { cell_id: cellId, sources }, retry && staleRun),
+    runAll: (sources, retry) => send("run_all", { sources }, retry && staleRun),
+    runFrom: (cellId, sources, retry) => send("run_from", { cell_id: cellId, sources }, retry && staleRun),
     interrupt: () => send("interrupt"),
     restart: () => send("restart"),
     close: () => {

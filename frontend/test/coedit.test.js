@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as Y from "yjs";
-import { SharedDoc, storedHolds, toB64, fromB64 } from "../src/coedit.js";
+import { SharedDoc, sourceDigest, storedHolds, toB64, fromB64 } from "../src/coedit.js";
 
 // The server's half is a second Y.Doc that applies what the page sends, as console/server/coedit.py
 // does; the acks are held back so that the order of ack and doc_saved can be chosen.
@@ -94,4 +94,11 @@ test("a stored document holds an update only when it has its inserts and its del
   Y.applyUpdate(b, deletion);
   assert.equal(storedHolds(snapshotOf(b), deletion), true);
   assert.equal(storedHolds(snapshotOf(new Y.Doc()), insert), false);
+});
+
+test("a source's digest is FNV-1a of its UTF-8, as the server computes it", () => {
+  // tests/live/test_coedit.py checks console/server/coedit.py's source_digest against the same values.
+  assert.equal(sourceDigest(""), "811c9dc5");
+  assert.equal(sourceDigest("select 1 as a;"), "aeab66ca");
+  assert.equal(sourceDigest("héllo ✓"), "b4ab03a7");
 });

@@ -12,7 +12,7 @@ from typing import Any
 
 from pycrdt import Array, Doc, Map, Text
 
-from console.server.coedit import COEDIT_KEY, read_cells
+from console.server.coedit import COEDIT_KEY, SETTLE_SECONDS, read_cells, source_digest
 from tests.support.clients import Viewer, http, join
 from tests.support.live_server import LiveServer as Server
 
@@ -151,6 +151,36 @@ def test_a_run_stores_the_live_text_first(server: Server, viewer: Any) -> None:
     assert _stored(server, nb.id) == ["--script\nprint 21 from worker\n"]
     a.v.wait_status(ack["run_ids"][0], "done")
     assert len([e for e in a.v.outputs(ack["run_ids"][0]) if e["text"]]) >= 1
+
+
+def test_a_run_waits_for_the_text_its_page_shows_and_refuses_other_text(server: Server, viewer: Any) -> None:
+    """The page sends the digest of each cell it runs as it shows it; the server runs only that."""
+    nb = server.notebook("--script\nprint 1 from worker\n")
+    a = Peer(viewer(), nb.id)
+    cell_id = nb.cells[0].id
+    # The page shows an edit the server never got: nothing runs, and the page learns which cell.
+    shown = {cell_id: source_digest("--script\nprint 3 from worker\n")}
+    started = time.monotonic()
+    refused = a.v.command("run_cell", notebook_id=nb.id, cell_id=cell_id, sources=shown)
+    assert refused["ok"] is False and refused["status"] == 409 and refused["stale"] == [cell_id], refused
+    assert time.monotonic() - started >= SETTLE_SECONDS  # it waited for the edit first
+    assert not [e for e in a.v.events if e["type"] == "cell_status"]
+    # The edit arrives (the page syncs again): the same run now goes through, with that text.
+    text: Text = a.cells[0]["source"]
+    text.insert(len("--script\nprint "), "3")
+    del text[len("--script\nprint 3"):len("--script\nprint 31")]
+    a.send()
+    ack = a.v.command("run_cell", notebook_id=nb.id, cell_id=cell_id, sources=shown)
+    assert ack["ok"], ack
+    assert _stored(server, nb.id) == ["--script\nprint 3 from worker\n"]
+    a.v.wait_status(ack["run_ids"][0], "done")
+
+
+def test_source_digest_is_fnv1a_of_the_utf8_text() -> None:
+    # frontend/test/coedit.test.js checks sourceDigest against the same values.
+    assert source_digest("") == "811c9dc5"
+    assert source_digest("select 1 as a;") == "aeab66ca"
+    assert source_digest("héllo ✓") == "b4ab03a7"
 
 
 def test_viewer_may_sync_but_not_edit_and_outsiders_may_not_sync(server: Server, viewer: Any) -> None:
