@@ -307,8 +307,13 @@ class CoEdit:
     def flush(self, notebook_id: str) -> None:
         """Store the document now if it holds unstored changes (a run reads the stored source)."""
         live = self._get(notebook_id, load=False)
-        if live is not None:
-            self._sync_store(live, write=True)
+        # A REST write between reading the store and writing it is a conflict: the next round
+        # folds that write in first, then stores (a few rounds, as each write may meet another).
+        for _ in range(5):
+            if live is None or self._sync_store(live, write=True):
+                return
+        log.warning("notebook %s: the live document could not be stored before a run (REST writes kept "
+                    "conflicting)", notebook_id)
 
     def settle(self, notebook_id: str, expected: Mapping[str, str], timeout: float = SETTLE_SECONDS) -> list[str]:
         """Store the document until the store holds what a page shows of some cells (cell id ->
@@ -407,14 +412,16 @@ class CoEdit:
 
     # ------------------------------------------------------------------ store <-> document
 
-    def _sync_store(self, live: _Live, write: bool) -> None:
+    def _sync_store(self, live: _Live, write: bool) -> bool:
+        """Fold store changes into the document, then (write) store the document; False when a
+        REST write came in between (the caller may try again)."""
         with live.lock:
             try:
                 rec = self.store.get_notebook(live.notebook_id)
             except NotFound:  # deleted: nothing to store into, the document goes
                 with self._lock:
                     self._docs.pop(live.notebook_id, None)
-                return
+                return True
             stored = [(c.id, c.kind, c.source) for c in rec.cells]
             revision = rec.revision
             if stored != live.saved:
@@ -432,12 +439,12 @@ class CoEdit:
                         live.notebook_id, revision, cells=[{"id": c, "kind": k, "source": s} for c, k, s in current],
                         author_id=live.author_id, snapshot=False)
                 except Conflict:
-                    return  # a REST write came in between: the next tick folds it in first
+                    return False  # a REST write came in between: the next round folds it in first
                 except Invalid as exc:
                     # Kept in the document (the pages hold it); told once, tried again at the next change.
                     log.warning("notebook %s: the live document could not be stored: %s", live.notebook_id, exc)
                     live.first_change = None
-                    return
+                    return True
                 live.saved = current
                 revision = rec.revision
             if write:
@@ -449,6 +456,7 @@ class CoEdit:
                 # against the full state holds nothing else) tells pages their deletions are stored.
                 saved = DocSavedEvent(live.notebook_id, revision, b64(state), b64(live.doc.get_update(state)))  # type: ignore[arg-type]
                 self.emit(saved.to_wire(), live.notebook_id, None)
+            return True
 
 
 def source_digest(text: str) -> str:

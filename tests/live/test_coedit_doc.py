@@ -103,3 +103,36 @@ def test_doc_saved_carries_the_stored_deletions(tmp_path: Path) -> None:
         assert [str(c["source"]) for c in before.get("cells", type=Array)] == ["first"]
     finally:
         coedit.stop()
+
+
+class _WriteBetween(Store):
+    """A real store where a REST write to the second cell lands right after the co-editing saver
+    reads the notebook, as another request can."""
+
+    armed = 0
+
+    def get_notebook(self, notebook_id: str, *args: Any, **kwargs: Any) -> Any:
+        rec = super().get_notebook(notebook_id, *args, **kwargs)
+        if self.armed:
+            self.armed -= 1
+            self.edit_cell(notebook_id, rec.cells[1].id, rec.revision, source=f"REST {self.armed}")
+        return rec
+
+
+def test_a_flush_that_meets_a_rest_write_folds_it_in_and_stores(tmp_path: Path) -> None:
+    store = _WriteBetween(f"sqlite:///{tmp_path / 'store.db'}")
+    nb = store.create_notebook("n", cells=[{"kind": "mlsql", "source": "first"}, {"kind": "mlsql", "source": "second"}])
+    events: list[dict[str, Any]] = []
+    coedit = CoEdit(store, lambda ev, _nb, _sid: events.append(ev), lambda _nb: 1, save_seconds=3600)
+    try:
+        doc, cells, epoch = _peer(coedit, nb.id)
+        sent: list[bytes] = []
+        sub = doc.observe(lambda e: sent.append(e.update))
+        cells[0]["source"].insert(5, "!")
+        doc.unobserve(sub)
+        coedit.update(nb.id, base64.b64encode(sent[0]).decode(), epoch, None, "sid-a")
+        store.armed = 2  # the first two rounds each meet a write: the third stores
+        coedit.flush(nb.id)  # what a run does before it reads the stored source
+        assert [c.source for c in store.get_notebook(nb.id).cells] == ["first!", "REST 0"]
+    finally:
+        coedit.stop()
