@@ -3,6 +3,7 @@ unstored document changes meet (console/server/coedit.py)."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,15 @@ def _peer(coedit: CoEdit, notebook_id: str) -> tuple[Doc, Array, str]:  # type: 
     return doc, doc.get("cells", type=Array), ack["epoch"]
 
 
+def _edit(coedit: CoEdit, notebook_id: str, doc: Doc, epoch: str, change: Callable[[], None]) -> None:
+    """Make `change` in the peer's document and send it as the page does (one doc_update)."""
+    sent: list[bytes] = []
+    sub = doc.observe(lambda e: sent.append(e.update))
+    change()
+    doc.unobserve(sub)
+    coedit.update(notebook_id, base64.b64encode(sent[0]).decode(), epoch, None, "sid-a")
+
+
 def test_unstored_keystrokes_survive_a_rest_edit_of_another_cell(tmp_path: Path) -> None:
     store = _store(tmp_path)
     nb = store.create_notebook("n", cells=[{"kind": "mlsql", "source": "first"}, {"kind": "mlsql", "source": "second"}])
@@ -30,11 +40,7 @@ def test_unstored_keystrokes_survive_a_rest_edit_of_another_cell(tmp_path: Path)
     coedit = CoEdit(store, lambda ev, _nb, _sid: events.append(ev), lambda _nb: 1, save_seconds=3600)
     try:
         doc, cells, epoch = _peer(coedit, nb.id)
-        sent: list[bytes] = []
-        sub = doc.observe(lambda e: sent.append(e.update))
-        cells[0]["source"].insert(5, "!")
-        doc.unobserve(sub)
-        coedit.update(nb.id, base64.b64encode(sent[0]).decode(), epoch, None, "sid-a")
+        _edit(coedit, nb.id, doc, epoch, lambda: cells[0]["source"].insert(5, "!"))
         # Not stored yet; a REST write lands on the stored revision meanwhile.
         assert [c.source for c in store.get_notebook(nb.id).cells] == ["first", "second"]
         store.edit_cell(nb.id, nb.cells[1].id, nb.revision, source="second over REST")
@@ -90,11 +96,7 @@ def test_doc_saved_carries_the_stored_deletions(tmp_path: Path) -> None:
         doc, cells, epoch = _peer(coedit, nb.id)
         before: Doc = Doc()
         before.apply_update(doc.get_update())
-        sent: list[bytes] = []
-        sub = doc.observe(lambda e: sent.append(e.update))
-        del cells[1]
-        doc.unobserve(sub)
-        coedit.update(nb.id, base64.b64encode(sent[0]).decode(), epoch, None, "sid-a")
+        _edit(coedit, nb.id, doc, epoch, lambda: cells.__delitem__(1))
         coedit.flush(nb.id)
         saved = [e for e in events if e["type"] == "doc_saved"][-1]
         assert [c.source for c in store.get_notebook(nb.id).cells] == ["first"]
@@ -126,11 +128,7 @@ def test_a_flush_that_meets_a_rest_write_folds_it_in_and_stores(tmp_path: Path) 
     coedit = CoEdit(store, lambda ev, _nb, _sid: events.append(ev), lambda _nb: 1, save_seconds=3600)
     try:
         doc, cells, epoch = _peer(coedit, nb.id)
-        sent: list[bytes] = []
-        sub = doc.observe(lambda e: sent.append(e.update))
-        cells[0]["source"].insert(5, "!")
-        doc.unobserve(sub)
-        coedit.update(nb.id, base64.b64encode(sent[0]).decode(), epoch, None, "sid-a")
+        _edit(coedit, nb.id, doc, epoch, lambda: cells[0]["source"].insert(5, "!"))
         store.armed = 2  # the first two rounds each meet a write: the third stores
         coedit.flush(nb.id)  # what a run does before it reads the stored source
         assert [c.source for c in store.get_notebook(nb.id).cells] == ["first!", "REST 0"]
