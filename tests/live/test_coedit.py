@@ -176,6 +176,18 @@ def test_a_run_waits_for_the_text_its_page_shows_and_refuses_other_text(server: 
     a.v.wait_status(ack["run_ids"][0], "done")
 
 
+def test_malformed_run_sources_are_refused_before_anything_runs(server: Server, viewer: Any) -> None:
+    nb = server.notebook("select 1 as a;")
+    v = viewer()
+    join(v, nb)
+    cell_id = nb.cells[0].id
+    for sources, status in (("aeab66ca", 400), ({cell_id: 7}, 400), ({cell_id: "x" * 9}, 413),
+                            ({"c" * 65: "aeab66ca"}, 413), ({f"c{i}": "0" for i in range(10_001)}, 413)):
+        ack = v.command("run_cell", notebook_id=nb.id, cell_id=cell_id, sources=sources)
+        assert ack["ok"] is False and ack["status"] == status, (sources if len(str(sources)) < 80 else "many", ack)
+    assert not [e for e in v.events if e["type"] == "cell_status"]
+
+
 def test_source_digest_is_fnv1a_of_the_utf8_text() -> None:
     # frontend/test/coedit.test.js checks sourceDigest against the same values.
     assert source_digest("") == "811c9dc5"
