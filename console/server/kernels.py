@@ -153,14 +153,14 @@ class SessionManager(Culling):
             kp, session.kernel = session.kernel, None
             if kp is None:
                 return False
+            reason = f"shut down by {name}" if name else "shut down"
+            self._set_status(session, "dead", reason + "; the next run starts a new kernel")  # before the runs end
             self._cancel_queue(session, f"the session was shut down by {name}" if name else "the session was shut down")
             run, session.current = session.current, None
             if run is not None:
                 run.error = ErrorEvent(kind="interrupted", message="the session was shut down while this cell ran"
                                        + (f" (by {name})" if name else ""))
                 self._finish(session, run, "interrupted")
-            reason = f"shut down by {name}" if name else "shut down"
-            self._set_status(session, "dead", reason + "; the next run starts a new kernel")
             self._announce(session, "shutdown", name, session.reason)
         threading.Thread(target=kp.stop, args=(3.0,), name="kernel-stop", daemon=True).start()
         return True
@@ -396,13 +396,14 @@ class SessionManager(Culling):
             if kp is not session.kernel:
                 return
             session.kernel = None
+            # Dead first: whoever sees the run's end (the store, the page) then sees why.
+            self._set_status(session, "dead", reason)
             run, session.current = session.current, None
             if run is not None:
                 run.error = ErrorEvent(kind="kernel", message=(
                     f"The kernel died: {reason}. Its tables are gone; the next run starts a new kernel."))
                 self._finish(session, run, "error")
             self._cancel_queue(session, f"the kernel died: {reason}")
-            self._set_status(session, "dead", reason)
 
     def _finish(self, session: KernelSession, run: _Run, status: CellState, elapsed_ms: int | None = None) -> None:
         """Flush the run's output, store how it ended, then tell the room (output before result)."""
