@@ -216,8 +216,11 @@ class WorkerHost:
                     break
                 except ConnectionAbortedError as exc:
                     # Ray Client's proxy sometimes loses the per-client server it forks (ray-project/ray
-                    # #63202, a gRPC fork race): a new connection gets a new one.
-                    if attempt == 2 or "Starting Ray client server failed" not in str(exc):
+                    # #63202, a gRPC fork race): a new connection gets a new one. The proxy reports it
+                    # either way: its own message, or its traceback from start_specific_server when the
+                    # server died between its poll and its psutil look (seen on CI: ZombieProcess).
+                    lost = ("Starting Ray client server failed", "start_specific_server")
+                    if attempt == 2 or not any(sign in str(exc) for sign in lost):
                         raise
                     ray.shutdown()
                     print("[console] the Ray Client server did not start (ray-project/ray#63202); "
