@@ -17,6 +17,17 @@ def _store(tmp_path: Path) -> Store:
     return Store(f"sqlite:///{tmp_path / 'store.db'}")
 
 
+def _coedit(store: Store) -> tuple[CoEdit, list[dict[str, Any]]]:
+    """A co-editing hub over `store` whose saver waits for a flush; the events it sends the room."""
+    events: list[dict[str, Any]] = []
+    return CoEdit(store, lambda ev, _nb, _sid: events.append(ev), lambda _nb: 1, save_seconds=3600), events
+
+
+def _two_cells(store: Store) -> Any:
+    return store.create_notebook("n", cells=[{"kind": "mlsql", "source": "first"},
+                                             {"kind": "mlsql", "source": "second"}])
+
+
 def _peer(coedit: CoEdit, notebook_id: str) -> tuple[Doc, Array, str]:  # type: ignore[type-arg]
     ack = coedit.sync(notebook_id, "", "", None)
     doc: Doc = Doc()
@@ -35,9 +46,8 @@ def _edit(coedit: CoEdit, notebook_id: str, doc: Doc, epoch: str, change: Callab
 
 def test_unstored_keystrokes_survive_a_rest_edit_of_another_cell(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    nb = store.create_notebook("n", cells=[{"kind": "mlsql", "source": "first"}, {"kind": "mlsql", "source": "second"}])
-    events: list[dict[str, Any]] = []
-    coedit = CoEdit(store, lambda ev, _nb, _sid: events.append(ev), lambda _nb: 1, save_seconds=3600)
+    nb = _two_cells(store)
+    coedit, events = _coedit(store)
     try:
         doc, cells, epoch = _peer(coedit, nb.id)
         _edit(coedit, nb.id, doc, epoch, lambda: cells[0]["source"].insert(5, "!"))
@@ -89,9 +99,8 @@ def test_replace_text_counts_characters_beyond_ascii() -> None:
 def test_doc_saved_carries_the_stored_deletions(tmp_path: Path) -> None:
     """A deletion leaves the state vector as it was: pages learn it is stored from `deleted`."""
     store = _store(tmp_path)
-    nb = store.create_notebook("n", cells=[{"kind": "mlsql", "source": "first"}, {"kind": "mlsql", "source": "second"}])
-    events: list[dict[str, Any]] = []
-    coedit = CoEdit(store, lambda ev, _nb, _sid: events.append(ev), lambda _nb: 1, save_seconds=3600)
+    nb = _two_cells(store)
+    coedit, events = _coedit(store)
     try:
         doc, cells, epoch = _peer(coedit, nb.id)
         before: Doc = Doc()
@@ -123,9 +132,8 @@ class _WriteBetween(Store):
 
 def test_a_flush_that_meets_a_rest_write_folds_it_in_and_stores(tmp_path: Path) -> None:
     store = _WriteBetween(f"sqlite:///{tmp_path / 'store.db'}")
-    nb = store.create_notebook("n", cells=[{"kind": "mlsql", "source": "first"}, {"kind": "mlsql", "source": "second"}])
-    events: list[dict[str, Any]] = []
-    coedit = CoEdit(store, lambda ev, _nb, _sid: events.append(ev), lambda _nb: 1, save_seconds=3600)
+    nb = _two_cells(store)
+    coedit, events = _coedit(store)
     try:
         doc, cells, epoch = _peer(coedit, nb.id)
         _edit(coedit, nb.id, doc, epoch, lambda: cells[0]["source"].insert(5, "!"))
