@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from console.actors.data import DataServer, clear_registry
+from console.worker.ray_connect import init_ray
 from console.wire.worker import (CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob,
                                  WorkerComplete, WorkerCompletion, fd_mark)
 from console.worker.actorlogs import for_current_job
@@ -209,22 +210,8 @@ class WorkerHost:
         if shadowing:
             os.chdir("/")
         try:
-            for attempt in range(3):
-                try:
-                    ray.init(address=info["address"], runtime_env=runtime_env, log_to_driver=True,
-                             logging_level=logging.WARNING, **kwargs)
-                    break
-                except ConnectionAbortedError as exc:
-                    # Ray Client's proxy sometimes loses the per-client server it forks (ray-project/ray
-                    # #63202, a gRPC fork race): a new connection gets a new one. The proxy reports it
-                    # either way: its own message, or its traceback from start_specific_server when the
-                    # server died between its poll and its psutil look (seen on CI: ZombieProcess).
-                    lost = ("Starting Ray client server failed", "start_specific_server")
-                    if attempt == 2 or not any(sign in str(exc) for sign in lost):
-                        raise
-                    ray.shutdown()
-                    print("[console] the Ray Client server did not start (ray-project/ray#63202); "
-                          "connecting again", file=sys.stderr)
+            init_ray(info["address"], runtime_env=runtime_env, log_to_driver=True, logging_level=logging.WARNING,
+                     **kwargs)
         except ConnectionError as exc:
             if info.get("embedded") or info.get("auth_token"):
                 raise

@@ -168,3 +168,17 @@ def test_stale_scratch_folders_are_swept(tmp_path) -> None:
         holder.wait()
     sweep_stale(tmp_path)  # the owner is gone now
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mlsqlpy-old"]
+
+
+def test_a_lost_ray_client_server_is_told_from_a_refusal() -> None:
+    from console.worker.ray_connect import client_server_lost
+
+    # Both words in which CI's runs met ray-project/ray#63202, as the client raised them.
+    proxy = ("Initialization failure from server:\nTraceback (most recent call last):\n  File \"…/proxier.py\", "
+             "line 772, in Datapath\n    raise RuntimeError(\nRuntimeError: Starting Ray client server failed. "
+             "See ray_client_server_23000.err for detailed logs.")
+    zombie = ("Initialization failure from server:\nTraceback (most recent call last):\n  File \"…/proxier.py\", "
+              "in start_specific_server\n    cmdline = proc.cmdline()\npsutil.ZombieProcess: process still exists "
+              "but it's a zombie")
+    assert client_server_lost(ConnectionAbortedError(proxy)) and client_server_lost(zombie)
+    assert not client_server_lost(ConnectionAbortedError("Initialization failure from server: token mismatch"))

@@ -267,7 +267,8 @@ def _driver(address: str, token: str | None) -> str:
     env.update({"RAY_gcs_rpc_server_reconnect_timeout_s": "10", "RAY_gcs_server_request_timeout_seconds": "10"})
     if token:
         env.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token})
-    code = ("import ray, os\nray.init(address=%r, logging_level='ERROR')\n"
+    # Joined as the product's drivers join: again when Ray Client lost its server (ray#63202, seen on CI).
+    code = ("import ray, os\nfrom console.worker.ray_connect import init_ray\ninit_ray(%r, logging_level='ERROR')\n"
             "@ray.remote\ndef f():\n    return os.getuid()\nprint('RAN' + ' AS', ray.get(f.remote()))\n" % address)
     try:
         done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=90)

@@ -23,6 +23,8 @@ import os
 import sys
 from typing import Any
 
+from console.worker.ray_connect import init_ray
+
 # Off before daft is imported: Scarf telemetry (on by default) and the progress bars; the actors
 # get the same through the job's runtime_env.
 DAFT_ENV = {"DAFT_ANALYTICS_ENABLED": "0", "DO_NOT_TRACK": "true", "DAFT_PROGRESS_BAR": "0",
@@ -66,20 +68,7 @@ def daft_actors() -> dict[str, int]:
 
 
 def connect(address: str) -> None:
-    import ray
-
-    for attempt in range(3):
-        try:
-            ray.init(address=address, runtime_env={"env_vars": dict(DAFT_ENV)}, logging_level=logging.WARNING,
-                     log_to_driver=False)
-            break
-        except ConnectionAbortedError as exc:
-            # Ray Client's proxy sometimes loses the per-client server it forks (ray-project/ray#63202,
-            # as the cell worker meets it too): a new connection gets a new one.
-            if attempt == 2 or not address.startswith("ray://"):
-                raise
-            ray.shutdown()
-            print(f"[console] the Ray Client server did not start ({exc}); connecting again", file=sys.stderr)
+    init_ray(address, runtime_env={"env_vars": dict(DAFT_ENV)}, logging_level=logging.WARNING, log_to_driver=False)
     import daft
 
     daft.set_runner_ray(noop_if_initialized=True)  # reuses the connection above: never a second local Ray
