@@ -376,12 +376,14 @@ class SessionManager(Culling):
         elif isinstance(msg, RunEnded):
             session.current, session.last = None, run
             status: CellState = "interrupted" if run.interrupted and msg.status == "error" else msg.status
+            stops_batch = status == "error" and bool(run.batch)  # Run all stops at the first failure (Jupyter)
+            if all(stops_batch and queued.batch == run.batch for queued in session.queue):
+                # Idle first, as a dead kernel is dead first: whoever sees the run's end sees the kernel free.
+                self._set_status(session, "idle")
             self._finish(session, run, status, msg.elapsed_ms)
-            if status == "error" and run.batch:  # Run all stops at the first failure (Jupyter, Databricks)
+            if stops_batch:
                 self._cancel_batch(session, run.batch)
             session.last_active = time.monotonic()
-            if not session.queue:
-                self._set_status(session, "idle")
             self._pump(session)
 
     def _drop(self, session: KernelSession, msg: Message, why: str = "") -> None:
