@@ -5,7 +5,8 @@ console/server/kernels.py), started for the run and closed after it; every cell 
 ordinary stored run, so the notebook page shows its output. The first cell that does not end
 `done` ends the job run; a run past the job's timeout is interrupted. The owner must still hold
 the editor role on the notebook when it fires; if not, the job is disabled with the reason.
-Then a retry is queued (trigger `retry`) while attempts remain, and the webhook is told of the
+Then a retry is queued (trigger `retry`, to start after the job's retry delay) while attempts
+remain, and the webhook is told of the
 final outcome (every failure, successes when asked), retried with backoff and recorded.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from console.ids import CellId, NotebookId, RunId, UserId
@@ -95,8 +96,10 @@ class JobRunner:
         status, error = self._run_cells(job, run, stopping)
         ended = self.store.finish_job_run(run.id, status, error)
         if status != "done" and run.attempt <= job.retries and not stopping():
+            wait = timedelta(seconds=job.retry_delay_seconds)
             self.store.queue_job_run(job.id, "retry", run.params, attempt=run.attempt + 1,
-                                     scheduled_for=run.scheduled_for, triggered_by=run.triggered_by)
+                                     scheduled_for=run.scheduled_for, triggered_by=run.triggered_by,
+                                     not_before=(datetime.now(timezone.utc) + wait) if wait else None)
         elif status != "done" or job.notify_success:
             self._notify(job, ended)
         return ended

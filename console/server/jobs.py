@@ -27,9 +27,10 @@ from console.store import NotFound
 from console.store.jobs import OVERLAPS, JobRecord, JobRunRecord
 
 MAX_RETRIES = 10
+MAX_RETRY_DELAY = 24 * 3600
 MAX_TIMEOUT = 7 * 24 * 3600
-_FIELDS = ("notebook_id", "name", "cron", "every_minutes", "timezone", "params", "retries", "timeout_seconds",
-           "overlap", "webhook_url", "notify_success", "enabled")
+_FIELDS = ("notebook_id", "name", "cron", "every_minutes", "timezone", "params", "retries", "retry_delay_seconds",
+           "timeout_seconds", "overlap", "webhook_url", "notify_success", "enabled")
 
 
 @dataclass
@@ -43,6 +44,7 @@ class JobBody:
     timezone: str | None = None
     params: dict[str, str] | None = None
     retries: int | None = None
+    retry_delay_seconds: int | None = None
     timeout_seconds: int | None = None
     overlap: str | None = None
     webhook_url: str | None = None
@@ -72,6 +74,7 @@ def decode_job(body: dict[str, Any]) -> JobBody:
         notebook_id=field(body, "notebook_id", str, None), name=field(body, "name", str, None),
         cron=field(body, "cron", str, None), every_minutes=field(body, "every_minutes", int, None),
         timezone=field(body, "timezone", str, None), retries=field(body, "retries", int, None),
+        retry_delay_seconds=field(body, "retry_delay_seconds", int, None),
         timeout_seconds=field(body, "timeout_seconds", int, None), overlap=field(body, "overlap", str, None),
         webhook_url=field(body, "webhook_url", str, None), notify_success=field(body, "notify_success", bool, None),
         enabled=field(body, "enabled", bool, None))
@@ -81,6 +84,8 @@ def decode_job(body: dict[str, Any]) -> JobBody:
         raise ApiError(400, "'name' must be 1 to 255 characters")
     if out.retries is not None and not 0 <= out.retries <= MAX_RETRIES:
         raise ApiError(400, f"'retries' must be between 0 and {MAX_RETRIES}")
+    if out.retry_delay_seconds is not None and not 0 <= out.retry_delay_seconds <= MAX_RETRY_DELAY:
+        raise ApiError(400, f"'retry_delay_seconds' must be between 0 and {MAX_RETRY_DELAY}")
     if out.timeout_seconds is not None and not 1 <= out.timeout_seconds <= MAX_TIMEOUT:
         raise ApiError(400, f"'timeout_seconds' must be between 1 and {MAX_TIMEOUT}")
     if out.overlap is not None and out.overlap not in OVERLAPS:
@@ -159,6 +164,7 @@ def create() -> ResponseReturnValue:
     job = get_store().create_job(
         nb.id, user.id, (spec.name or f"{nb.name} job").strip(), schedule_kind=sched.kind, cron=sched.cron,
         every_minutes=sched.every_minutes, timezone=sched.timezone, params=params, retries=spec.retries or 0,
+        retry_delay_seconds=spec.retry_delay_seconds or 0,
         timeout_seconds=spec.timeout_seconds or 3600, overlap=spec.overlap or "skip",
         webhook_url=spec.webhook_url or "", notify_success=bool(spec.notify_success), enabled=enabled,
         next_run_at=schedule.first_after(sched, now, anchor=now))
@@ -215,8 +221,9 @@ def update(job_id: str) -> ResponseReturnValue:
     spec = decode_job(json_body())
     if spec.notebook_id is not None and spec.notebook_id != job.notebook_id:
         raise ApiError(400, "a job's notebook cannot change; make a new job")
-    changes: dict[str, Any] = {k: getattr(spec, k) for k in ("name", "retries", "timeout_seconds", "overlap",
-                                                                "webhook_url", "notify_success")
+    changes: dict[str, Any] = {k: getattr(spec, k) for k in ("name", "retries", "retry_delay_seconds",
+                                                                "timeout_seconds", "overlap", "webhook_url",
+                                                                "notify_success")
                                if getattr(spec, k) is not None}
     if spec.params is not None:
         changes["params"] = checked_params(job.notebook_id, spec.params)

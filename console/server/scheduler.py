@@ -1,9 +1,10 @@
 """The job scheduler: one thread per server process that fires due jobs and starts queued job runs.
 
-It sleeps until the earliest due time in the store (or a wake-up from this process's API, or at
-most a third of the lease), then: marks runs of servers that died (lapsed leases) interrupted,
-claims due occurrences (console/store/jobs.py: each is claimed by one process only), starts the
-queued runs whose job is free, each on a thread of its own, and renews its own runs' leases.
+It sleeps until the earliest due time in the store (a job's next firing, or the end of a retry's
+delay), a wake-up from this process's API, or at most a third of the lease, then: marks runs of
+servers that died (lapsed leases) interrupted, claims due occurrences (console/store/jobs.py: each
+is claimed by one process only), starts the queued runs whose job is free and whose wait is over,
+each on a thread of its own, and renews its own runs' leases.
 Started by the serving process (gunicorn's post_fork, `serve --dev`), never at import or by
 create_app alone, so tests and the gunicorn arbiter do not fire jobs.
 """
@@ -105,9 +106,10 @@ class JobScheduler:
         """One pass; returns the runs this process started."""
         for lapsed in self.store.reap_lapsed():
             log.warning("job run %s of job %s was interrupted: %s", lapsed.id, lapsed.job_id, lapsed.error)
-        self.store.claim_due(now or datetime.now(timezone.utc), next_of)
+        now = now or datetime.now(timezone.utc)
+        self.store.claim_due(now, next_of)
         started = []
-        for queued in self.store.queued_job_runs():
+        for queued in self.store.queued_job_runs(now):
             if self._stop.is_set():
                 break
             run: JobRunRecord | None = self.store.start_job_run(queued.id, self.holder, self.lease)

@@ -29,8 +29,8 @@ TRIGGERS = ("schedule", "manual", "retry")
 OVERLAPS = ("skip", "queue")
 # What a job's settings may be changed to (update_job); the rest are the store's own.
 JOB_FIELDS = ("name", "schedule_kind", "cron", "every_minutes", "timezone", "params", "retries",
-              "timeout_seconds", "overlap", "webhook_url", "notify_success", "enabled", "disabled_reason",
-              "next_run_at")
+              "retry_delay_seconds", "timeout_seconds", "overlap", "webhook_url", "notify_success", "enabled",
+              "disabled_reason", "next_run_at")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class JobRecord:
     timezone: str
     params: dict[str, str]
     retries: int
+    retry_delay_seconds: int
     timeout_seconds: int
     overlap: str
     webhook_url: str
@@ -75,13 +76,15 @@ class JobRunRecord:
     triggered_by: int | None = None
     webhook: dict[str, Any] | None = None
     lease_holder: str = ""
+    not_before: datetime | None = None  # queued: it starts no earlier (a retry waiting out its delay)
 
 
 def _job(j: Job) -> JobRecord:
     return JobRecord(
         id=j.id, name=j.name, notebook_id=j.notebook_id, owner_id=j.owner_id, schedule_kind=j.schedule_kind,
         cron=j.cron, every_minutes=j.every_minutes, timezone=j.timezone, params=dict(j.params or {}),
-        retries=j.retries, timeout_seconds=j.timeout_seconds, overlap=j.overlap, webhook_url=j.webhook_url,
+        retries=j.retries, retry_delay_seconds=j.retry_delay_seconds, timeout_seconds=j.timeout_seconds,
+        overlap=j.overlap, webhook_url=j.webhook_url,
         notify_success=bool(j.notify_success), enabled=bool(j.enabled), disabled_reason=j.disabled_reason,
         next_run_at=j.next_run_at, running_run_id=j.running_run_id, created_at=j.created_at,
         updated_at=j.updated_at)
@@ -92,7 +95,7 @@ def _job_run(r: JobRun) -> JobRunRecord:
         id=r.id, job_id=r.job_id, trigger=r.trigger, attempt=r.attempt, status=r.status,
         scheduled_for=r.scheduled_for, created_at=r.created_at, started_at=r.started_at, ended_at=r.ended_at,
         params=dict(r.params or {}), revision=r.revision, run_ids=list(r.run_ids or []), error=r.error,
-        triggered_by=r.triggered_by, webhook=r.webhook, lease_holder=r.lease_holder)
+        triggered_by=r.triggered_by, webhook=r.webhook, lease_holder=r.lease_holder, not_before=r.not_before)
 
 
 class _Lost(Exception):
@@ -107,8 +110,8 @@ class JobsMixin(StoreBase):
     def create_job(self, notebook_id: str, owner_id: int | None, name: str, *, schedule_kind: str,
                    next_run_at: datetime | None, cron: str = "", every_minutes: int | None = None,
                    timezone: str = "UTC", params: dict[str, str] | None = None, retries: int = 0,
-                   timeout_seconds: int = 3600, overlap: str = "skip", webhook_url: str = "",
-                   notify_success: bool = False, enabled: bool = True) -> JobRecord:
+                   retry_delay_seconds: int = 0, timeout_seconds: int = 3600, overlap: str = "skip",
+                   webhook_url: str = "", notify_success: bool = False, enabled: bool = True) -> JobRecord:
         if overlap not in OVERLAPS:
             raise Invalid(f"overlap must be one of {', '.join(OVERLAPS)}, not {overlap!r}")
         with self._write() as s:
@@ -116,7 +119,8 @@ class JobsMixin(StoreBase):
                 raise NotFound(f"no notebook {notebook_id!r}")
             job = Job(id=new_id(), name=name, notebook_id=notebook_id, owner_id=owner_id,
                       schedule_kind=schedule_kind, cron=cron, every_minutes=every_minutes, timezone=timezone,
-                      params=dict(params or {}), retries=retries, timeout_seconds=timeout_seconds,
+                      params=dict(params or {}), retries=retries,
+                      retry_delay_seconds=retry_delay_seconds, timeout_seconds=timeout_seconds,
                       overlap=overlap, webhook_url=webhook_url, notify_success=notify_success, enabled=enabled,
                       disabled_reason="", next_run_at=next_run_at if enabled else None)
             s.add(job)
@@ -159,10 +163,14 @@ class JobsMixin(StoreBase):
                 raise NotFound(f"no job {job_id!r}")
 
     def next_due(self) -> datetime | None:
-        """The earliest time an enabled job is due (what the scheduler sleeps until)."""
+        """The earliest time an enabled job is due or a waiting retry may start (what the scheduler
+        sleeps until)."""
         with self._read() as s:
-            return s.scalar(select(Job.next_run_at).where(Job.enabled.is_(True), Job.next_run_at.is_not(None))
+            fire = s.scalar(select(Job.next_run_at).where(Job.enabled.is_(True), Job.next_run_at.is_not(None))
                             .order_by(Job.next_run_at).limit(1))
+            wait = s.scalar(select(JobRun.not_before).where(JobRun.status == "queued", JobRun.not_before.is_not(None))
+                            .order_by(JobRun.not_before).limit(1))
+        return min((t for t in (fire, wait) if t is not None), default=None)
 
     # ------------------------------------------------------------------ firing
     def claim_due(self, now: datetime, next_of: NextOf) -> list[JobRunRecord]:
@@ -194,8 +202,9 @@ class JobsMixin(StoreBase):
         return made
 
     def queue_job_run(self, job_id: str, trigger: str, params: dict[str, str], *, attempt: int = 1,
-                      scheduled_for: datetime | None = None, triggered_by: int | None = None) -> JobRunRecord:
-        """A run that starts when the job's slot is free (run now, a retry)."""
+                      scheduled_for: datetime | None = None, triggered_by: int | None = None,
+                      not_before: datetime | None = None) -> JobRunRecord:
+        """A run that starts when the job's slot is free (run now, a retry), and not before `not_before`."""
         if trigger not in TRIGGERS:
             raise Invalid(f"trigger must be one of {', '.join(TRIGGERS)}")
         with self._write() as s:
@@ -203,7 +212,7 @@ class JobsMixin(StoreBase):
                 raise NotFound(f"no job {job_id!r}")
             run = JobRun(id=new_id(), job_id=job_id, trigger=trigger, attempt=attempt, status="queued",
                          scheduled_for=scheduled_for, params=dict(params), run_ids=[], error="",
-                         lease_holder="", triggered_by=triggered_by)
+                         lease_holder="", triggered_by=triggered_by, not_before=not_before)
             s.add(run)
             s.flush()
             return _job_run(run)
@@ -291,11 +300,14 @@ class JobsMixin(StoreBase):
                 out.append(_job_run(s.get_one(JobRun, run_id, populate_existing=True)))
         return out
 
-    def queued_job_runs(self) -> list[JobRunRecord]:
-        """Queued runs whose job's slot is free, oldest first (what the scheduler may start)."""
+    def queued_job_runs(self, now: datetime | None = None) -> list[JobRunRecord]:
+        """Queued runs whose job's slot is free and whose wait is over, oldest first (what the
+        scheduler may start)."""
+        now = now or utcnow()
         with self._read() as s:
             q = (select(JobRun).join(Job, Job.id == JobRun.job_id)
-                 .where(JobRun.status == "queued", Job.running_run_id.is_(None))
+                 .where(JobRun.status == "queued", Job.running_run_id.is_(None),
+                        or_(JobRun.not_before.is_(None), JobRun.not_before <= now))
                  .order_by(JobRun.created_at, JobRun.id))
             return [_job_run(r) for r in s.scalars(q)]
 

@@ -281,6 +281,7 @@ class Job(Base):
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")
     params: Mapped[dict[str, Any]] = mapped_column(JSON)
     retries: Mapped[int] = mapped_column(Integer, default=0)
+    retry_delay_seconds: Mapped[int] = mapped_column(Integer, default=0)  # between a failed attempt and the next
     timeout_seconds: Mapped[int] = mapped_column(Integer, default=3600)
     overlap: Mapped[str] = mapped_column(String(8), default="skip")
     webhook_url: Mapped[str] = mapped_column(String(2048), default="")
@@ -322,3 +323,4 @@ class JobRun(Base):
     webhook: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     lease_holder: Mapped[str] = mapped_column(String(128), default="")
     lease_until: Mapped[datetime | None] = mapped_column()
+    not_before: Mapped[datetime | None] = mapped_column()  # a queued retry waits for its job's retry delay

@@ -26,7 +26,7 @@ export function previewQuery({ mode, cron, every, timezone }) {
 // The POST /api/jobs body from the form's values; params keeps only values that differ from "".
 export function jobBody(notebookId, v) {
   const body = { notebook_id: notebookId, name: v.name || undefined, timezone: v.timezone || "UTC",
-    retries: Number(v.retries || 0), timeout_seconds: Number(v.timeout || 3600), overlap: v.overlap || "skip",
+    retries: Number(v.retries || 0), retry_delay_seconds: Number(v.retryDelay || 0), timeout_seconds: Number(v.timeout || 3600), overlap: v.overlap || "skip",
     notify_success: !!v.notifySuccess };
   if (v.mode === "every") body.every_minutes = Number(v.every);
   else body.cron = v.cron;
@@ -52,6 +52,7 @@ export async function openScheduleDialog(api, notebookId, { notebookName = "" } 
     const every = input("job-every", { type: "number", min: "1", value: "60" });
     const zone = input("job-timezone", { value: localZone() });
     const retries = input("job-retries", { type: "number", min: "0", max: "10", value: "0" });
+    const retryDelay = input("job-retry-delay", { type: "number", min: "0", max: "86400", value: "0" });
     const timeout = input("job-timeout", { type: "number", min: "1", value: "3600" });
     const overlap = h("select", { dataset: { role: "job-overlap" } },
       h("option", { value: "skip", text: "skip a firing while the last run goes" }),
@@ -71,12 +72,14 @@ export async function openScheduleDialog(api, notebookId, { notebookName = "" } 
       h("div.job-next", {}, h("span.job-label", { text: "Next firings" }), preview),
       params.length ? h("fieldset", {}, h("legend", { text: "Parameters (empty: the default)" }),
         params.map(([n, el]) => row(n, el))) : null,
-      row("Retries", retries), row("Timeout (s)", timeout), row("Overlap", overlap),
+      row("Retries", retries), row("Retry after (s)", retryDelay, "wait between a failed attempt and the next"),
+      row("Timeout (s)", timeout), row("Overlap", overlap),
       row("Webhook", webhook, "POSTed JSON when a run fails"), row("Also on success", notify),
       error, h("div.dialog-buttons", {}, cancel, ok));
     const overlay = h("div.overlay.dialog", { dataset: { role: "dialog" } }, form);
     const values = () => ({ name: name.value.trim(), mode: mode.value, cron: cron.value.trim(), every: every.value,
-      timezone: zone.value.trim(), retries: retries.value, timeout: timeout.value, overlap: overlap.value,
+      timezone: zone.value.trim(), retries: retries.value, retryDelay: retryDelay.value,
+      timeout: timeout.value, overlap: overlap.value,
       webhook: webhook.value.trim(), notifySuccess: notify.checked,
       params: Object.fromEntries(params.map(([n, el]) => [n, el.value])) });
     const refresh = debounce(async () => {

@@ -90,6 +90,7 @@ export class JobsPage {
     el.replaceChildren(...runs.map((r) => h("details.job-run", { dataset: { role: "job-run", status: r.status, trigger: r.trigger } },
       h("summary", {}, `${when(r.started_at || r.created_at)} · ${r.trigger}${r.attempt > 1 ? ` #${r.attempt}` : ""} · `,
         h("span", { dataset: { status: r.status }, text: r.status }),
+        r.status === "queued" && r.not_before ? ` · starts after ${when(r.not_before)}` : "",
         ` · ${Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(", ") || "defaults"}`,
         r.revision ? ` · revision ${r.revision}` : "", r.error ? h("span.job-bad", { text: ` · ${r.error}` }) : null),
       r.webhook ? h("p.muted", { text: `webhook ${r.webhook.delivered ? "delivered" : "not delivered"} (${r.webhook.attempts.length} attempt(s))` }) : null,

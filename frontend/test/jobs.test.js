@@ -11,8 +11,9 @@ test("a schedule preview asks for cron or every N minutes in a zone", () => {
 
 test("the job body keeps typed parameters only and one schedule", () => {
   const body = jobBody("nb1", { mode: "every", every: "5", cron: "0 2 * * *", timezone: "UTC", retries: "2",
-    timeout: "60", overlap: "queue", webhook: "", params: { day: "2026-12-01", month: "" } });
-  assert.deepEqual(body, { notebook_id: "nb1", name: undefined, timezone: "UTC", retries: 2, timeout_seconds: 60,
+    retryDelay: "30", timeout: "60", overlap: "queue", webhook: "", params: { day: "2026-12-01", month: "" } });
+  assert.deepEqual(body, { notebook_id: "nb1", name: undefined, timezone: "UTC", retries: 2, retry_delay_seconds: 30,
+    timeout_seconds: 60,
     overlap: "queue", notify_success: false, every_minutes: 5, params: { day: "2026-12-01" } });
 });
 

@@ -29,8 +29,12 @@ def test_schedule_from_the_dialog_see_next_firings_and_the_run_in_the_history(
     dialog.locator("[data-role='job-cron']").fill("30 2 * * *")
     dialog.locator("[data-role='job-param'][data-param='day']").fill("2026-12-01")
     dialog.locator("[data-role='job-name']").fill("nightly")
+    dialog.locator("[data-role='job-retries']").fill("2")
+    dialog.locator("[data-role='job-retry-delay']").fill("45")
     dialog.locator("[data-role='dialog-ok']").click()
     page.wait_for_url("**/jobs?job=*")
+    made = server.api("GET", f"/jobs/{page.url.split('job=')[1]}")
+    assert (made["retries"], made["retry_delay_seconds"]) == (2, 45), made
     page.wait_for_selector("#app[data-ready='1']", state="attached")
     job = page.locator("[data-role='job']", has_text="nightly")
     assert "02:30" in job.locator("[data-role='job-next']").inner_text()

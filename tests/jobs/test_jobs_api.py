@@ -140,6 +140,22 @@ def test_a_failing_job_stops_at_the_failing_cell_retries_and_calls_the_webhook_o
         hook.close()
 
 
+
+def test_a_retry_starts_after_the_jobs_retry_delay(live: LiveServer) -> None:
+    nb = live.notebook("select * from no_such_table as t;")
+    code, job = http(live, "POST", "/api/jobs", {"notebook_id": nb.id, "every_minutes": 60, "retries": 1,
+                                                 "retry_delay_seconds": 4})
+    assert code == 201 and job["retry_delay_seconds"] == 4, job
+    _fire(live, job["id"])
+    waiting, first = _runs_when(live, job["id"], lambda rs: len(rs) == 2)
+    if waiting["status"] == "queued":  # seen while it waits: the history says when it may start
+        assert waiting["not_before"] and waiting["started_at"] is None
+    retry, first = _runs_when(live, job["id"], lambda rs: _settled(rs, 2))
+    assert (retry["trigger"], retry["attempt"], retry["status"]) == ("retry", 2, "error")
+    waited = datetime.fromisoformat(retry["started_at"]) - datetime.fromisoformat(first["ended_at"])
+    assert waited.total_seconds() >= 4, waited
+    assert datetime.fromisoformat(retry["started_at"]) >= datetime.fromisoformat(retry["not_before"])
+
 def test_a_job_past_its_timeout_is_interrupted(live: LiveServer) -> None:
     nb = live.notebook("--script\nsleep 30\n", "select 2 as b as t;")
     code, job = http(live, "POST", "/api/jobs", {"notebook_id": nb.id, "every_minutes": 60, "timeout_seconds": 2})
@@ -183,6 +199,7 @@ def test_the_notebook_run_endpoint_takes_parameters(live: LiveServer) -> None:
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("cron", "61 * * * *", "higher than the maximum"),
     ("retries", 11, "'retries' must be between 0 and 10"),
+    ("retry_delay_seconds", 86401, "'retry_delay_seconds' must be between 0 and 86400"),
     ("overlap", "both", "'overlap' must be one of skip, queue"),
     ("webhook_url", "file:///etc/passwd", "'webhook_url' must be an http"),
     ("owner_id", 1, "unknown field owner_id"),

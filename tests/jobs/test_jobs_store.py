@@ -87,6 +87,23 @@ def test_one_run_at_a_time_and_overlap_skip_or_queue(store: Store) -> None:
     assert store.get_job(job.id).running_run_id == queued.id
 
 
+
+def test_a_retry_waits_out_its_delay_and_the_scheduler_wakes_for_it(store: Store) -> None:
+    job = _job(store, retry_delay_seconds=30)
+    assert store.get_job(job.id).retry_delay_seconds == 30
+    (run,) = store.claim_due(NOW, next_of)
+    store.start_job_run(run.id, "a", LEASE)
+    store.finish_job_run(run.id, "error", "boom")
+    store.update_job(job.id, enabled=False)  # no firing: the wait is the only thing due
+    retry = store.queue_job_run(job.id, "retry", run.params, attempt=2, scheduled_for=run.scheduled_for,
+                                not_before=NOW + timedelta(seconds=30))
+    assert store.get_job_run(retry.id).not_before == NOW + timedelta(seconds=30)
+    assert store.queued_job_runs(NOW + timedelta(seconds=29)) == []  # still waiting
+    assert store.next_due() == NOW + timedelta(seconds=30)  # what the scheduler sleeps until
+    assert [r.id for r in store.queued_job_runs(NOW + timedelta(seconds=30))] == [retry.id]
+    store.update_job(job.id, enabled=True, next_run_at=NOW + timedelta(seconds=10))
+    assert store.next_due() == NOW + timedelta(seconds=10)  # a firing sooner than the wait comes first
+
 def test_a_run_whose_lease_lapsed_is_interrupted_and_frees_the_job(store: Store) -> None:
     job = _job(store)
     (run,) = store.claim_due(NOW, next_of)
