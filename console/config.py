@@ -155,6 +155,9 @@ class Config(Mapping[str, Any]):
                                      _paths)
     MARKDOWN_REMOTE_IMAGES: bool = _setting(
         False, "Let Markdown cells show images from other sites (each view then tells that site who looked).", _bool)
+    WEBHOOK_PRIVATE: bool = _setting(
+        False, "Let job webhooks call loopback, private and link-local addresses (this machine, the internal "
+               "network). Off: a webhook that names or resolves to one is refused.", _bool)
 
     SANDBOX: str = _setting(
         "auto", "Run kernels, their Python workers and the embedded Ray head in a bubblewrap sandbox that cannot "

@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -24,6 +22,7 @@ from console.ids import CellId, NotebookId, RunId, UserId
 from console.lang import params as notebook_params
 from console.protocols import KernelManager
 from console.roles import at_least
+from console.server import webhook
 from console.store import FINAL_STATES, NotFound, Store
 from console.store.jobs import JobRecord, JobRunRecord
 
@@ -79,11 +78,12 @@ class JobRunner:
     """Runs claimed job runs; `renew` keeps their leases while they go (called by the scheduler)."""
 
     def __init__(self, store: Store, manager: Callable[[], KernelManager], base_url: str,
-                 webhook_backoff: float = 1.0) -> None:
+                 webhook_backoff: float = 1.0, webhook_private: bool = False) -> None:
         self.store = store
         self.manager = manager
         self.base_url = base_url.rstrip("/")
         self.webhook_backoff = webhook_backoff
+        self.webhook_private = webhook_private  # CONSOLE_WEBHOOK_PRIVATE: may it call loopback and private addresses
 
     def run(self, run: JobRunRecord, stopping: Callable[[], bool] = lambda: False) -> JobRunRecord:
         job = self.store.get_job(run.job_id)
@@ -176,18 +176,17 @@ class JobRunner:
         for n in range(WEBHOOK_TRIES):
             if n:
                 time.sleep(self.webhook_backoff * 2 ** (n - 1))
-            req = urllib.request.Request(job.webhook_url, data=body, method="POST", headers={
-                "Content-Type": "application/json", "User-Agent": "mlsql-console-jobs"})
-            try:
-                with urllib.request.urlopen(req, timeout=WEBHOOK_TIMEOUT) as resp:  # http(s) only: jobs.py checks
-                    tries.append({"status": resp.status})
-                    break
-            except urllib.error.HTTPError as exc:
-                tries.append({"status": exc.code, "error": str(exc.reason)[:200]})
-                if 400 <= exc.code < 500 and exc.code != 429:
-                    break  # the receiver refuses it; asking again will not change that
-            except (urllib.error.URLError, OSError) as exc:
-                tries.append({"error": str(getattr(exc, "reason", exc))[:200]})
+            try:  # http(s) only: jobs.py checks
+                code = webhook.post(job.webhook_url, body, allow_private=self.webhook_private, timeout=WEBHOOK_TIMEOUT)
+            except webhook.Refused as exc:
+                tries.append({"error": str(exc)})
+                break
+            except OSError as exc:
+                tries.append({"error": str(exc)[:200]})
+                continue
+            tries.append({"status": code})
+            if code < 300 or (code < 500 and code != 429):
+                break  # delivered; or refused (a 4xx, a redirect not followed): asking again will not change that
         ok = bool(tries) and 200 <= int(tries[-1].get("status") or 0) < 300
         self.store.record_webhook(run.id, {"url": job.webhook_url, "delivered": ok, "attempts": tries})
         if not ok:

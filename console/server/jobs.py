@@ -17,7 +17,7 @@ from flask import Blueprint, Flask, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from console.outputs.view import view_run
-from console.server import access, auth, schedule, serialize
+from console.server import access, auth, schedule, serialize, webhook
 from console.server.deps import SESSIONS_KEY, get_config, get_store
 from console.server.errors import ApiError
 from console.server.jobrun import SCHEDULE_ROLE, JobRunner, check_params, declared_params, owner_problem
@@ -97,6 +97,15 @@ def decode_job(body: dict[str, Any]) -> JobBody:
     return out
 
 
+def _decoded() -> JobBody:
+    """The request's job body, its webhook checked against this server's network (webhook.py)."""
+    spec = decode_job(json_body())
+    why = webhook.private_literal(spec.webhook_url) if spec.webhook_url else None
+    if why and not get_config().WEBHOOK_PRIVATE:
+        raise ApiError(400, why)
+    return spec
+
+
 def _schedule(cron: str | None, every: int | None, tz: str | None) -> schedule.Schedule:
     try:
         return schedule.parse(cron, every, tz)
@@ -153,7 +162,7 @@ def preview() -> ResponseReturnValue:
 
 
 def create() -> ResponseReturnValue:
-    spec = decode_job(json_body())
+    spec = _decoded()
     if not spec.notebook_id:
         raise ApiError(400, "'notebook_id' is required: the notebook to schedule")
     user, nb = access.require(spec.notebook_id, SCHEDULE_ROLE)
@@ -218,7 +227,7 @@ def update(job_id: str) -> ResponseReturnValue:
     store = get_store()
     job = store.get_job(job_id)
     _may_change(job)
-    spec = decode_job(json_body())
+    spec = _decoded()
     if spec.notebook_id is not None and spec.notebook_id != job.notebook_id:
         raise ApiError(400, "a job's notebook cannot change; make a new job")
     changes: dict[str, Any] = {k: getattr(spec, k) for k in ("name", "retries", "retry_delay_seconds",
@@ -323,7 +332,8 @@ def init_jobs(app: Flask) -> JobScheduler:
     store = app.extensions["store"]
     holder = app.extensions[SESSIONS_KEY]
     app.register_blueprint(create_blueprint())
-    runner = JobRunner(store, holder.get, base_url=f"http://{cfg.HOST}:{cfg.PORT}")
+    runner = JobRunner(store, holder.get, base_url=f"http://{cfg.HOST}:{cfg.PORT}",
+                       webhook_private=cfg.WEBHOOK_PRIVATE)
     scheduler = JobScheduler(store, runner, lease_seconds=float(app.config.get("JOBS_LEASE_SECONDS", 30.0)))
     app.extensions[JOBS_KEY] = scheduler
     return scheduler

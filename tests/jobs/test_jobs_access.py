@@ -14,6 +14,7 @@ import pytest
 from console.server.scheduler import JOBS_KEY
 from tests.support.clients import http
 from tests.support.live_server import LiveServer
+from tests.support.webhooks import Receiver
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +120,38 @@ def test_removing_the_owners_access_disables_the_job_and_says_why(live: LiveServ
     got, body = http(live, "GET", f"/api/jobs/{job['id']}", user="alice")
     assert body["disabled_reason"].startswith("disabled: its owner editor1")
     del share
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8265/api/jobs/", "http://[::1]:5000/api/me", "http://0.0.0.0:5000/",
+                                 "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/x",
+                                 "http://[::ffff:127.0.0.1]/x"])
+def test_a_webhook_into_the_servers_own_network_is_refused(live: LiveServer, world: dict[str, Any], url: str) -> None:
+    # The POST would come from the server: its API, the Ray dashboard's job submission, a cloud's metadata.
+    got, body = http(live, "POST", "/api/jobs", {"notebook_id": world["nb"].id, "cron": "0 2 * * *",
+                                                 "webhook_url": url}, user="alice")
+    assert got == 400 and "not a public one" in body["error"], body
+    got, body = http(live, "PATCH", f"/api/jobs/{world['job']['id']}", {"webhook_url": url}, user="alice")
+    assert got == 400 and "CONSOLE_WEBHOOK_PRIVATE" in body["error"], body
+
+
+def test_a_webhook_name_that_resolves_into_the_servers_network_is_not_called(live: LiveServer,
+                                                                             world: dict[str, Any]) -> None:
+    hook = Receiver()
+    try:
+        nb = live.notebook("select * from no_such_table as t;", owner="alice")
+        url = f"http://localhost:{hook.httpd.server_port}/hook"  # a name: it passes the save, not the send
+        got, job = http(live, "POST", "/api/jobs", {"notebook_id": nb.id, "cron": "0 2 * * *", "webhook_url": url},
+                        user="alice")
+        assert got == 201, job
+        got, _ = http(live, "POST", f"/api/jobs/{job['id']}/run", {}, user="alice")
+        (run,) = _wait_done(live, job["id"], 1)
+        deadline = time.monotonic() + 30
+        while live.store.get_job_run(run.id).webhook is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        sent = live.store.get_job_run(run.id).webhook
+        assert sent is not None and not sent["delivered"], sent
+        (attempt,) = sent["attempts"]  # refused once, not retried
+        assert "not a public address" in attempt["error"] and "resolves to" in attempt["error"], attempt
+        assert hook.bodies == []
+    finally:
+        hook.close()

@@ -6,11 +6,9 @@ waiting for the next minute; the claim, the run and the history are the ones a c
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -18,45 +16,21 @@ import pytest
 from console.server.scheduler import JOBS_KEY
 from tests.support.clients import http
 from tests.support.live_server import LiveServer
+from tests.support.webhooks import Receiver
 
 PARAM_NB = ('set day = "x" where type="defaultParam";', "select '${day}' as d as t;")
 
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(str(tmp_path_factory.mktemp("jobs-data")), JOBS_LEASE_SECONDS=3.0)
+    # Its webhook receivers listen on loopback, which a server calls only when told it may.
+    server = LiveServer(str(tmp_path_factory.mktemp("jobs-data")), JOBS_LEASE_SECONDS=3.0, WEBHOOK_PRIVATE=True)
     server.app.extensions[JOBS_KEY].start()
     try:
         yield server
     finally:
         server.app.extensions[JOBS_KEY].stop()
         server.close()
-
-
-class Receiver:
-    """A webhook receiver on 127.0.0.1: records each POST's JSON; answers `codes` in turn (then 200)."""
-
-    def __init__(self, codes: list[int] | None = None) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        self.codes = list(codes or [])
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.bodies.append(body)
-                self.send_response(outer.codes.pop(0) if outer.codes else 200)
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/hook"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
 
 
 def _fire(live: LiveServer, job_id: str) -> None:

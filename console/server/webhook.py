@@ -1,0 +1,104 @@
+"""A job's webhook: one POST of JSON, sent only to the public address it names.
+
+The POST comes from the server, so a member's webhook could otherwise reach what only the server
+can: its own API on loopback, the Ray dashboard (which accepts job submissions), a cloud metadata
+service at 169.254.169.254, the internal network. Unless CONSOLE_WEBHOOK_PRIVATE allows them, an
+address that is loopback, private, link-local or otherwise not global is refused: a literal one
+when the job is saved (`private_literal`), a name when the webhook is sent, by every address the
+name resolves to. The connection then goes to the address that was checked (a name that resolves
+differently a moment later cannot slip past), and redirects are not followed, since a public
+receiver could redirect to an internal one.
+"""
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import socket
+import ssl
+from typing import Any
+from urllib.parse import urlsplit
+
+USER_AGENT = "mlsql-console-jobs"
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        addr = ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
+    except ValueError:
+        return None
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        return addr.ipv4_mapped  # ::ffff:127.0.0.1 is loopback
+    return addr
+
+
+def not_public(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return not addr.is_global or addr.is_multicast
+
+
+def private_literal(url: str) -> str | None:
+    """Why a URL naming a non-public address outright is refused (None: not a literal one)."""
+    host = urlsplit(url).hostname or ""
+    addr = _address(host)
+    if addr is not None and not_public(addr):
+        return (f"the webhook's address {host} is not a public one (loopback, private or link-local): the "
+                f"server would call into its own network; CONSOLE_WEBHOOK_PRIVATE allows it")
+    return None
+
+
+class _Pinned(http.client.HTTPConnection):
+    """HTTP to the address already checked, whatever the name resolves to by now."""
+
+    def __init__(self, host: str, port: int | None, ip: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self.ip = ip
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self.ip, self.port), self.timeout)
+
+
+class _PinnedTLS(http.client.HTTPSConnection):
+    """HTTPS to the address already checked; the certificate is still checked against the name."""
+
+    def __init__(self, host: str, port: int | None, ip: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout, context=ssl.create_default_context())
+        self.ip = ip
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.ip, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+
+
+class Refused(Exception):
+    """Not sent: the URL's name resolves to an address the server may not call."""
+
+
+def _resolve(host: str, port: int, allow_private: bool) -> str:
+    infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    ips = [str(info[4][0]) for info in infos]
+    for ip in ips:
+        addr = _address(ip)
+        if not allow_private and (addr is None or not_public(addr)):
+            raise Refused(f"not sent: {host} resolves to {ip}, not a public address (loopback, private or "
+                          f"link-local); CONSOLE_WEBHOOK_PRIVATE allows it")
+    return ips[0]
+
+
+def post(url: str, body: bytes, *, allow_private: bool, timeout: float) -> int:
+    """POST the JSON body; the HTTP status. Raises Refused, or OSError when nothing answered."""
+    parts = urlsplit(url)
+    tls = parts.scheme == "https"
+    port = parts.port or (443 if tls else 80)
+    host = parts.hostname or ""
+    ip = _resolve(host, port, allow_private)
+    conn = (_PinnedTLS if tls else _Pinned)(host, port, ip, timeout)
+    try:
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers: dict[str, Any] = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
+        conn.request("POST", path, body=body, headers=headers)
+        resp = conn.getresponse()
+        resp.read(64 * 1024)
+        return resp.status
+    except http.client.HTTPException as exc:
+        raise OSError(f"{type(exc).__name__}: {exc}") from exc
+    finally:
+        conn.close()
