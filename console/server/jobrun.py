@@ -6,8 +6,8 @@ ordinary stored run, so the notebook page shows its output. The first cell that 
 `done` ends the job run; a run past the job's timeout is interrupted. The owner must still hold
 the editor role on the notebook when it fires; if not, the job is disabled with the reason.
 Then a retry is queued (trigger `retry`, to start after the job's retry delay) while attempts
-remain, and the webhook is told of the
-final outcome (every failure, successes when asked), retried with backoff and recorded.
+remain, and the webhook (webhook.py) is told of the final outcome (every failure, successes when
+asked), retried with backoff and recorded.
 """
 from __future__ import annotations
 
