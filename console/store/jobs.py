@@ -162,13 +162,15 @@ class JobsMixin(StoreBase):
             if s.execute(delete(Job).where(Job.id == job_id)).rowcount == 0:  # type: ignore[attr-defined]
                 raise NotFound(f"no job {job_id!r}")
 
-    def next_due(self) -> datetime | None:
+    def next_due(self, now: datetime | None = None) -> datetime | None:
         """The earliest time an enabled job is due or a waiting retry may start (what the scheduler
-        sleeps until)."""
+        sleeps until). A retry whose wait is over is not due again: it starts when its job's slot
+        frees, which wakes the scheduler itself; counting it would spin the scheduler meanwhile."""
+        now = now or utcnow()
         with self._read() as s:
             fire = s.scalar(select(Job.next_run_at).where(Job.enabled.is_(True), Job.next_run_at.is_not(None))
                             .order_by(Job.next_run_at).limit(1))
-            wait = s.scalar(select(JobRun.not_before).where(JobRun.status == "queued", JobRun.not_before.is_not(None))
+            wait = s.scalar(select(JobRun.not_before).where(JobRun.status == "queued", JobRun.not_before > now)
                             .order_by(JobRun.not_before).limit(1))
         return min((t for t in (fire, wait) if t is not None), default=None)
 

@@ -99,10 +99,12 @@ def test_a_retry_waits_out_its_delay_and_the_scheduler_wakes_for_it(store: Store
                                 not_before=NOW + timedelta(seconds=30))
     assert store.get_job_run(retry.id).not_before == NOW + timedelta(seconds=30)
     assert store.queued_job_runs(NOW + timedelta(seconds=29)) == []  # still waiting
-    assert store.next_due() == NOW + timedelta(seconds=30)  # what the scheduler sleeps until
+    assert store.next_due(NOW) == NOW + timedelta(seconds=30)  # what the scheduler sleeps until
     assert [r.id for r in store.queued_job_runs(NOW + timedelta(seconds=30))] == [retry.id]
+    # Waited out but not started (its job's slot is taken): not due again, or the scheduler would spin.
+    assert store.next_due(NOW + timedelta(seconds=31)) is None
     store.update_job(job.id, enabled=True, next_run_at=NOW + timedelta(seconds=10))
-    assert store.next_due() == NOW + timedelta(seconds=10)  # a firing sooner than the wait comes first
+    assert store.next_due(NOW) == NOW + timedelta(seconds=10)  # a firing sooner than the wait comes first
 
 def test_a_run_whose_lease_lapsed_is_interrupted_and_frees_the_job(store: Store) -> None:
     job = _job(store)
