@@ -132,3 +132,35 @@ def test_history_newest_first_with_retries(store: Store) -> None:
     assert store.job_run_of_cell_runs(job.notebook_id)["r2"] == (job.id, "nightly", run.id)
     with pytest.raises(Invalid):
         store.queue_job_run(job.id, "cron", {})
+
+
+def test_migration_0007_keeps_every_job_and_its_history(db_url: str) -> None:
+    """Upgrading a 0006 database: jobs retry at once as before (a delay of 0), and no job run is
+    lost (a copy of `jobs`, which SQLite's batch mode makes for what ALTER cannot do, would cascade
+    into job_runs)."""
+    from sqlalchemy import text
+
+    from console.store.db import make_engine, migrate
+
+    engine = make_engine(db_url)
+    migrate(engine, "0006")
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO notebooks (id, name, folder, revision, created_at, updated_at) "
+                          "VALUES ('n1', 'nb', '/', 1, '2026-01-01', '2026-01-01')"))
+        conn.execute(text(
+            "INSERT INTO jobs (id, name, notebook_id, schedule_kind, cron, timezone, params, retries, timeout_seconds,"
+            " overlap, webhook_url, notify_success, enabled, disabled_reason, created_at, updated_at) VALUES "
+            "('j1', 'nightly', 'n1', 'cron', '0 2 * * *', 'UTC', '{}', 2, 60, 'skip', '', false, true, '',"
+            " '2026-01-01', '2026-01-01')"))
+        conn.execute(text(
+            "INSERT INTO job_runs (id, job_id, trigger, attempt, status, created_at, params, run_ids, error,"
+            " lease_holder) VALUES ('r1', 'j1', 'schedule', 1, 'error', '2026-01-01', '{}', '[]', 'boom', '')"))
+    engine.dispose()
+    store = Store(db_url)  # migrates to the head
+    try:
+        job = store.get_job("j1")
+        assert (job.retries, job.retry_delay_seconds) == (2, 0)
+        (run,) = store.job_runs("j1")
+        assert (run.id, run.error, run.not_before) == ("r1", "boom", None)
+    finally:
+        store.close()

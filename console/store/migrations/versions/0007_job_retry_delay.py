@@ -20,14 +20,12 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('jobs') as batch:
-        batch.add_column(sa.Column('retry_delay_seconds', sa.Integer(), nullable=False, server_default='0'))
-    with op.batch_alter_table('job_runs') as batch:
-        batch.add_column(sa.Column('not_before', sa.DateTime(), nullable=True))
+    # Plain ADD COLUMN, never a batch copy: on SQLite a copy of `jobs` drops and refills it, and
+    # job_runs' ON DELETE CASCADE would take every run's history with it.
+    op.add_column('jobs', sa.Column('retry_delay_seconds', sa.Integer(), nullable=False, server_default='0'))
+    op.add_column('job_runs', sa.Column('not_before', sa.DateTime(), nullable=True))
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('job_runs') as batch:
-        batch.drop_column('not_before')
-    with op.batch_alter_table('jobs') as batch:
-        batch.drop_column('retry_delay_seconds')
+    op.drop_column('job_runs', 'not_before')
+    op.drop_column('jobs', 'retry_delay_seconds')
