@@ -36,6 +36,12 @@ CELL_FILE = "<cell>"
 _OURS = (str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[2] / "pyjava"))
 _USES_RAY = re.compile(r"\bray\b")
 QUIET = 0.4  # seconds without a forwarded line that end the drain when lines cannot be counted
+DRAIN_SECONDS = 30.0  # at most, for the lines a cell's actors wrote to reach its output
+# After an interrupt, less: the kernel kills a worker that has not ended its cell 10 s after SIGINT
+# (python_runtime.INTERRUPT_GRACE), and the usage reporter may take 3 of them. A longer drain (its
+# actors still run, and Ray's log monitor lags on a loaded machine) would turn the interrupt into a
+# kill that loses the session's globals; lines still in flight are counted in the cell's output.
+DRAIN_INTERRUPTED_SECONDS = 4.0
 
 
 def compile_cell(code: str, code_line: int) -> Any:
@@ -320,7 +326,7 @@ class CellRunner:
                 # stops the work the user asked to stop, so the session's Ray job ends (release).
                 print("[console] the interrupt ends this session's Ray job: the actors held in its "
                       "globals are gone; create them again to use them", file=sys.stderr)
-            self._end_cell()
+            self._end_cell(DRAIN_INTERRUPTED_SECONDS if interrupted else DRAIN_SECONDS)
         self.channel.send(CellDone(job_id=job.job_id, result_path=result_path, error=error,
                                    marked=mark_fds(job.job_id)))
         self.channel.job_id = ""
@@ -338,19 +344,19 @@ class CellRunner:
             raise _RemoteCellError(error)
         return output
 
-    def _end_cell(self) -> None:
+    def _end_cell(self, drain_seconds: float = DRAIN_SECONDS) -> None:
         """Before CellDone: the cell's last output reaches this cell's stream."""
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         if ray_connected():
-            self._drain_actor_output()
+            self._drain_actor_output(drain_seconds)
         os.environ.pop("RAY_ADDRESS", None)
         clear_registry()
         linecache.cache.pop(CELL_FILE, None)
         self.out.flush_all()
         self.err.flush_all()
 
-    def _drain_actor_output(self) -> None:
-        """Wait until every line the cell's actors wrote on this node has arrived (at most 30 s).
+    def _drain_actor_output(self, seconds: float) -> None:
+        """Wait until every line the cell's actors wrote on this node has arrived (at most `seconds`).
 
         Ray's log monitor forwards a big burst over seconds; ending the job earlier would drop
         its tail. Lines of actors on other nodes cannot be counted here: for them, wait until
@@ -359,7 +365,7 @@ class CellRunner:
         """
         logs = for_current_job()
         arrived = self.out.arrived
-        deadline = time.monotonic() + 30.0
+        deadline = time.monotonic() + seconds
         while True:
             arrived.clear()  # before looking: a line arriving from here on wakes the wait below
             now = time.monotonic()
@@ -373,7 +379,8 @@ class CellRunner:
             arrived.wait(deadline - now if logs is not None else min(deadline - now, QUIET - quiet))
         missing = logs.missing(self.out.forwarded + self.err.forwarded) if logs is not None else 0
         if missing:
-            print(f"[console] {missing} actor output lines were still in flight after 30 s", file=sys.stderr)
+            print(f"[console] {missing} actor output lines were still in flight after {seconds:g} s",
+                  file=sys.stderr)
 
     def release(self, end_job: bool = False) -> None:
         """After CellDone (off the cell's wall time, ~0.4 s with TensorFlow loaded): the worker
