@@ -91,10 +91,26 @@ class DataServer:
         if known is not None and known is not self:
             return known.arrow()
         if self.path is not None:
-            raise LookupError(f"data server {self}: its data is on Ray node {self.node_id}, not here, "
-                              "and has no object-store copy (did the cell end?)")
+            raise LookupError(self._unreachable())
         raise LookupError(f"data server {self} is not known here; use the handles from data_servers() "
                           "or context.conf['modelServers']")
+
+
+    def _unreachable(self) -> str:
+        """Why this partition cannot be read here, and what to do; no paths of the server's."""
+        here = _node_id()
+        written = f"written on Ray node {_short(self.node_id)}"
+        if here is not None and here != self.node_id:
+            return (f"data server {self}: its partition was {written} and is read on node {_short(here)}, "
+                    "with no object-store copy. The cell decided the cluster had one node when it made its "
+                    "data servers; call data_servers() again in the cell that reads them")
+        return (f"data server {self}: its partition was {written}, this node, but its hand-off file is gone: "
+                "data servers live while the cell that made them runs (an actor kept from an earlier cell "
+                "must be given this cell's data_servers())")
+
+
+def _short(node: str | None) -> str:
+    return (node or "?")[:12]
 
 
 def _node_id() -> str | None:
@@ -175,6 +191,8 @@ def partition_handles(parts: list[pa.Table], first_port: int, timezone: str,
     except Exception:
         pass
     node = _node_id() if path else None
+    if node is not None and path is not None and not _other_nodes(ray) and not actors_can_read(ray, path, node):
+        node = None  # the object store, the way that works everywhere (said once, by actors_can_read)
     put = node is None or _other_nodes(ray)
     out, offset = [], 0
     for i, part in enumerate(parts):
@@ -198,6 +216,10 @@ def fragment_handles(frags: Fragments, n: int, first_port: int, timezone: str) -
         return None
     if not frags.shared and (_node_id() is None or _other_nodes(ray)):
         return None
+    node = _node_id()
+    if not frags.shared and frags.fragments and node is not None and not actors_can_read(
+            ray, frags.fragments[0][0], node, "the loaded table's files", "are read by the cell's worker instead"):
+        return None
     host = "127.0.0.1"
     try:
         host = ray.util.get_node_ip_address()
@@ -206,6 +228,53 @@ def fragment_handles(frags: Fragments, n: int, first_port: int, timezone: str) -
     return [DataServer(host, first_port + i, timezone, num_rows=sum(p[3] for p in pieces), pieces=pieces,
                        schema=frags.schema, source=frags.source).register()
             for i, pieces in enumerate(frags.split(n))]
+
+
+# Folders whose files this node's Ray workers were found to read (True) or not (False), by folder.
+_REACHABLE: dict[str, bool] = {}
+PROBE_TIMEOUT = 60.0  # a fresh Ray worker on a loaded machine may take this long to start
+
+
+def actors_can_read(ray: Any, path: str, node: str, what: str = "the session's hand-off folder",
+                    instead: str = "go through Ray's object store instead (one copy each)") -> bool:
+    """Whether Ray's workers on this node can open `path` (the kernel's IPC file, a loaded file).
+
+    The kernel writes where its wall lets it (the session's hand-off folder, or /dev/shm, or a
+    private /tmp when neither is writable); whether the Ray zone's workers, which may run as another
+    uid in another mount namespace, see that file is a fact of this machine's set-up, asked of a
+    real worker once per folder and per worker process rather than assumed. Where they cannot,
+    the caller puts partitions into the object store, and the cell's output says so once.
+    """
+    folder = os.path.dirname(path)
+    known = _REACHABLE.get(folder)
+    if known is not None:
+        return known
+    try:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        probe = ray.remote(num_cpus=0, max_retries=0)(_can_read).options(
+            name="console.handoff_probe", scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
+        ok = bool(ray.get(probe.remote(path), timeout=PROBE_TIMEOUT))
+    except Exception as exc:  # a probe that cannot run says nothing good about the file either
+        ok = False
+        why = f" ({type(exc).__name__})"
+    else:
+        why = ""
+    _REACHABLE[folder] = ok
+    if not ok:
+        print(f"[console] this node's Ray workers cannot read {what}{why}; the cell's partitions {instead}. "
+              "docs/python-runtime.md#how-partitions-reach-actors says which set-ups share them",
+              file=sys.stderr)
+    return ok
+
+
+def _can_read(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+        return True
+    except OSError:
+        return False
 
 
 def _other_nodes(ray: Any) -> bool:

@@ -297,6 +297,11 @@ def mounts(cfg: Mapping[str, Any], *, ray_temp_dir: Path, session_id: str | None
     hidden_home = home is not None and _hide_home(home, who)
     # Folders replaced by an empty tmpfs: what is bound back under them needs its parents remade.
     covered = [Path("/tmp")]
+    if wall.shm_size is not None:
+        # The hand-off folder is bound back into the private /dev/shm: without its parent remade
+        # enterable, bwrap makes that parent 0700 root and the kernel cannot reach its own folder
+        # (issue 30: the kernel then wrote its IPC files to its private /tmp, out of the actors' sight).
+        covered.append(Path("/dev/shm"))
     if hidden_home:
         assert home is not None
         argv += ["--tmpfs", str(home)]

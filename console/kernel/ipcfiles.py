@@ -26,6 +26,7 @@ kernel's PID, so the next runtime started on the machine removes folders whose p
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import re
 import shutil
@@ -40,6 +41,8 @@ from typing import Any, Callable
 import pyarrow as pa
 
 from console.kernel.catalog import Entry, LazyTable
+
+log = logging.getLogger(__name__)
 
 PREFIX = "mlsqlpy-"
 _OWNED = re.compile(re.escape(PREFIX) + r"(\d+)-")
@@ -216,6 +219,9 @@ def scratch_dir(group: int | None = None) -> Path:
     # sessions may not (cluster/walls.py); its /dev/shm is private and no actor would see it.
     shm = Path(os.environ.get(HANDOFF_ENV) or "/dev/shm")
     parent = shm if os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+    if parent != shm and HANDOFF_ENV in os.environ:
+        # Actors will not see these files; the worker finds that out and uses the object store.
+        log.warning("the session's hand-off folder is not writable; IPC files go to a private folder")
     sweep_stale(parent)
     folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=parent))
     if parent == shm and HANDOFF_ENV in os.environ:
