@@ -436,8 +436,9 @@ class SessionManager(Culling):
     def _cancel_batch(self, session: KernelSession, batch: str) -> None:
         for run in [r for r in session.queue if r.batch == batch]:
             session.queue.remove(run)
-            run.error = ErrorEvent(kind="interrupted", message="not run: a cell above it failed, and Run all "
-                                                               "stops at the first failure")
+            # kind "not_run": the page shows these quietly, under one banner for the failure above.
+            run.error = ErrorEvent(kind="not_run", message="not run: a cell above it failed, and Run all "
+                                                          "stops at the first failure")
             self._finish(session, run, "cancelled")
 
     def _set_status(self, session: KernelSession, status: KernelState, reason: str = "") -> None:

@@ -226,7 +226,8 @@ class ResultEvent(Message):
 class ErrorEvent(Message):
     """Why a cell run failed, as much as its user may see.
 
-    kind: "parse" | "sql" | "python" | "data" | "worker" | "env" | "schema" | "kernel" | "interrupted".
+    kind: "parse" | "sql" | "python" | "data" | "worker" | "env" | "schema" | "kernel" | "interrupted" |
+    "not_run" (a cancelled cell of a Run all that stopped at a failure above it).
     line/column: 1-based, within the cell; traceback: the user's part only (a Python cell's own
     frames, a parse error's snippet), never the server's. kind "kernel" is the kernel dying under
     the run, or a fault of ours: then message is "internal error <id>; see the server log" and the

@@ -163,13 +163,20 @@ export class Cell {
       this.runByEl.title = runBy ? `${runBy} ran this cell in the notebook's shared session` : "";
     }
     this.status = status;
-    this.el.dataset.status = status;
-    this.statusEl.textContent = STATUS_TEXT[status] || status;
+    this.showStatus();
     if (status === "running" && !this.startedAt) this.startedAt = Date.now();
     if (elapsedMs !== undefined && elapsedMs !== null) this.elapsedMs = elapsedMs;
     if (status !== "running" && status !== "queued") this.startedAt = 0;
     if (status !== "running") this.ray.ended();
     this.tick();
+  }
+
+  // The status as text; a cancelled cell that Run all never reached says "not run", quietly.
+  showStatus() {
+    const notRun = this.status === "cancelled" && this.output.notRun;
+    this.el.dataset.status = this.status;
+    this.el.classList.toggle("not-run", notRun);
+    this.statusEl.textContent = notRun ? "not run" : (STATUS_TEXT[this.status] || this.status);
   }
 
   // A ray_usage event of the cell's run: what its Ray job holds now.

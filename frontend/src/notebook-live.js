@@ -7,9 +7,9 @@
 import { connectNotebook } from "./socket.js";
 import { onKernel } from "./notebook-kernel.js";
 import { focusCell } from "./notebook-actions.js";
+import { errorTitle } from "./output.js";
 
 const FINAL = new Set(["done", "error", "interrupted", "cancelled"]);
-const RUN_ALL_STOPPED = /a cell above it failed/; // the server's reason for the cells it did not run
 
 export function connectLive(page) {
   page.live = connectNotebook({
@@ -69,7 +69,10 @@ export function onLiveEvent(page, type, ev) {
     case "error":
       useRun(page, cell, ev.run_id);
       cell.output.error(ev);
-      if (RUN_ALL_STOPPED.test(ev.message || "")) sayRunAllStopped(page);
+      if (ev.kind === "not_run") {
+        cell.showStatus();
+        sayRunAllStopped(page, cell);
+      }
       break;
     case "cell_status":
       onCellStatus(page, cell, ev);
@@ -88,14 +91,35 @@ export function useRun(page, cell, runId) {
   cell.startRun(runId);
 }
 
-// The server cancels the rest of a Run all after a failure (console/server/kernels.py); the
-// banner names the cell it stopped at, once per stop.
-function sayRunAllStopped(page) {
-  const failed = page.order.map((id) => page.cells.get(id)).findIndex((c) => c && c.status === "error");
-  if (failed < 0 || page.stoppedAt === page.cells.get(page.order[failed]).output.runId) return;
-  page.stoppedAt = page.cells.get(page.order[failed]).output.runId;
-  page.banners.show("run-all", `Run all stopped at cell ${failed + 1}, which failed; the cells after it did not run.`,
-    [["Show it", () => focusCell(page, page.order[failed], false), "show-failed"]], "warning");
+// The server cancels the rest of a Run all after a failure (console/server/kernels.py, error kind
+// "not_run"); one banner names the cell it stopped at and why. notRun: a cell it
+// cancelled; the failed one is the nearest failed cell above it.
+function sayRunAllStopped(page, notRun) {
+  const cells = page.order.map((id) => page.cells.get(id));
+  const at = cells.indexOf(notRun);
+  let failed = -1;
+  for (let i = at - 1; i >= 0; i--) {
+    if (cells[i] && cells[i].status === "error") {
+      failed = i;
+      break;
+    }
+  }
+  if (failed < 0) return;
+  const cell = cells[failed];
+  // Each cancelled cell updates the count; once dismissed, this stop's banner stays away.
+  if (page.stoppedAt === cell.output.runId && !page.banners.byKey.has("run-all")) return;
+  page.stoppedAt = cell.output.runId;
+  const skipped = cells.filter((c, i) => i > failed && c && c.output.notRun).length;
+  const err = cell.output.lastError;
+  const why = err ? `${errorTitle(err.kind)}: ${firstLine(err.message)}` : "it failed";
+  page.banners.show("run-all", `Run all stopped at cell ${failed + 1} (${why}); ${skipped} cell${
+    skipped === 1 ? "" : "s"} after it did not run.`,
+  [["Show it", () => focusCell(page, page.order[failed], false), "show-failed"]], "warning");
+}
+
+function firstLine(text) {
+  const line = String(text || "").trim().split("\n", 1)[0];
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
 }
 
 function onCellStatus(page, cell, ev) {

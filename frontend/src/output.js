@@ -16,7 +16,12 @@ const ERROR_TITLES = {
   worker: "Worker error",
   kernel: "Kernel error",
   interrupted: "Interrupted",
+  not_run: "Not run",
 };
+
+export function errorTitle(kind) {
+  return ERROR_TITLES[kind] || "Error";
+}
 
 export class CellOutput {
   // results: what result views need of the page (results.js ctx, with view() the cell's saved view)
@@ -25,6 +30,8 @@ export class CellOutput {
     this.resultCtx = results;
     this.views = [];
     this.runId = "";
+    this.notRun = false; // the run was cancelled because a cell above it failed in a Run all
+    this.lastError = null; // the run's error event, for the page's Run all banner
     this.log = new LogView(new LogModel());
     this.results = h("div.results");
     this.chart = null; // created at the first metric: most cells never have one
@@ -39,6 +46,8 @@ export class CellOutput {
   startRun(runId) {
     if (runId === this.runId) return false;
     this.runId = runId;
+    this.notRun = false;
+    this.lastError = null;
     this.log.reset();
     this.images.replaceChildren();
     for (const v of this.views) v.destroy();
@@ -82,6 +91,14 @@ export class CellOutput {
   }
 
   error(ev) {
+    this.lastError = ev;
+    // A cell Run all did not reach: a quiet note, not an error; the page's banner says why.
+    if (ev.kind === "not_run") {
+      this.notRun = true;
+      this.errorSlot.replaceChildren(h("div.not-run-note", { dataset: { role: "not-run" },
+        text: "Not run: Run all stopped at a failed cell above." }));
+      return;
+    }
     const title = ERROR_TITLES[ev.kind] || "Error";
     const where = ev.line ? ` at line ${ev.line}${ev.column ? `, column ${ev.column}` : ""}` : "";
     const card = h("div.error-card", { dataset: { role: "error", kind: ev.kind || "", line: ev.line || "" } },
