@@ -33,6 +33,8 @@ export class Cell {
     this.elapsedMs = null;
     this.editing = false;
     this.readOnly = !allows(role, "edit");
+    this.runBy = ""; // who ran the shown run (cell_status run_by)
+    this.jobRun = null; // or the job that ran it: {runId, job, jobId} (jobs.js)
 
     // Icons carry their words as a tooltip and an accessible name (screen readers, tests).
     const button = (action, text, title) => allows(role, action)
@@ -159,8 +161,8 @@ export class Cell {
   // cell_status event: queued/running/done/error/interrupted/cancelled (+ elapsed_ms at the end).
   setStatus(status, elapsedMs, runBy) {
     if (runBy !== undefined) {
-      this.runByEl.textContent = runBy ? `run by ${runBy}` : "";
-      this.runByEl.title = runBy ? `${runBy} ran this cell in the notebook's shared session` : "";
+      this.runBy = runBy;
+      this.showRunBy();
     }
     this.status = status;
     this.showStatus();
@@ -169,6 +171,26 @@ export class Cell {
     if (status !== "running" && status !== "queued") this.startedAt = 0;
     if (status !== "running") this.ray.ended();
     this.tick();
+  }
+
+  // Who ran the shown run: the job that made it (jobs.js says so: {runId, job, jobId}), else the
+  // person; one attribution, never both.
+  setJobRun(jobRun) {
+    this.jobRun = jobRun;
+    this.showRunBy();
+  }
+
+  showRunBy() {
+    const job = this.jobRun && this.jobRun.runId === this.output.runId ? this.jobRun : null;
+    if (job) {
+      this.runByEl.replaceChildren(h("a.run-by-job", { href: `/jobs?job=${encodeURIComponent(job.jobId)}`,
+        dataset: { role: "run-by-job" }, text: `run by job ${job.job}` }));
+      this.runByEl.title = `the job ${job.job} ran this cell`;
+      return;
+    }
+    const by = this.runBy || "";
+    this.runByEl.textContent = by ? `run by ${by}` : "";
+    this.runByEl.title = by ? `${by} ran this cell in the notebook's shared session` : "";
   }
 
   // The status as text; a cancelled cell that Run all never reached says "not run", quietly.

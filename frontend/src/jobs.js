@@ -1,7 +1,7 @@
 // Jobs in the browser: the Jobs page (/jobs: each job's next firing, last status, enable/disable,
 // run now, and its run history with outputs), and what a notebook page gains from them
 // (attachJobs): "Schedule…" beside Share and History, the parameter form above the cells, and
-// "run by job <name>" on cells whose shown output a job made.
+// "run by job <name>" in the header of cells whose shown output a job made (cell.js showRunBy).
 
 import { h } from "./dom.js";
 import { openScheduleDialog } from "./jobs-dialog.js";
@@ -139,18 +139,11 @@ function paramForm(api, page, declared) {
 async function markJobRuns(api, page) {
   const { cell_runs: made } = await api.request("GET", `/notebooks/${enc(page.id)}/jobs`);
   for (const cell of page.cells.values()) {
-    const by = made[cell.output.runId];
-    let badge = cell.el.querySelector(":scope > .run-by-job");
-    if (!by) {
-      badge?.remove();
-      continue;
-    }
-    if (!badge) {
-      badge = h("a.run-by-job", { dataset: { role: "run-by-job" } });
-      cell.el.prepend(badge);
-    }
-    badge.textContent = `run by job ${by.job}`;
-    badge.href = `/jobs?job=${enc(by.job_id)}`;
+    const runId = cell.output.runId;
+    const by = made[runId];
+    const had = cell.jobRun && cell.jobRun.runId === runId;
+    if (by) cell.setJobRun({ runId, job: by.job, jobId: by.job_id });
+    else if (had) cell.setJobRun(null);
   }
 }
 

@@ -4,6 +4,7 @@ the notebook at 1000 px, every listed file's schema, one type vocabulary, and th
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -70,3 +71,36 @@ def test_screenshot_of_run_all_stopped(page: Any, server: Server, open_notebook:
     wait_status(page, "cancelled", 3)
     page.locator("[data-banner=run-all]").wait_for()
     page.screenshot(path=str(IMG / "run-all-stopped.png"))
+
+
+def run_job(server: Server, notebook_id: str, name: str, params: dict[str, str] | None = None) -> dict[str, Any]:
+    """A job on the notebook, run now; its finished run."""
+    body: dict[str, Any] = {"notebook_id": notebook_id, "name": name, "cron": "0 2 * * *"}
+    if params:
+        body["params"] = params
+    job = server.api("POST", "/jobs", body)
+    server.api("POST", f"/jobs/{job['id']}/run", {})
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        runs = server.api("GET", f"/jobs/{job['id']}/runs")["runs"]
+        if runs and runs[0]["status"] not in ("queued", "running"):
+            return {"job": job, "run": runs[0]}
+        time.sleep(0.3)
+    raise AssertionError(f"the job {name} did not end: {runs}")
+
+
+def test_a_cell_a_job_ran_says_so_once_in_its_header(page: Any, server: Server, open_notebook: Any) -> None:
+    nb = server.notebook("job attribution", "select 1 as one as t1;", "select 2 as two as t2;")
+    assert run_job(server, nb["id"], "nightly-once")["run"]["status"] == "done"
+    open_notebook(page, nb["id"])
+    page.locator("[data-role=run-by-job]").nth(1).wait_for()
+    for n in (0, 1):
+        c = cell(page, n)
+        assert c.inner_text().count("run by") == 1, c.inner_text()
+        assert c.locator(".cell-head [data-role=run-by-job]").inner_text() == "run by job nightly-once"
+    # A person's run of the cell takes the attribution back.
+    cell(page, 0).locator(".cell-head [data-action=run]").click()
+    cell(page, 0).locator("[data-role=run-by]", has_text="run by Local admin").wait_for()
+    assert cell(page, 0).locator("[data-role=run-by-job]").count() == 0
+    assert cell(page, 0).inner_text().count("run by") == 1
+    assert not page.js_errors
