@@ -45,6 +45,7 @@ from console.server.coedit import COEDIT_KEY, CoEdit, CoEditError
 from console.server.access import authorize_command, can, command_types
 from console.server.deps import get_manager
 from console.server.errors import ApiError
+from console.server.jobs import checked_params
 from console.server.membership import NAMESPACE, init_registry, registry, room
 from console.server.wsgi import socket_gate
 
@@ -193,7 +194,9 @@ def _run(msg: RunCellCommand | RunAllCommand | RunFromCommand, user: Any) -> dic
     elif stale := _coedit().settle(msg.notebook_id, msg.sources):
         raise ApiError(409, "the server does not hold this page's latest edits of the cells to run, so nothing "
                             "was run: the page syncs again; run them again", stale=stale)
-    ids = get_manager().run(user.id, msg.notebook_id, mode, getattr(msg, "cell_id", None))
+    # The page's parameter form, checked as POST /run's params are (a name not declared: 400).
+    params = checked_params(msg.notebook_id, dict(msg.params)) if msg.params else None
+    ids = get_manager().run(user.id, msg.notebook_id, mode, getattr(msg, "cell_id", None), params=params)
     return {"run_ids": ids}
 
 

@@ -34,6 +34,10 @@ Epoch = Annotated[str, Max(ID_CHARS)]
 # cell id -> the FNV-1a digest of its source as the page shows it (console/server/coedit.py source_digest)
 Sources = Annotated[dict[Annotated[str, Max(ID_CHARS)], Annotated[str, Max(8)]], Max(SINCE_RUNS)]
 
+# parameter name -> the value the page's parameter form holds (console/lang/params.py); empty: as written
+PARAM_CHARS = 4096
+Params = Annotated[dict[Annotated[str, Max(ID_CHARS)], Annotated[str, Max(PARAM_CHARS)]], Max(100)]
+
 COMMANDS = Vocabulary("browser command")
 
 
@@ -72,33 +76,37 @@ class LeaveCommand(Message):
 @dataclass(frozen=True)
 class RunCellCommand(Message):
     """Run one cell (its stored source). `sources`: what the page shows of the cells it runs; the
-    server runs only once the store holds that (a 409 with `stale` after a few seconds)."""
+    server runs only once the store holds that (a 409 with `stale` after a few seconds). `params`:
+    the parameter form's values, run in place of the declared defaults (none: the source as written)."""
 
     type: ClassVar[str] = "run_cell"
     notebook_id: NotebookRef
     cell_id: CellRef
     sources: Sources = field(default_factory=dict)
+    params: Params = field(default_factory=dict)
 
 
 @COMMANDS.register
 @dataclass(frozen=True)
 class RunAllCommand(Message):
-    """Run every cell of the notebook in order."""
+    """Run every cell of the notebook in order (`sources`, `params`: as run_cell's)."""
 
     type: ClassVar[str] = "run_all"
     notebook_id: NotebookRef
     sources: Sources = field(default_factory=dict)
+    params: Params = field(default_factory=dict)
 
 
 @COMMANDS.register
 @dataclass(frozen=True)
 class RunFromCommand(Message):
-    """Run the given cell and every cell after it."""
+    """Run the given cell and every cell after it (`sources`, `params`: as run_cell's)."""
 
     type: ClassVar[str] = "run_from"
     notebook_id: NotebookRef
     cell_id: CellRef
     sources: Sources = field(default_factory=dict)
+    params: Params = field(default_factory=dict)
 
 
 @COMMANDS.register

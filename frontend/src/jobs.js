@@ -3,7 +3,7 @@
 // (attachJobs): "Schedule…" beside Share and History, the parameter form above the cells, and
 // "run by job <name>" in the header of cells whose shown output a job made (cell.js showRunBy).
 
-import { h } from "./dom.js";
+import { h, emit } from "./dom.js";
 import { openScheduleDialog } from "./jobs-dialog.js";
 
 const enc = encodeURIComponent;
@@ -114,24 +114,21 @@ function whenReady(root) {
   });
 }
 
-function paramForm(api, page, declared) {
+// The parameter form above the cells: what it holds is what every run of the page uses (the
+// toolbar's Run all, a cell's Run, run from here: notebook-actions.js asks page.params()), and
+// its own button is the toolbar's Run all.
+function paramForm(page, declared) {
   const inputs = declared.map((p) => h("input", { placeholder: p.default, dataset: { role: "param-input", param: p.name },
     "aria-label": p.name }));
-  const status = h("span.muted", { dataset: { role: "params-status" } });
   const run = h("button", { type: "submit", text: "▶▶ Run all with these values", dataset: { role: "params-run" } });
   const form = h("form.params-form", { dataset: { role: "params" } }, h("span.job-label", { text: "Parameters" }),
-    ...declared.map((p, i) => h("label", {}, `${p.name} `, inputs[i])), run, status);
-  form.addEventListener("submit", async (e) => {
+    ...declared.map((p, i) => h("label", {}, `${p.name} `, inputs[i])), run);
+  // Every value is sent, an empty field as its default: the open session may still hold an
+  // earlier run's value, which a defaultParam alone would keep.
+  page.params = () => Object.fromEntries(declared.map((p, i) => [p.name, inputs[i].value || p.default]));
+  form.addEventListener("submit", (e) => {
     e.preventDefault();
-    // Every value is sent, an empty field as its default: the open session may still hold an
-    // earlier run's value, which a defaultParam alone would keep.
-    const params = Object.fromEntries(declared.map((p, i) => [p.name, inputs[i].value || p.default]));
-    status.textContent = "";
-    try {
-      await api.request("POST", `/notebooks/${enc(page.id)}/run`, { all: true, params });
-    } catch (err) {
-      status.textContent = err.message;
-    }
+    emit(form, "cell-action", { cellId: page.selected, action: "run-all" });
   });
   return form;
 }
@@ -161,7 +158,7 @@ export async function attachJobs(page, api) {
   if (tools) tools.append(h("a.button", { href: "/jobs", text: "Jobs", dataset: { role: "jobs-link" } }));
   const { params } = await api.request("GET", `/notebooks/${enc(page.id)}/params`);
   const cells = page.root.querySelector('[data-role="cells"]');
-  if (params.length && cells && RUNNERS.has(page.role)) cells.before(paramForm(api, page, params));
+  if (params.length && cells && RUNNERS.has(page.role)) cells.before(paramForm(page, params));
   const mark = () => markJobRuns(api, page).catch(() => {});
   mark();
   setInterval(mark, 5000);

@@ -36,8 +36,9 @@ export async function act(page, action, cellId) {
         await run(page, cell);
         return await insert(page, page.order.indexOf(cellId) + 1, cell?.kind || "mlsql", true);
       case "run-from": return cell && await withSaved(page, page.order.slice(page.order.indexOf(cell.id)),
-        (sources, retry) => page.live.runFrom(cell.id, sources, retry));
-      case "run-all": return await withSaved(page, page.order, (sources, retry) => page.live.runAll(sources, retry));
+        (sources, retry) => page.live.runFrom(cell.id, sources, retry, formParams(page)));
+      case "run-all": return await withSaved(page, page.order,
+        (sources, retry) => page.live.runAll(sources, retry, formParams(page)));
       case "interrupt": return page.live.interrupt();
       case "restart": return await restartKernel(page);
       case "clear-all": return await clearOutputs(page.api, page.id, page.role, [...page.cells.values()], true);
@@ -69,6 +70,11 @@ export async function act(page, action, cellId) {
   } catch (err) {
     if (err.status !== 409) page.banners.show("action", `${action} failed: ${err.message}`);
   }
+}
+
+// What the parameter form above the cells holds (jobs.js sets page.params), for every run.
+function formParams(page) {
+  return page.params ? page.params() : undefined;
 }
 
 export function focusCell(page, cellId, edit) {
@@ -103,7 +109,7 @@ async function run(page, cell) {
     return;
   }
   page.select(cell.id);
-  await withSaved(page, [cell.id], (sources, retry) => page.live.runCell(cell.id, sources, retry));
+  await withSaved(page, [cell.id], (sources, retry) => page.live.runCell(cell.id, sources, retry, formParams(page)));
 }
 
 async function insert(page, position, kind, focus) {

@@ -52,9 +52,12 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
     send: (type, fields) => send(type, fields, type === "doc_update"),
     // sources: {cellId: sourceDigest} of the cells run, as shown (coedit.js); retry: a refusal for
     // stale sources is the caller's to handle (it syncs and sends the run again).
-    runCell: (cellId, sources, retry) => send("run_cell", { cell_id: cellId, sources }, retry && staleRun),
-    runAll: (sources, retry) => send("run_all", { sources }, retry && staleRun),
-    runFrom: (cellId, sources, retry) => send("run_from", { cell_id: cellId, sources }, retry && staleRun),
+    // params: the parameter form's values (jobs.js), or none: the cells as written.
+    runCell: (cellId, sources, retry, params) => send("run_cell", withParams({ cell_id: cellId, sources }, params),
+      retry && staleRun),
+    runAll: (sources, retry, params) => send("run_all", withParams({ sources }, params), retry && staleRun),
+    runFrom: (cellId, sources, retry, params) => send("run_from", withParams({ cell_id: cellId, sources }, params),
+      retry && staleRun),
     interrupt: () => send("interrupt"),
     restart: () => send("restart"),
     close: () => {
@@ -65,4 +68,8 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
       return socket.connected;
     },
   };
+}
+
+function withParams(fields, params) {
+  return params && Object.keys(params).length ? { ...fields, params } : fields;
 }

@@ -53,3 +53,26 @@ def test_a_viewer_may_not_run_and_a_runner_may(mu_app: Flask, served_url: str) -
     finally:
         vera.disconnect()
         rudy.disconnect()
+
+
+@pytest.mark.timeout(120)
+def test_run_params_over_the_socket_are_checked_before_anything_runs(mu_app: Flask, served_url: str) -> None:
+    store = mu_app.extensions["store"]
+    w = build_world(store)  # its notebook declares no parameter
+    before = {r.id for r in store.list_runs(w.nb)}
+    vera, rudy = socket_as(served_url, "vera"), socket_as(served_url, "rudy")
+    try:
+        ack = vera.call("command", {"type": "run_all", "notebook_id": w.nb, "params": {"day": "1"}}, timeout=30)
+        assert ack["status"] == 403 and "runner" in ack["error"], ack  # params change nothing of who may run
+        for cmd in ("run_cell", "run_all", "run_from"):
+            fields = {"cell_id": w.cells[0]} if cmd != "run_all" else {}
+            ack = rudy.call("command", {"type": cmd, "notebook_id": w.nb, "params": {"day": "1"}, **fields},
+                            timeout=30)
+            assert ack["ok"] is False and ack["status"] == 400 and "unknown parameter day" in ack["error"], ack
+            ack = rudy.call("command", {"type": cmd, "notebook_id": w.nb, "params": {"day": 1}, **fields},
+                            timeout=30)
+            assert ack["ok"] is False and ack["status"] == 400, ack  # a value is text (the typed decoder)
+        assert {r.id for r in store.list_runs(w.nb)} == before
+    finally:
+        vera.disconnect()
+        rudy.disconnect()

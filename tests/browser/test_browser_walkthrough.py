@@ -104,3 +104,46 @@ def test_a_cell_a_job_ran_says_so_once_in_its_header(page: Any, server: Server, 
     assert cell(page, 0).locator("[data-role=run-by-job]").count() == 0
     assert cell(page, 0).inner_text().count("run by") == 1
     assert not page.js_errors
+
+
+PARAMS_NB = ('set day = "x" where type="defaultParam";', "select concat('day=', '${day}') as d as t;")
+
+
+def last_run(server: Server, notebook_id: str, n: int) -> dict[str, Any]:
+    nb = server.api("GET", f"/notebooks/{notebook_id}")
+    return server.api("GET", f"/notebooks/{notebook_id}/runs")["runs"].get(nb["cells"][n]["id"]) or {}
+
+
+def rerun_and_read(page: Any, server: Server, notebook_id: str, click: Any) -> str:
+    """Click, wait for a new run of cell 2 to end on the page; the page's text of its result."""
+    before = last_run(server, notebook_id, 1).get("id")
+    click()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        run = last_run(server, notebook_id, 1)
+        if run.get("id") != before and run.get("status") in ("done", "error"):
+            break
+        time.sleep(0.2)
+    page.wait_for_function("() => { const c = document.querySelectorAll('section.cell')[1];"
+                           " return c.dataset.status === 'done' && !c.querySelector('[data-role=output].stale'); }")
+    cell(page, 1).locator("[data-role=result] tbody td").first.wait_for()
+    return cell(page, 1).locator("[data-role=result] tbody").inner_text()
+
+
+def test_the_toolbar_run_all_uses_the_parameter_forms_values(page: Any, server: Server, open_notebook: Any) -> None:
+    nb = server.notebook("params and run all", *PARAMS_NB)
+    open_notebook(page, nb["id"])
+    page.fill("[data-role='param-input'][data-param='day']", "typed-value")
+    read = lambda click: rerun_and_read(page, server, nb["id"], click)  # noqa: E731
+    assert "day=typed-value" in read(lambda: page.click("[data-role='params-run']"))
+    # The toolbar's Run all, and a cell's own Run, run what the form shows, not the default.
+    assert "day=typed-value" in read(lambda: page.click("[data-action=run-all]"))
+    cell(page, 0).locator(".cell-head [data-action=run]").click()
+    wait_status(page, "done", 0)
+    assert "day=typed-value" in read(lambda: cell(page, 1).locator(".cell-head [data-action=run]").click())
+    page.fill("[data-role='param-input'][data-param='day']", "other")
+    assert "day=other" in read(lambda: page.click("[data-action=run-all]"))
+    # An empty field is the default.
+    page.fill("[data-role='param-input'][data-param='day']", "")
+    assert "day=x" in read(lambda: page.click("[data-action=run-all]"))
+    assert not page.js_errors
