@@ -40,6 +40,15 @@ export function formatBytes(n) {
   return `${i ? v.toFixed(1) : v} ${units[i]}`;
 }
 
+const WIDTH_KEY = "console.dataPanelWidth";
+const MIN_WIDTH = 260;
+const NOTEBOOK_MIN = 480; // what the notebook keeps beside the panel when it is dragged wider
+
+// The panel's width within what the window leaves the notebook (pure).
+export function clampWidth(px, windowWidth) {
+  return Math.round(Math.max(MIN_WIDTH, Math.min(px, windowWidth - NOTEBOOK_MIN)));
+}
+
 export class DataPanel {
   // insertCell(source, run): a new MLSQL cell below the selected one, holding source (run it too).
   constructor({ api, notebookId, insertCell }) {
@@ -57,8 +66,11 @@ export class DataPanel {
       h("span", { text: "Drop a CSV, JSON, Parquet or Excel file here, or " }), choose, this.file);
     const refresh = h("button", { type: "button", text: "↻", title: "Refresh", "aria-label": "Refresh the lake", dataset: { role: "data-refresh" } });
     const close = h("button.close", { type: "button", text: "×", title: "Close the data panel", "aria-label": "Close the data panel" });
+    // Its left edge: drag (or arrow keys) to make it wider or narrower; the notebook keeps the rest.
+    this.grip = h("div.data-resize", { dataset: { role: "data-resize" }, role: "separator", tabIndex: 0,
+      "aria-orientation": "vertical", "aria-label": "Resize the data panel", title: "Drag to resize" });
     this.el = h("aside.data-panel", { dataset: { role: "data-panel" }, hidden: true, "aria-label": "Data" },
-      h("div.data-head", {}, h("h2", { text: "Data" }), refresh, close),
+      this.grip, h("div.data-head", {}, h("h2", { text: "Data" }), refresh, close),
       this.drop, this.status,
       h("h3", { text: "This session's tables" }), this.session,
       h("h3", { text: "Delta tables in the lake" }), this.tables,
@@ -81,7 +93,42 @@ export class DataPanel {
     });
   }
 
+  bindResize() {
+    const saved = Number(localStorage.getItem(WIDTH_KEY));
+    if (saved) this.setWidth(saved, false);
+    this.grip.addEventListener("pointerdown", (e) => {
+      e.preventDefault();
+      this.grip.setPointerCapture(e.pointerId);
+      this.grip.classList.add("dragging");
+      const move = (ev) => this.setWidth(window.innerWidth - ev.clientX, false);
+      const up = () => {
+        this.grip.classList.remove("dragging");
+        this.grip.removeEventListener("pointermove", move);
+        this.grip.removeEventListener("pointerup", up);
+        this.setWidth(this.el.getBoundingClientRect().width);
+      };
+      this.grip.addEventListener("pointermove", move);
+      this.grip.addEventListener("pointerup", up);
+    });
+    this.grip.addEventListener("keydown", (e) => {
+      const step = { ArrowLeft: 24, ArrowRight: -24 }[e.key];
+      if (!step) return;
+      e.preventDefault();
+      this.setWidth(this.el.getBoundingClientRect().width + step);
+    });
+  }
+
+  setWidth(px, save = true) {
+    const width = clampWidth(px, window.innerWidth);
+    document.body.style.setProperty("--data-width", `${width}px`);
+    if (save) localStorage.setItem(WIDTH_KEY, String(width));
+  }
+
   toggle(show = this.el.hidden) {
+    if (show && !this.resizeBound) {
+      this.resizeBound = true;
+      this.bindResize();
+    }
     this.el.hidden = !show;
     document.body.classList.toggle("data-open", show);
     if (show) this.refresh();

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { formatBytes, loadStatement, previewStatement } from "../src/datapanel.js";
+import { clampWidth, formatBytes, loadStatement, previewStatement } from "../src/datapanel.js";
 
 test("the load a data panel row inserts", () => {
   assert.equal(loadStatement("sales.orders", "delta"), "load delta.`sales.orders` as orders;");
@@ -20,4 +20,10 @@ test("sizes in the panel", () => {
 test("a preview is the first 20 rows as a table of its own", () => {
   assert.equal(previewStatement("", "mine"), "select * from mine limit 20 as mine_preview;");
   assert.equal(previewStatement("load delta.`a.b` as b;", "b"), "load delta.`a.b` as b;\nselect * from b limit 20 as b_preview;");
+});
+
+test("a dragged panel keeps the notebook at least 480 px beside it", () => {
+  assert.equal(clampWidth(400, 1400), 400);
+  assert.equal(clampWidth(900, 1000), 520);
+  assert.equal(clampWidth(100, 1000), 260);
 });

@@ -147,3 +147,66 @@ def test_the_toolbar_run_all_uses_the_parameter_forms_values(page: Any, server: 
     page.fill("[data-role='param-input'][data-param='day']", "")
     assert "day=x" in read(lambda: page.click("[data-action=run-all]"))
     assert not page.js_errors
+
+
+def uncovered(page: Any, locator: Any) -> bool:
+    """Whether the element is what the page has at its centre (nothing lies over it)."""
+    return locator.evaluate("(el) => { const r = el.getBoundingClientRect();"
+                            " const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);"
+                            " return !!top && (top === el || el.contains(top)); }")
+
+
+LONG = "select '" + "wide " * 60 + "end' as long_text, 1 as n as wide;"
+
+
+def open_beside_the_panel(page: Any, server: Server, open_notebook: Any) -> Any:
+    nb = server.notebook("data panel beside", LONG, "select 2 as two as t2;")
+    page.set_viewport_size({"width": 1000, "height": 760})
+    open_notebook(page, nb["id"])
+    page.click("[data-action=run-all]")
+    wait_status(page, "done", 1)
+    page.click("[data-action=data-panel]")
+    panel = page.locator("[data-role=data-panel]")
+    panel.wait_for()
+    return panel
+
+
+def test_at_1000_px_the_data_panel_pushes_the_notebook_aside(page: Any, server: Server, open_notebook: Any) -> None:
+    panel = open_beside_the_panel(page, server, open_notebook)
+    edge = panel.bounding_box()["x"]
+    first = cell(page, 0)
+    for selector in (".cell-head [data-action=delete]", ".cell-head [data-action=collapse-output]",
+                     "[data-role=result] [data-action=download-csv]"):
+        target = first.locator(selector)
+        box = target.bounding_box()
+        assert box["x"] + box["width"] <= edge, (selector, box, edge)
+        assert uncovered(page, target), selector
+    # A cell's action button works with the panel open: collapse the output, then bring it back.
+    first.locator(".cell-head [data-action=collapse-output]").click()
+    assert "output-collapsed" in (first.get_attribute("class") or "")
+    first.locator(".cell-head [data-action=collapse-output]").click()
+    assert "output-collapsed" not in (first.get_attribute("class") or "")
+    # The end of a long line: the editor scrolls within the cell, left of the panel.
+    scroller = first.locator(".cm-scroller")
+    scroller.evaluate("(el) => { el.scrollLeft = el.scrollWidth; }")
+    end = first.locator(".cm-line", has_text="end' as long_text")
+    assert end.bounding_box()["x"] + end.bounding_box()["width"] <= edge + 1
+    assert scroller.bounding_box()["x"] + scroller.bounding_box()["width"] <= edge
+    # Dragging its edge makes the panel wider and the notebook narrower, never under it.
+    grip = panel.locator("[data-role=data-resize]").bounding_box()
+    page.mouse.move(grip["x"] + 2, grip["y"] + 200)
+    page.mouse.down()
+    page.mouse.move(grip["x"] - 100, grip["y"] + 200, steps=5)
+    page.mouse.up()
+    wider = panel.bounding_box()
+    assert wider["x"] < edge - 80, (wider, edge)
+    delete = first.locator(".cell-head [data-action=delete]").bounding_box()
+    assert delete["x"] + delete["width"] <= wider["x"]
+    assert not page.js_errors
+
+
+@SHOTS
+def test_screenshot_of_the_data_panel_beside_a_notebook_at_1000_px(page: Any, server: Server,
+                                                                   open_notebook: Any) -> None:
+    open_beside_the_panel(page, server, open_notebook)
+    page.screenshot(path=str(IMG / "data-panel-1000.png"))
