@@ -129,7 +129,8 @@ class MadeRun:
             except (urllib.error.URLError, ConnectionError, OSError):
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"make run did not answer in {timeout:g} s:\n{self.log_text()[-3000:]}")
+                    tail = self.log_text()[-3000:]
+                    raise RuntimeError(f"make run did not answer in {timeout:g} s:\n{tail}") from None
                 time.sleep(0.2)
 
     def log_text(self) -> str:
