@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, jsonify, request
 from flask.typing import ResponseReturnValue
@@ -62,6 +61,8 @@ def decode_params(raw: Any, name: str = "params") -> dict[str, str]:
     for key, value in raw.items():
         if not isinstance(value, str):
             raise ApiError(400, f"{name}.{key} must be a string (parameters are text, as `set` values are)")
+        if "\x00" in key + value:  # PostgreSQL text cannot hold it, nor can an MLSQL string
+            raise ApiError(400, f"{name}.{key!r} holds a NUL character (\\x00), which no parameter may")
     return dict(raw)
 
 
@@ -91,9 +92,12 @@ def decode_job(body: dict[str, Any]) -> JobBody:
     if out.overlap is not None and out.overlap not in OVERLAPS:
         raise ApiError(400, f"'overlap' must be one of {', '.join(OVERLAPS)}")
     if out.webhook_url:
-        parts = urlsplit(out.webhook_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc or len(out.webhook_url) > 2048:
-            raise ApiError(400, "'webhook_url' must be an http:// or https:// URL (at most 2048 characters)")
+        why = webhook.malformed(out.webhook_url)
+        if why:
+            raise ApiError(400, why)
+    for key, text in (("name", out.name), ("cron", out.cron), ("timezone", out.timezone)):
+        if text is not None and "\x00" in text:  # PostgreSQL text cannot hold it; no name needs it
+            raise ApiError(400, f"{key!r} holds a NUL character (\\x00), which no job field may")
     return out
 
 

@@ -8,14 +8,14 @@
                                              -> 201 {path, format, bytes, load}
 
 Members only (console/server/access.py): they share the lake and write it from cells anyway.
-A delta table is described from its transaction log's JSON alone (capped in files and bytes):
-the lake is written by user code, so the server never decodes its Parquet. An upload is written
+A delta table is described from its transaction log's JSON alone (console/server/lake_read.py:
+capped, checked by type, folders opened without following links): the lake is written by user
+code, so the server never decodes its Parquet, and a malformed log is that table's error only. An upload is written
 through directory descriptors opened without following links, so a link a cell planted in the
 lake cannot carry it out of the lake, and appears under its name only once it is whole.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -29,14 +29,13 @@ from flask.typing import ResponseReturnValue
 
 from console.server.deps import get_config
 from console.server.errors import ApiError
-from console.sources.lake import children, delta_tables
+from console.server import lake_read
+from console.sources.paths import visible
 
 # What an upload may be, by extension: the format its `load` uses, and how its first bytes look.
 UPLOAD_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet",
                   ".xlsx": "excel"}
 DEFAULT_FOLDER = "uploads"
-MAX_LOG_FILES = 1000            # versions read from a delta log (the latest ones)
-MAX_LOG_BYTES = 16 * 1024 * 1024  # bytes of one log file
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]{0,199}$")
 _QUERY = ("name", "folder", "overwrite")
 _CHUNK = 1024 * 1024
@@ -83,8 +82,10 @@ def _lake() -> Path:
 def catalog() -> ResponseReturnValue:
     lake = _lake()
     cfg = get_config()
-    tables = [_summary(e.name, e.path) for e in delta_tables(lake)]
-    entries = [{"name": e.name, "kind": e.kind} for e in children(lake, "") if not _is_delta_db(e.path)]
+    found = lake_read.tables(lake)
+    dbs = {t.db + "/" for t in found}
+    tables = [lake_read.summary(lake, t) for t in found]
+    entries = [{"name": e.name, "kind": e.kind} for e in lake_read.folder(lake, ()) if e.name not in dbs]
     roots = [{"name": "lake", "path": "lake:", "note": "relative paths and delta.`db.table` resolve here"}]
     roots += [{"name": str(p), "path": str(p), "note": "a data root load and save may use"}
               for p in cfg.DATA_ROOTS or []]
@@ -96,25 +97,26 @@ def catalog() -> ResponseReturnValue:
 def table(name: str) -> ResponseReturnValue:
     if not re.fullmatch(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+", name):
         raise ApiError(400, f"a delta table of the lake is named db.table, not {name!r}")
-    found = next((e for e in delta_tables(_lake()) if e.name == name), None)
+    found = next((t for t in lake_read.tables(_lake()) if t.name == name), None)
     if found is None:
         raise ApiError(404, f"no delta table {name!r} in the lake (names are db.table)")
-    return jsonify(_summary(name, found.path, history=True))
+    return jsonify(lake_read.summary(_lake(), found, history=True))
+
+
+MAX_PATH = 4096  # PATH_MAX: a longer folder path names nothing
 
 
 def files() -> ResponseReturnValue:
     path = request.args.get("path", "")
-    if path.startswith("/") or ".." in path.split("/"):
+    if len(path) > MAX_PATH or any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise ApiError(400, f"'path' is a folder of the lake: at most {MAX_PATH} characters, no control "
+                            f"characters (NUL, newline…)")
+    parts = tuple(p for p in path.split("/") if p)
+    if path.startswith("/") or ".." in parts:
         raise ApiError(400, "'path' is a folder of the lake, relative, without '..'")
-    entries = []
-    for e in children(_lake(), path if path.endswith("/") or not path else path + "/"):
-        size = None
-        if e.kind == "file":
-            try:
-                size = e.path.lstat().st_size
-            except OSError:
-                pass
-        entries.append({"name": e.name, "kind": e.kind, "size": size})
+    if not all(visible(p) for p in parts):  # as the listings: _delta_log, .hidden are not the panel's
+        return jsonify({"path": path, "entries": []})
+    entries = [{"name": e.name, "kind": e.kind, "size": e.size} for e in lake_read.folder(_lake(), parts)]
     return jsonify({"path": path, "entries": entries})
 
 
@@ -250,78 +252,6 @@ def _place(folder_fd: int, temp: str, up: Upload) -> None:
     except FileExistsError:
         raise ApiError(409, f"'{'/'.join((*up.folder, up.name))}' is already in the lake; "
                             f"send overwrite=true to replace it") from None
-
-
-def _is_delta_db(path: Path) -> bool:
-    return path.is_dir() and any(path.glob("*/_delta_log"))
-
-
-# ------------------------------------------------------------------ delta logs
-def _summary(name: str, path: Path, history: bool = False) -> dict[str, Any]:
-    """A delta table from its log: version, schema, partitions, rows, size, files, last change."""
-    log = path / "_delta_log"
-    commits = sorted((p for p in log.glob("*.json") if p.stem.isdigit()), key=lambda p: int(p.stem))
-    out: dict[str, Any] = {"name": name, "kind": "delta", "path": f"lake:{path.parent.name}/{path.name}"}
-    if not commits:
-        return {**out, "error": "no readable versions in its _delta_log"}
-    complete = int(commits[0].stem) == 0 and len(commits) <= MAX_LOG_FILES
-    commits = commits[-MAX_LOG_FILES:]
-    files: dict[str, tuple[int, int | None]] = {}
-    meta: dict[str, Any] = {}
-    versions: list[dict[str, Any]] = []
-    for commit in commits:
-        try:
-            if commit.lstat().st_size > MAX_LOG_BYTES or commit.is_symlink():
-                raise ValueError("too big")
-            actions = [json.loads(line) for line in commit.read_text("utf-8").splitlines() if line.strip()]
-        except (OSError, ValueError):
-            return {**out, "version": int(commits[-1].stem), "error": f"version {commit.stem}'s log is unreadable"}
-        info: dict[str, Any] = {"version": int(commit.stem)}
-        for action in actions:
-            if not isinstance(action, dict):
-                continue
-            if isinstance(action.get("metaData"), dict):
-                meta = action["metaData"]
-            add, remove, ci = action.get("add"), action.get("remove"), action.get("commitInfo")
-            if isinstance(add, dict) and isinstance(add.get("path"), str):
-                files[add["path"]] = (int(add.get("size") or 0), _num_records(add.get("stats")))
-            if isinstance(remove, dict) and isinstance(remove.get("path"), str):
-                files.pop(remove["path"], None)
-            if isinstance(ci, dict):
-                info.update({"timestamp": ci.get("timestamp"), "operation": ci.get("operation"),
-                             "parameters": ci.get("operationParameters")})
-        versions.append(info)
-    out.update({"version": versions[-1]["version"], "last_change": versions[-1].get("timestamp"),
-                "partition_columns": [str(c) for c in meta.get("partitionColumns") or []],
-                "schema": _schema(meta.get("schemaString")), "files": len(files) if complete else None,
-                "size": sum(s for s, _ in files.values()) if complete else None,
-                "rows": sum(r for _, r in files.values() if r is not None)
-                if complete and all(r is not None for _, r in files.values()) else None})
-    if history:
-        out["history"] = versions[::-1]
-    return out
-
-
-def _num_records(stats: Any) -> int | None:
-    try:
-        value = json.loads(stats).get("numRecords") if isinstance(stats, str) else None
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, int) else None
-
-
-def _schema(text: Any) -> list[dict[str, str]]:
-    try:
-        fields = json.loads(text).get("fields", []) if isinstance(text, str) else []
-    except (ValueError, AttributeError):
-        return []
-    out = []
-    for f in fields if isinstance(fields, list) else []:
-        if isinstance(f, dict):
-            kind = f.get("type")
-            out.append({"name": str(f.get("name")), "type": kind if isinstance(kind, str) else
-                        str((kind or {}).get("type", "?")) if isinstance(kind, dict) else "?"})
-    return out
 
 
 def create_blueprint() -> Blueprint:

@@ -13,6 +13,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 MAX_EVERY_MINUTES = 60 * 24 * 366
+MAX_ZONE_NAME = 64  # the longest IANA name is 32; a longer one is no zone (and too long a file name)
 TICK = timedelta(microseconds=1)
 
 
@@ -35,9 +36,12 @@ class Schedule:
 
 
 def _zone(name: str) -> ZoneInfo:
+    if len(name) > MAX_ZONE_NAME:
+        raise BadSchedule(f"unknown time zone {name[:40]!r}… ({len(name)} characters; an IANA name such as UTC "
+                          f"or Europe/Paris has at most {MAX_ZONE_NAME})")
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a name the tz database cannot open
         raise BadSchedule(f"unknown time zone {name!r} (an IANA name such as UTC or Europe/Paris)") from None
 
 

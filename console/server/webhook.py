@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import http.client
 import ipaddress
+import re
 import socket
 import ssl
 from typing import Any
@@ -21,13 +22,34 @@ from urllib.parse import urlsplit
 USER_AGENT = "mlsql-console-jobs"
 
 
+# How the resolver reads a host that is all digits, dots and hex: inet_aton's forms (2130706433,
+# 0x7f000001, 127.1, 0177.0.0.1 are all 127.0.0.1), which ipaddress alone does not take.
+_NUMERIC_V4 = re.compile(r"[0-9a-fA-FxX.]+")
+# IPv6 forms that carry an IPv4 address the packet ends up at (mapped, SIIT, IPv4-compatible,
+# NAT64 and its local-use prefix, 6to4): Python calls most of them global whatever they embed.
+_EMBEDDING = [ipaddress.ip_network(n) for n in ("::ffff:0:0/96", "::ffff:0:0:0/96", "::/96", "64:ff9b::/96",
+                                                 "64:ff9b:1::/48")]
+_LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+
+
 def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host names outright, read as the OS resolver reads it; None for a name."""
+    host = text.strip("[]").split("%", 1)[0].rstrip(".")
+    addr: ipaddress.IPv4Address | ipaddress.IPv6Address
     try:
-        addr = ipaddress.ip_address(text.strip("[]").split("%", 1)[0])
+        addr = ipaddress.ip_address(host)
     except ValueError:
-        return None
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        return addr.ipv4_mapped  # ::ffff:127.0.0.1 is loopback
+        if not host or not _NUMERIC_V4.fullmatch(host):
+            return None
+        try:
+            addr = ipaddress.IPv4Address(socket.inet_aton(host))
+        except OSError:
+            return None
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.sixtofour is not None:
+            return addr.sixtofour
+        if any(addr in net for net in _EMBEDDING) and int(addr) > 1:  # not :: or ::1 themselves
+            return ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
     return addr
 
 
@@ -35,13 +57,40 @@ def not_public(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return not addr.is_global or addr.is_multicast
 
 
+def _loopback_name(host: str) -> bool:
+    """localhost in any spelling (LOCALHOST., x.localhost: RFC 6761 keeps them on this machine)."""
+    name = host.lower().rstrip(".")
+    return name in _LOOPBACK_NAMES or name.endswith(".localhost")
+
+
 def private_literal(url: str) -> str | None:
-    """Why a URL naming a non-public address outright is refused (None: not a literal one)."""
+    """Why a URL naming a non-public address outright (or localhost) is refused (None: it does not)."""
     host = urlsplit(url).hostname or ""
     addr = _address(host)
-    if addr is not None and not_public(addr):
-        return (f"the webhook's address {host} is not a public one (loopback, private or link-local): the "
+    if _loopback_name(host) or (addr is not None and not_public(addr)):
+        shown = f"{host} ({addr})" if addr is not None and str(addr) != host.strip("[]") else host
+        return (f"the webhook's address {shown} is not a public one (loopback, private or link-local): the "
                 f"server would call into its own network; CONSOLE_WEBHOOK_PRIVATE allows it")
+    return None
+
+
+MAX_URL = 2048
+
+
+def malformed(url: str) -> str | None:
+    """Why `url` is no webhook address (None when it is one): http(s), a host, a port that is a number."""
+    why = "'webhook_url' must be an http:// or https:// URL with a host (at most 2048 characters)"
+    if len(url) > MAX_URL or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        return why + ", without spaces or control characters"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError for a port that is not a number from 0 to 65535
+    except ValueError as exc:
+        return f"{why}: {exc}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return why
+    if port == 0:
+        return f"{why}: port 0 is no port"
     return None
 
 

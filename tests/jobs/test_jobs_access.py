@@ -139,10 +139,11 @@ def test_a_webhook_name_that_resolves_into_the_servers_network_is_not_called(liv
     hook = Receiver()
     try:
         nb = live.notebook("select * from no_such_table as t;", owner="alice")
-        url = f"http://localhost:{hook.httpd.server_port}/hook"  # a name: it passes the save, not the send
-        got, job = http(live, "POST", "/api/jobs", {"notebook_id": nb.id, "cron": "0 2 * * *", "webhook_url": url},
-                        user="alice")
+        got, job = http(live, "POST", "/api/jobs", {"notebook_id": nb.id, "cron": "0 2 * * *"}, user="alice")
         assert got == 201, job
+        # A name that resolves into the server's network (localhost itself is refused at save now):
+        # stored as a DNS name that changed since its save would be, so only the send can refuse it.
+        live.store.update_job(job["id"], webhook_url=f"http://localhost:{hook.httpd.server_port}/hook")
         got, _ = http(live, "POST", f"/api/jobs/{job['id']}/run", {}, user="alice")
         (run,) = _wait_done(live, job["id"], 1)
         deadline = time.monotonic() + 30
