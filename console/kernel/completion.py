@@ -7,6 +7,7 @@ cell's text alone. Both run on the kernel's command thread and only read the ses
 """
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Iterable, Mapping
 
@@ -101,6 +102,33 @@ def tables(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
     out = [{"name": name, "rows": t.num_rows, "columns": [{"name": f.name, "type": str(f.type)} for f in t.schema]}
            for name, t in session.tables.entries()]
     return {"tables": out[:MAX_ITEMS]}
+
+
+def file_schema(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The data panel's schema of a Parquet or Excel file of the lake, read as its `load` reads it
+    (Parquet: the footer only), in Spark's type names: {"columns": [{"name", "type"}]}."""
+    from console.coltypes import columns
+    from console.sources import base
+
+    path = args.get("path")
+    if not isinstance(path, str) or not path or len(path) > 4096:
+        raise ValueError("file_schema needs 'path' (a file of the lake)")
+    fmt = {".parquet": "parquet", ".parq": "parquet", ".xlsx": "excel"}.get(os.path.splitext(path)[1].lower())
+    if fmt is None:
+        raise ValueError(f"{path}: the session reads the schema of Parquet and Excel files")
+    source, ctx = base.get_source(fmt), session.source_context()
+    try:
+        data = source.dataset(ctx, path, {})
+        schema = data.schema if data is not None else source.read(ctx, path, {}).schema
+    except base.SourceError as exc:  # a path outside the roots, no such file: said as the load says it
+        from console.sources.paths import scrub
+
+        if "cannot read" in exc.message:  # pyarrow's words inside name the file by its server path
+            raise LookupError(f"{path} is not a readable {fmt} file") from None
+        raise LookupError(scrub(ctx, exc.message)) from None
+    except Exception:  # pyarrow's errors name the file by its server path: say it by the lake's
+        raise LookupError(f"{path} is not a readable {fmt} file") from None
+    return {"columns": columns(schema)}
 
 
 # ---------------------------------------------------------------- MLSQL

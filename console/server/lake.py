@@ -4,6 +4,8 @@
     GET  /api/lake/tables/<db.table>         -> {name, version, schema, partition_columns, rows, size, history, …}
     GET  /api/lake/files?path=folder/        -> {path, entries: [{name, kind, size}]}
     GET  /api/lake/session/<notebook_id>     -> {tables: [{name, rows, columns}], kernel}  (the caller's kernel)
+    GET  /api/lake/session/<notebook_id>/schema?path=uploads/x.csv
+                                             -> {path, format, columns: [{name, type}] | null, note?, sampled?}
     POST /api/lake/upload?name=x.csv[&folder=uploads][&overwrite=true]   body: the file
                                              -> 201 {path, format, bytes, load}
 
@@ -108,12 +110,7 @@ MAX_PATH = 4096  # PATH_MAX: a longer folder path names nothing
 
 def files() -> ResponseReturnValue:
     path = request.args.get("path", "")
-    if len(path) > MAX_PATH or any(ord(c) < 32 or ord(c) == 127 for c in path):
-        raise ApiError(400, f"'path' is a folder of the lake: at most {MAX_PATH} characters, no control "
-                            f"characters (NUL, newline…)")
-    parts = tuple(p for p in path.split("/") if p)
-    if path.startswith("/") or ".." in parts:
-        raise ApiError(400, "'path' is a folder of the lake, relative, without '..'")
+    parts = _lake_path(path)
     if not all(visible(p) for p in parts):  # as the listings: _delta_log, .hidden are not the panel's
         return jsonify({"path": path, "entries": []})
     entries = [{"name": e.name, "kind": e.kind, "size": e.size} for e in lake_read.folder(_lake(), parts)]
@@ -135,6 +132,42 @@ def session_tables(notebook_id: str) -> ResponseReturnValue:
     except (LookupError, TimeoutError):
         return jsonify({"tables": [], "kernel": False})
     return jsonify({**answer, "kernel": True})
+
+
+def file_schema(notebook_id: str) -> ResponseReturnValue:
+    """A listed file's columns (console/server/lake_schema.py); the notebook's session reads the binary formats."""
+    from console.ids import NotebookId, UserId
+    from console.server import auth, lake_schema
+    from console.server.deps import get_manager
+
+    path = request.args.get("path", "")
+    unknown = sorted(set(request.args) - {"path"})
+    if unknown:
+        raise ApiError(400, f"unknown parameter {', '.join(unknown)}; a file's schema takes 'path'")
+    parts = _lake_path(path)
+    if not parts or not all(visible(p) for p in parts):
+        raise ApiError(400, "'path' is a file of the lake (as the data panel lists it)")
+    user = UserId(auth.signed_in().id)
+
+    def ask(what: str, args: dict[str, Any]) -> dict[str, Any]:
+        return get_manager().query(user, NotebookId(notebook_id), what, args, timeout=SESSION_TIMEOUT)
+
+    try:
+        answer = lake_schema.file_schema(_lake(), parts, ask)
+    except lake_schema.NoFile as exc:
+        raise ApiError(404, str(exc)) from None
+    return jsonify({"path": "/".join(parts), **answer})
+
+
+def _lake_path(path: str) -> tuple[str, ...]:
+    """A relative path of the lake as its names; 400 for an absolute one, '..', control characters."""
+    if len(path) > MAX_PATH or any(ord(c) < 32 or ord(c) == 127 for c in path):
+        raise ApiError(400, f"'path' is a path of the lake: at most {MAX_PATH} characters, no control "
+                            f"characters (NUL, newline…)")
+    parts = tuple(p for p in path.split("/") if p)
+    if path.startswith("/") or ".." in parts:
+        raise ApiError(400, "'path' is a path of the lake, relative, without '..'")
+    return parts
 
 
 def upload() -> ResponseReturnValue:
@@ -261,4 +294,5 @@ def create_blueprint() -> Blueprint:
     bp.add_url_rule("/files", "files", files, methods=["GET"])
     bp.add_url_rule("/upload", "upload", upload, methods=["POST"])
     bp.add_url_rule("/session/<notebook_id>", "session_tables", session_tables, methods=["GET"])
+    bp.add_url_rule("/session/<notebook_id>/schema", "file_schema", file_schema, methods=["GET"])
     return bp

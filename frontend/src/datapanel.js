@@ -49,6 +49,20 @@ export function clampWidth(px, windowWidth) {
   return Math.round(Math.max(MIN_WIDTH, Math.min(px, windowWidth - NOTEBOOK_MIN)));
 }
 
+// A schema as the panel shows it: [{name, type}] (types in Spark's names, console/coltypes.py).
+function schemaTable(columns) {
+  return h("table.data-schema", { dataset: { role: "data-schema" } }, h("tbody", {},
+    (columns || []).map((c) => h("tr", {}, h("td", { text: c.name }), h("td.type", { text: c.type })))));
+}
+
+// A file's schema answer: its columns, or why there are none yet (no session for a Parquet file).
+function schemaView(answer) {
+  if (!answer.columns) return [h("p.muted", { dataset: { role: "data-schema-note" }, text: answer.note || "no columns" })];
+  const out = [h("h4", { text: "Schema" }), schemaTable(answer.columns)];
+  if (answer.sampled) out.push(h("p.muted", { text: "types from its first MiB, as the load infers them from all of it" }));
+  return out;
+}
+
 export class DataPanel {
   // insertCell(source, run): a new MLSQL cell below the selected one, holding source (run it too).
   constructor({ api, notebookId, insertCell }) {
@@ -198,8 +212,7 @@ export class DataPanel {
       body.replaceChildren(h("p.data-error", { text: err.message }));
       return;
     }
-    const schema = h("table.data-schema", { dataset: { role: "data-schema" } }, h("tbody", {},
-      (t.schema || []).map((c) => h("tr", {}, h("td", { text: c.name }), h("td.type", { text: c.type })))));
+    const schema = schemaTable(t.schema);
     const history = h("ul.data-history", { dataset: { role: "data-history" } }, (t.history || []).map((v) => {
       const travel = h("button", { type: "button", text: `Load v${v.version}`, title: "Insert a cell that reads this version (time travel)", dataset: { role: "load-version", version: String(v.version) } });
       travel.addEventListener("click", () => this.insertCell(loadStatement(name, "delta", v.version)));
@@ -209,13 +222,31 @@ export class DataPanel {
     body.replaceChildren(h("h4", { text: "Schema" }), schema, h("h4", { text: "History" }), history);
   }
 
+  async fillFile(path, body) {
+    body.replaceChildren(h("p.muted", { text: "reading its columns…" }));
+    let answer;
+    try {
+      answer = await this.api.fileSchema(this.notebookId, path);
+    } catch (err) {
+      body.replaceChildren(h("p.data-error", { dataset: { role: "data-schema-note" },
+        text: err.status === 403 ? "Its columns show to those who may run this notebook." : err.message }));
+      return;
+    }
+    body.replaceChildren(...schemaView(answer));
+  }
+
   // A file: its load. A folder: what is in it, on opening (a saved parquet/CSV folder loads whole).
   entryRow(e) {
     const insert = h("button", { type: "button", text: "Insert load", dataset: { role: "insert-load" } });
     insert.addEventListener("click", () => this.insertCell(loadStatement(e.name, e.kind)));
     const size = e.size === null || e.size === undefined ? "" : ` · ${formatBytes(e.size)}`;
     if (e.kind !== "folder") {
-      return h("li", { dataset: { entry: e.name } }, h("span.data-name", { text: e.name }), h("span.data-facts", { text: `file${size}` }), insert);
+      // A file opens to its columns, as a delta table does (GET …/schema: the load's own reading).
+      const body = h("div.data-body");
+      const file = h("details.data-file", { dataset: { entry: e.name } },
+        h("summary", {}, h("span.data-name", { text: e.name }), h("span.data-facts", { text: `file${size}` })), insert, body);
+      file.addEventListener("toggle", () => file.open && !body.childElementCount && this.fillFile(e.name, body));
+      return h("li", {}, file);
     }
     const inner = h("ul.data-list");
     const details = h("details", { dataset: { entry: e.name } },
@@ -256,8 +287,9 @@ export class DataPanel {
     const insert = h("button", { type: "button", text: "Insert its load", dataset: { role: "upload-insert" } });
     insert.addEventListener("click", () => this.insertCell(answer.load));
     this.say(`Uploaded to the lake as ${answer.path} (${formatBytes(answer.bytes)}). `, "ok");
-    this.status.append(insert);
+    const columns = h("div.data-body", { dataset: { role: "upload-schema" } });
+    this.status.append(insert, columns);
     this.file.value = "";
-    await this.refresh();
+    await Promise.all([this.refresh(), this.fillFile(answer.path, columns)]);
   }
 }

@@ -52,7 +52,7 @@ SPEC: dict[str, str] = {
     "jobs.run": "runner", "jobs.update": "owner", "jobs.delete": "owner",
     # the data panel (console/server/lake.py): the shared lake, members only
     "lake.catalog": "login", "lake.table": "login", "lake.files": "login", "lake.upload": "login",
-    "lake.session_tables": "runner",
+    "lake.session_tables": "runner", "lake.file_schema": "runner",
     # running sessions (console/server/running.py): the list is filtered per caller; Shut down is the owner's
     "sessions.page": "login", "sessions.list": "login", "sessions.stop": "owner",
     # the user docs (console/server/userdocs.py): anyone logged in, readers too
@@ -195,6 +195,7 @@ def request_for(endpoint: str, w: World) -> Request:
         "lake.table": lambda: ("GET", "/api/lake/tables/matrix.t", None),  # made by test_access_matrix
         "lake.files": lambda: ("GET", "/api/lake/files", None),
         "lake.session_tables": lambda: ("GET", f"/api/lake/session/{w.nb}", None),
+        "lake.file_schema": lambda: ("GET", f"/api/lake/session/{w.nb}/schema?path=matrix/schema.csv", None),
         "lake.upload": lambda: ("POST", "/api/lake/upload?name=matrix.json&overwrite=true", {"a": 1}),
         "jobs.preview": lambda: ("GET", "/api/jobs/preview?cron=0+2+*+*+*", None),
         "jobs.list": lambda: ("GET", "/api/jobs", None),

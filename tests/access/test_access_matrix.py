@@ -51,7 +51,8 @@ def _client(app: Flask, role: str, cache: dict[str, FlaskClient], fresh: bool) -
 
 
 def _lake_table(app: Flask) -> None:
-    """The delta table lake.table's request names (console/server/lake.py reads its log)."""
+    """The delta table lake.table's request names (console/server/lake.py reads its log), and
+    the CSV file lake.file_schema's names."""
     import pyarrow as pa
     from deltalake import write_deltalake
 
@@ -60,6 +61,7 @@ def _lake_table(app: Flask) -> None:
     target = app.extensions[CONFIG_KEY].data_dir / "lake" / "matrix" / "t"
     if not target.exists():
         write_deltalake(str(target), pa.table({"a": [1]}))
+    (target.parent / "schema.csv").write_text("a,b\n1,x\n")
 
 
 def rest_matrix(app: Flask) -> tuple[dict[str, dict[str, bool]], list[str]]:

@@ -210,3 +210,49 @@ def test_screenshot_of_the_data_panel_beside_a_notebook_at_1000_px(page: Any, se
                                                                    open_notebook: Any) -> None:
     open_beside_the_panel(page, server, open_notebook)
     page.screenshot(path=str(IMG / "data-panel-1000.png"))
+
+
+def schema_rows(locator: Any) -> list[list[str]]:
+    return locator.locator("[data-role=data-schema] tr").evaluate_all(
+        "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+
+
+def test_every_file_the_data_panel_lists_shows_its_columns(page: Any, server: Server, open_notebook: Any,
+                                                           tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    csv = tmp_path / "fruit_schema.csv"
+    csv.write_text("fruit,n,price\nbanana,372,1.5\napple,589,0.25\n")
+    (server.data_dir / "lake" / "exports").mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64()), "label": ["x"]}),
+                   server.data_dir / "lake" / "exports" / "ids.parquet")
+    nb = server.notebook("file schemas", "select 1 as a as first;")
+    open_notebook(page, nb["id"])
+    page.click("[data-action=data-panel]")
+    panel = page.locator("[data-role=data-panel]")
+    panel.wait_for()
+    page.set_input_files("[data-role=upload-input]", str(csv))
+    uploaded = panel.locator("[data-role=upload-schema]")
+    uploaded.locator("[data-role=data-schema]").wait_for()
+    expected = [["fruit", "string"], ["n", "bigint"], ["price", "double"]]
+    assert schema_rows(uploaded) == expected  # at once, in a notebook whose session never ran
+    # Clicking the file in the listing shows them too.
+    panel.locator("details[data-entry='uploads/'] > summary").click()
+    row = panel.locator("details[data-entry='uploads/fruit_schema.csv']")
+    row.locator("summary").click()
+    row.locator("[data-role=data-schema]").wait_for()
+    assert schema_rows(row) == expected
+    # A Parquet file is read by the notebook's session: before it runs the panel says how to get them.
+    panel.locator("details[data-entry='exports/'] > summary").click()
+    parquet = panel.locator("details[data-entry='exports/ids.parquet']")
+    parquet.locator("summary").click()
+    assert "run a cell" in parquet.locator("[data-role=data-schema-note]").inner_text()
+    cell(page, 0).locator(".cell-head [data-action=run]").click()
+    wait_status(page, "done", 0)
+    page.click("[data-role=data-refresh]")
+    panel.locator("details[data-entry='exports/'] > summary").click()
+    parquet.locator("summary").click()
+    parquet.locator("[data-role=data-schema]").wait_for()
+    assert schema_rows(parquet) == [["id", "bigint"], ["label", "string"]]
+    assert not page.js_errors
