@@ -106,7 +106,7 @@ def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = 
     path = Path(path)
     try:
         cells = read_cells(path)
-        overrides = notebook_params.check(notebook_params.declared(cells), params or {})
+        overrides = notebook_params.check(notebook_params.declared(cells), params or {}, cells)
     except (OSError, ValueError) as exc:
         out(f"error: {exc}")
         return 2

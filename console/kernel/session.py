@@ -21,7 +21,7 @@ from console.kernel.errors import CellError, internal_error
 from console.kernel.host import CellRun
 from console.kernel.results import ResultCache, result_event
 from console.kernel.sql import SETTABLE, SqlEngine
-from console.lang import ParseError
+from console.lang import ParseError, paramsafe
 from console.protocols import CellOutcome, Emit, NotebookLoader
 from console.wire.browser import ErrorEvent, OutputEvent
 
@@ -65,6 +65,9 @@ class Session:
         self.tables = Catalog()
         self.variables: dict[str, str] = {}
         self.params: dict[str, None] = {}       # names set … where type="defaultParam" declared
+        # Parameters -> declared default, and variables set from a parameter's other value -> None:
+        # values from outside the notebook, escaped or refused where they land (lang/paramsafe.py).
+        self.outside: dict[str, str | None] = {}
         self.conf: dict[str, str] = {}          # set … where type="conf"
         self.python_conf: dict[str, str] = {}   # !python conf
         self.python_env: dict[str, str] = {}    # !python env
@@ -233,7 +236,8 @@ class Session:
                 continue
             if skip is not None and skip in stmt.source:
                 continue
-            stmt = lang.substitute_statement(stmt, self._variables(), cell, text)
+            written = stmt
+            stmt = lang.substitute_statement(stmt, self._variables(), cell, text, outside=self.outside)
             self.last_command = stmt.source
             handler = getattr(self, "_run_" + type(stmt).__name__.lower())
             try:
@@ -242,6 +246,18 @@ class Session:
                 raise CellError("data", exc.message, *_data_error_position(stmt, exc.message)) from None
             except _PrintedOnly as exc:  # the compiled steps after it would show a result never built
                 skip = exc.name
+            if isinstance(written, lang.Set) and written.type == "text":
+                self._carry_outside(written)
+
+    def _carry_outside(self, written: lang.Set) -> None:
+        """`set x = "…${day}…"`: x holds a value from outside while day does (its own default is the
+        notebook's code), so x's ${x} gets day's rules; set from anything else, it is x's own again."""
+        if self.outside.get(written.key) is not None:  # a parameter stays one
+            return
+        if paramsafe.carries(self.outside, self.variables, lang.template.names_in(written.value)):
+            self.outside[written.key] = None
+        else:
+            self.outside.pop(written.key, None)
 
     def put(self, name: str, table: Entry, run: CellRun) -> None:
         self.tables[name] = table
@@ -335,6 +351,8 @@ class Session:
         if kind == "defaultParam":
             self.variables.setdefault(stmt.key, stmt.value)
             self.params.setdefault(stmt.key)  # Python cells see it in context.params
+            if self.outside.get(stmt.key) is None:
+                self.outside[stmt.key] = stmt.value  # the declared default: any other value came from a run
         elif kind == "conf":
             from console.kernel.sqlengines.choice import check_conf
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from console.lang import paramsafe
 from console.lang.annotations import header_kind
 from console.lang.ast import Set
 from console.lang.errors import ParseError
 from console.lang.parser import parse
+from console.lang.template import ParamRefused, names_in, substitute_statement
 
 DEFAULT_PARAM = "defaultParam"
 
@@ -63,13 +65,63 @@ def declared(cells: Iterable[tuple[str, str]]) -> list[Param]:
     return list(seen.values())
 
 
-def check(params: list[Param], overrides: Mapping[str, str]) -> dict[str, str]:
-    """The overrides as strings; UnknownParams when one names no declared parameter."""
+class UnsafeParam(ValueError):
+    """A value that cannot stand where the notebook's cells put its ${name} (console/lang/paramsafe.py)."""
+
+
+def check(params: list[Param], overrides: Mapping[str, str],
+          cells: Iterable[tuple[str, str]] | None = None) -> dict[str, str]:
+    """The overrides as strings; UnknownParams when one names no declared parameter, UnsafeParam
+    when one cannot stand where `cells` (kind, source) substitute it."""
     names = [p.name for p in params]
     unknown = sorted(k for k in overrides if k not in names)
     if unknown:
         raise UnknownParams(unknown, names)
-    return {k: str(v) for k, v in overrides.items()}
+    values = {k: str(v) for k, v in overrides.items()}
+    for k, v in values.items():
+        if "${" in v:  # the override is a `set` whose text is substituted: it would read other variables
+            raise UnsafeParam(f"parameter {k}: a value may not hold ${{…}} (it would be substituted, not kept)")
+    if cells is not None and values:
+        refuse_unsafe(list(cells), params, values)
+    return values
+
+
+class _Any(dict[str, str]):
+    """Variables for the check: every name is known ('' when the cells set it at run time only)."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def refuse_unsafe(cells: list[tuple[str, str]], params: list[Param], values: Mapping[str, str]) -> None:
+    """Before a run: substitute the run's values through every statement of the cells, as the kernel
+    will (console/lang/template.py), so a value the kernel would refuse is a 400 naming it now.
+    The kernel still checks each substitution as it runs (macros, includes, branches)."""
+    outside: dict[str, str | None] = {p.name: p.default for p in params}
+    variables = _Any({p.name: values.get(p.name, p.default) for p in params})
+    for i, (kind, source) in enumerate(cells):
+        if not _is_mlsql(kind, source) or "${" not in source:
+            continue
+        try:
+            stmts = parse(source)
+        except ParseError:
+            continue
+        for stmt in stmts:
+            try:
+                done = substitute_statement(stmt, variables, i, source, outside=outside)
+            except ParamRefused as exc:
+                raise UnsafeParam(f"{exc.message} (cell {i + 1}, line {exc.line})") from None
+            if isinstance(done, Set) and done.type == "text" and outside.get(done.key) is None:
+                carried = paramsafe.carries(outside, variables, names_in(stmt.value) if isinstance(stmt, Set) else [])
+                if carried:
+                    outside[done.key] = None
+                else:
+                    outside.pop(done.key, None)
+            if isinstance(done, Set) and done.type in ("text", "defaultParam") and done.key not in values:
+                variables[done.key] = done.value
 
 
 def quote(value: str) -> str:

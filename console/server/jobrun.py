@@ -61,8 +61,10 @@ def declared_params(store: Store, notebook_id: str) -> list[notebook_params.Para
 
 
 def check_params(store: Store, notebook_id: str, values: dict[str, str]) -> dict[str, str]:
-    """The values as text; notebook_params.UnknownParams (a ValueError) for an undeclared name."""
-    return notebook_params.check(declared_params(store, notebook_id), values)
+    """The values as text; notebook_params.UnknownParams (a ValueError) for an undeclared name,
+    UnsafeParam (one too) for a value that cannot stand where the cells substitute it."""
+    cells = [(c.kind, c.source) for c in store.get_notebook(notebook_id).cells]
+    return notebook_params.check(notebook_params.declared(cells), values, cells)
 
 
 def first_line(error: dict[str, Any] | None) -> str:
@@ -110,9 +112,9 @@ class JobRunner:
         nb = self.store.get_notebook(nb_id)
         cells = [c for c in nb.cells if c.kind != "markdown"]
         try:
-            values = notebook_params.check(notebook_params.declared([(c.kind, c.source) for c in nb.cells]),
-                                           run.params)
-        except ValueError as exc:  # the notebook lost a parameter since the job was made
+            sources = [(c.kind, c.source) for c in nb.cells]
+            values = notebook_params.check(notebook_params.declared(sources), run.params, sources)
+        except ValueError as exc:  # the notebook lost a parameter, or uses it elsewhere, since the job was made
             self.store.set_job_run(run.id, revision=nb.revision)
             return "error", str(exc)
         self.store.set_job_run(run.id, revision=nb.revision)

@@ -10,6 +10,7 @@ import re
 import threading
 
 from console import lang
+from console.lang import paramsafe
 from console.kernel.commands.base import fail, named_args
 from console.kernel.commands.shell import run_text
 from console.kernel.host import CellRun, SessionHost
@@ -37,6 +38,12 @@ def find_macro(session: SessionHost, name: str) -> str | None:
 
 
 def run_macro(session: SessionHost, stmt: lang.Command, run: CellRun, text: str) -> None:
+    # A macro's text runs as statements: one built from a run's parameter value (a set text
+    # substitutes ${day} right away) would run that value as code, past lang/paramsafe.py's checks.
+    if paramsafe.carries(getattr(session, "outside", {}), session.variables, [stmt.name]):
+        raise fail(stmt, f"macro !{stmt.name}: its text was built from a parameter's value from outside the "
+                         f"notebook, and a macro is code; write ${{name}} in the statements it runs, or pass "
+                         f"the value as an argument (!{stmt.name} ${{name}};)", kind="parse")
     args = list(stmt.args)
     if args and args[0] == "_":
         values = named_args(stmt, args[1:])
