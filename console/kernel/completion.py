@@ -12,6 +12,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 
+from console.coltypes import columns
 from console.kernel import completion_byzer as byzer
 from console.kernel.catalog import Entry
 from console.kernel.host import SessionHost
@@ -93,21 +94,18 @@ def inspect(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
             return {"name": name, "doc": doc}
         known = ", ".join(sorted(session.tables)) or "none yet"
         raise LookupError(f"no table {name!r} in this session; tables: {known}")
-    return {"name": name, "rows": table.num_rows,
-            "columns": [{"name": f.name, "type": str(f.type)} for f in table.schema]}
+    return {"name": name, "rows": table.num_rows, "columns": columns(table.schema)}
 
 
 def tables(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
     """The session's tables for the data panel: {"tables": [{"name", "rows", "columns": [{"name", "type"}]}]}."""
-    out = [{"name": name, "rows": t.num_rows, "columns": [{"name": f.name, "type": str(f.type)} for f in t.schema]}
-           for name, t in session.tables.entries()]
+    out = [{"name": name, "rows": t.num_rows, "columns": columns(t.schema)} for name, t in session.tables.entries()]
     return {"tables": out[:MAX_ITEMS]}
 
 
 def file_schema(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
     """The data panel's schema of a Parquet or Excel file of the lake, read as its `load` reads it
     (Parquet: the footer only), in Spark's type names: {"columns": [{"name", "type"}]}."""
-    from console.coltypes import columns
     from console.sources import base
 
     path = args.get("path")

@@ -22,6 +22,7 @@ import pyarrow.csv as pacsv
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from console import coltypes
 from console.kernel.catalog import Entry, LazyTable, as_table, memory_bytes
 from console.wire.browser import ResultEvent
 
@@ -107,7 +108,7 @@ def result_event(name: str, table: Entry, max_rows: int) -> ResultEvent:
         py = col.to_pylist()
         values.append(py if _plain(col) else [json_safe(v) for v in py])
     rows = [list(row) for row in zip(*values, strict=True)] if values else [[] for _ in range(head.num_rows)]
-    cols = [{"name": f.name, "type": str(f.type)} for f in table.schema]
+    cols = coltypes.columns(table.schema)  # Spark's type names, whichever engine made the table
     return ResultEvent(name=name, columns=cols, rows=rows, total_rows=table.num_rows)
 
 

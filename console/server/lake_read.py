@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from console.coltypes import from_delta
 from console.sources.lake import MAX_ENTRIES
 from console.sources.paths import visible
 
@@ -262,9 +263,11 @@ def _schema(text: Any) -> list[dict[str, str]]:
     out = []
     for f in fields if isinstance(fields, list) else []:
         if isinstance(f, dict):
-            kind = f.get("type")
-            out.append({"name": str(f.get("name")), "type": kind if isinstance(kind, str) else
-                        str(kind.get("type", "?")) if isinstance(kind, dict) else "?"})
+            try:
+                kind = from_delta(f.get("type"))  # Spark's SQL names: int, bigint, decimal(38,0), array<…>
+            except RecursionError:
+                kind = "?"
+            out.append({"name": str(f.get("name")), "type": kind})
     return out
 
 

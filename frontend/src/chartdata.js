@@ -6,9 +6,10 @@ export const CHART_TYPES = ["bar", "line", "area", "scatter", "pie"];
 export const AGGREGATES = ["sum", "avg", "count", "min", "max", "none"];
 const MAX_GROUPS = 20; // more groups than this are not readable as separate series
 
+// type: Spark's name (console/coltypes.py), or Arrow's in runs stored before types were.
 export function kindOf(type) {
   const t = String(type || "").toLowerCase();
-  if (/^(u?int\d*|float|double|halffloat|decimal)/.test(t)) return "number";
+  if (/^(?:(?:u?int\d*|integer|tinyint|smallint|bigint|long|short|byte|float|double|halffloat)\b|decimal)/.test(t)) return "number";
   if (/^(date|timestamp|time)/.test(t)) return "time";
   if (/^(string|large_string|bool)/.test(t)) return "text";
   return "other";

@@ -1,7 +1,7 @@
 // Result charts and values without a browser: defaults from column types, grouping, markers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { chartData, defaultChart, fitChart, numberOf } from "../src/chartdata.js";
+import { chartData, defaultChart, fitChart, kindOf, numberOf } from "../src/chartdata.js";
 import { cellClass, cellText } from "../src/paging.js";
 
 const COLS = [{ name: "k", type: "int64" }, { name: "g", type: "string" }, { name: "v", type: "double" }];
@@ -39,4 +39,13 @@ test("markers read as numbers and as text", () => {
   assert.equal(cellText({ $: "map", value: { $: 1 } }), '{"$":1}');
   assert.equal(cellClass(null), "null");
   assert.equal(cellClass({ $: "decimal", text: "1.5" }), "num");
+});
+
+test("Spark's type names chart as Arrow's did", () => {
+  for (const t of ["int", "bigint", "smallint", "tinyint", "double", "float", "decimal(38,0)", "int64", "decimal128(3, 1)"]) {
+    assert.equal(kindOf(t), "number", t);
+  }
+  for (const t of ["date", "timestamp", "timestamp_ntz", "date32[day]"]) assert.equal(kindOf(t), "time", t);
+  for (const t of ["string", "boolean", "large_string"]) assert.equal(kindOf(t), "text", t);
+  for (const t of ["interval day to second", "array<int>", "binary"]) assert.equal(kindOf(t), "other", t);
 });

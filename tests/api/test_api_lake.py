@@ -174,7 +174,7 @@ def test_the_session_tables_come_from_the_callers_own_kernel(live: LiveServer) -
     run_cell_and_wait(live, nb, nb.cells[0].id)
     status, body = http(live, "GET", path)
     assert status == 200 and body["kernel"] is True
-    assert {"name": "mine", "rows": 1, "columns": [{"name": "id", "type": "int32"},
+    assert {"name": "mine", "rows": 1, "columns": [{"name": "id", "type": "int"},
                                                    {"name": "label", "type": "string"}]} in body["tables"]
     # Another member has a session of their own (nothing in it), and one without a share none at all.
     live.store.ensure_user("una-member", site_role="member")

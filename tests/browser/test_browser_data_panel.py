@@ -67,7 +67,7 @@ def test_a_delta_table_written_by_a_cell_shows_its_history_and_travels_in_time(
     assert "v1" in row.inner_text() and "2 rows" in row.inner_text()
     row.locator("summary").click()
     row.locator("[data-role=data-history] li").nth(1).wait_for()
-    assert row.locator("[data-role=data-schema]").inner_text().split()[:2] == ["id", "integer"]
+    assert row.locator("[data-role=data-schema]").inner_text().split()[:2] == ["id", "int"]
     cell(page, 1).click(position={"x": 300, "y": 10})
     row.locator("[data-role=load-version][data-version='0']").click()
     page.wait_for_function("() => document.querySelectorAll('section.cell').length === 3")

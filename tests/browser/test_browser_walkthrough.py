@@ -256,3 +256,35 @@ def test_every_file_the_data_panel_lists_shows_its_columns(page: Any, server: Se
     parquet.locator("[data-role=data-schema]").wait_for()
     assert schema_rows(parquet) == [["id", "bigint"], ["label", "string"]]
     assert not page.js_errors
+
+
+def header_types(page: Any, n: int) -> list[str]:
+    return cell(page, n).locator("[data-role=result] thead .col-type").all_inner_texts()
+
+
+def test_column_types_read_the_same_in_every_view(page: Any, server: Server, open_notebook: Any) -> None:
+    nb = server.notebook("one vocabulary",
+                         "select 1 as id, 'a' as name, cast(5 as decimal(38,0)) as amount, 7::bigint as big,"
+                         " cast(1 as tinyint) as small as vt;\nsave overwrite vt as delta.`vocab.t`;",
+                         "load delta.`vocab.t` as back;\nselect * from back as back2;",
+                         "!desc vt;")
+    open_notebook(page, nb["id"])
+    page.click("[data-action=run-all]")
+    wait_status(page, "done", 2)
+    spark = ["int", "string", "decimal(38,0)", "bigint", "tinyint"]
+    assert header_types(page, 0) == spark
+    assert header_types(page, 1) == spark  # read back from delta
+    desc = cell(page, 2).locator("[data-role=result] tbody tr").evaluate_all(
+        "rows => rows.map(r => r.cells[1].textContent)")
+    assert desc == spark
+    page.click("[data-action=data-panel]")
+    row = page.locator("[data-role=data-panel] details[data-table='vocab.t']")
+    row.locator("summary").click()
+    row.locator("[data-role=data-schema]").wait_for()
+    delta = [r[1] for r in schema_rows(row)]
+    assert delta == spark, delta
+    session = page.locator("[data-session-table=vt]")
+    session.wait_for()
+    assert session.get_attribute("title") == ", ".join(
+        f"{c} {t}" for c, t in zip(["id", "name", "amount", "big", "small"], spark, strict=True))
+    assert not page.js_errors

@@ -38,7 +38,7 @@ def test_show_tables_desc_and_variables(session: Session) -> None:
     assert out.result is not None and out.result.name == "tables"
     assert rows(out) == [["t", 1, "a int32, b string"]]
     assert "tables" not in session.tables  # shown, not put in the catalog
-    assert rows(ok(session, "!desc t;")) == [["a", "int32", True], ["b", "string", True]]
+    assert rows(ok(session, "!desc t;")) == [["a", "int", True], ["b", "string", True]]
     variables = {r[0]: r[1:] for r in rows(ok(session, "!show variables;"))}
     assert variables["greeting"] == ["hi", "set"] and variables["today"][1] == "built-in"
     assert ["csv"] in rows(ok(session, "!show datasources;")) and ["jsonStr"] in rows(ok(session, "!show datasources;"))
@@ -225,7 +225,7 @@ def test_delta_history_info_compact_vacuum(session: Session) -> None:
     history = rows(ok(session, "!delta history db.t1;"))
     assert [(h[0], h[2]) for h in history] == [(1, "WRITE"), (0, "WRITE")]
     info = dict((r[0], r[1]) for r in rows(ok(session, "!delta info db.t1;")))
-    assert info["version"] == "1" and info["files"] == "2" and info["schema"] == "id long"
+    assert info["version"] == "1" and info["files"] == "2" and info["schema"] == "id bigint"
     metrics = dict((r[0], r[1]) for r in rows(ok(session, "!delta compact db.t1;")))
     assert metrics["numFilesRemoved"] == "2" and metrics["numFilesAdded"] == "1"
     ok(session, "!delta vacuum db.t1;")

@@ -85,7 +85,7 @@ def test_bad_arguments_are_explained(session: Session) -> None:
 def test_inspect_gives_the_schema(loaded: Session) -> None:
     answer: dict[str, Any] = queries.answer(loaded, "inspect", {"name": "People"})
     assert answer == {"name": "People", "rows": 1,
-                      "columns": [{"name": "user_id", "type": "int32"}, {"name": "city", "type": "string"}]}
+                      "columns": [{"name": "user_id", "type": "int"}, {"name": "city", "type": "string"}]}
     with pytest.raises(LookupError, match="tables: orders, people"):
         queries.answer(loaded, "inspect", {"name": "nope"})
 

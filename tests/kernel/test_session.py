@@ -50,7 +50,7 @@ def test_result_is_last_table_head_with_types(session: Session) -> None:
     assert out.ok and out.result is not None
     assert out.result.total_rows == 5 and len(out.result.rows) == 3
     assert [c["name"] for c in out.result.columns] == ["id", "inf", "d", "b", "arr"]
-    assert out.result.columns[0]["type"] == "int64"
+    assert out.result.columns[0]["type"] == "bigint"  # Spark's name (console/coltypes.py)
     assert out.result.rows[1] == [1, {"$": "float", "text": "Infinity"}, "2024-01-02",
                                   {"$": "binary", "size": 3, "base64": "YWJj"}, [1, 2]]
 

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from console import lang
+from console.coltypes import from_delta
 from console.kernel.commands.base import command, emit_text, fail, rows_table, usage
 from console.kernel.host import CellRun, SessionHost
 from console.sources import SourceError
@@ -96,7 +97,8 @@ def _info(table: Any) -> pa.Table:
     size = sum(Path(f.removeprefix("file://")).stat().st_size for f in files if Path(f.removeprefix("file://")).exists())
     rows = [("version", str(table.version())), ("files", str(len(files))), ("bytes", str(size)),
             ("partition_columns", ", ".join(meta.partition_columns)),
-            ("schema", ", ".join(f"{f.name} {getattr(f.type, 'type', f.type)}" for f in table.schema().fields))]
+            ("schema", ", ".join(f"{f['name']} {from_delta(f['type'])}"  # Spark's names, as the data panel
+                                 for f in json.loads(table.schema().to_json()).get("fields", [])))]
     return rows_table(["name", "value"], rows)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import pyarrow as pa
 
 from console import lang
+from console.coltypes import from_arrow
 from console.kernel.commands.base import COMMANDS, command, fail, rows_table, usage
 from console.kernel.host import CellRun, SessionHost
 
@@ -119,7 +120,7 @@ def desc(session: SessionHost, stmt: lang.Command, run: CellRun) -> None:
         fields = [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in table.schema]
         run.show(f"{name}_schema", rows_table(["schema"], [(json.dumps({"fields": fields}),)]))
         return
-    rows = [(f.name, str(f.type), f.nullable) for f in table.schema]
+    rows = [(f.name, from_arrow(f.type), f.nullable) for f in table.schema]  # Spark's names, as Byzer shows
     run.show(f"{name}_columns", rows_table(["col_name", "data_type", "nullable"], rows, {"nullable": pa.bool_()}))
 
 
