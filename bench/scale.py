@@ -141,6 +141,7 @@ def main() -> None:
         ap.error(f"--rows must be at least {2 * FILE_ROWS} (two files of {FILE_ROWS} rows, one per actor)")
     import pyarrow.parquet as pq
 
+    from console.cluster.guard import token_env
     from console.cluster.head import RAY_ENV, RayCluster
     from console.cluster.procs import free_port
     from console.config import load_config
@@ -157,7 +158,7 @@ def main() -> None:
     cluster.own()
     info = cluster.ensure()
     (work / "plain.py").write_text(PLAIN)
-    env = {**os.environ, **RAY_ENV}
+    env = {**os.environ, **RAY_ENV, **token_env(info.auth_token)}  # the head takes drivers with its token only
     paths = [p.strip() for p in args.paths.split(",") if p.strip()]
     times: dict[str, list[float]] = {p: [] for p in [*paths, "plain"]}
     kernel_peak: dict[str, list[int]] = {p: [] for p in paths}
@@ -196,8 +197,9 @@ def main() -> None:
 
     def plain(names: list[str], timed: bool = True) -> None:
         t0 = time.perf_counter()
+        err = open(work / "plain.err", "w")  # a file, not a pipe: TensorFlow's chatter would fill a pipe
         proc = subprocess.Popen([sys.executable, str(work / "plain.py"), info.address, *names], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                stdout=subprocess.PIPE, stderr=err, text=True)
         assert proc.stdout is not None
         done, result = None, None
         for line in proc.stdout:
@@ -206,7 +208,11 @@ def main() -> None:
             if line.startswith("plain_done:"):
                 done = time.perf_counter() - t0
         if proc.wait() != 0 or done is None or result is None:
-            raise RuntimeError(f"the plain script failed (exit {proc.returncode})")
+            err.close()
+            tail = (work / "plain.err").read_text(errors="replace").splitlines()[-25:]
+            raise RuntimeError(f"the plain script failed (exit {proc.returncode}); its stderr ends:\n"
+                               + "\n".join(tail))
+        err.close()
         if not timed:
             return
         assert expected is None or (result[0], result[1]) == expected

@@ -91,6 +91,7 @@ def main() -> None:
     from console.config import load_config
     from console.kernel.job import PythonJob
     from console.kernel.python_runtime import PythonRuntime
+    from console.cluster.guard import token_env
     from console.cluster.head import RAY_ENV, RayCluster
     from console.cluster.procs import free_port
     from console.demo.datasets import write_mnist
@@ -104,7 +105,8 @@ def main() -> None:
     seed = (ROOT / "tests" / "python_cells" / "fixtures" / "seed_cell.txt").read_text().split("--%cache=true\n", 1)[1]
     runtime = PythonRuntime(cfg, lambda e: None)
     (work / "plain.py").write_text(PLAIN)
-    env = {**os.environ, **RAY_ENV, "TF_USE_LEGACY_KERAS": "1"}
+    # The embedded head takes drivers with its token only.
+    env = {**os.environ, **RAY_ENV, **token_env(info.auth_token), "TF_USE_LEGACY_KERAS": "1"}
     ours, plain, lazy = [], [], []
 
     def run_plain(imports: str) -> float:
@@ -112,15 +114,20 @@ def main() -> None:
         disconnect) is left out, as the product's worker teardown and ray.shutdown after the
         result are."""
         t0 = time.perf_counter()
+        err = open(work / "plain.err", "w")  # a file, not a pipe: TensorFlow's chatter would fill a pipe
         proc = subprocess.Popen([sys.executable, str(work / "plain.py"), info.address, str(work / "mnist"),
-                                 imports], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                 imports], env=env, stdout=subprocess.PIPE, stderr=err, text=True)
         assert proc.stdout is not None  # stdout=PIPE
         done = None
         for line in proc.stdout:
             if line.startswith("plain_done:"):
                 done = time.perf_counter() - t0
         if proc.wait() != 0 or done is None:
-            raise RuntimeError(f"the plain script failed (exit {proc.returncode})")
+            err.close()
+            tail = (work / "plain.err").read_text(errors="replace").splitlines()[-25:]
+            raise RuntimeError(f"the plain script failed (exit {proc.returncode}); its stderr ends:\n"
+                               + "\n".join(tail))
+        err.close()
         return done
 
     try:
