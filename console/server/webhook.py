@@ -134,6 +134,9 @@ def _resolve(host: str, port: int, allow_private: bool) -> str:
 
 def post(url: str, body: bytes, *, allow_private: bool, timeout: float) -> int:
     """POST the JSON body; the HTTP status. Raises Refused, or OSError when nothing answered."""
+    why = malformed(url)  # a URL stored before jobs.py checked it this way: refused, not a crash of the run
+    if why:
+        raise Refused(f"not sent: {why}")
     parts = urlsplit(url)
     tls = parts.scheme == "https"
     port = parts.port or (443 if tls else 80)
