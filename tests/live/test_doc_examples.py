@@ -48,7 +48,8 @@ PARSE_ONLY: dict[str, str] = {
     '!python env "PYTHON_ENV=source /opt/venvs/tf/bin/activate";': "a virtualenv of the reader's machine",
     'run command as Ray.`` where inputTable="mnist" and outputTable="mnist_model"': "Ray: tests/python_cells",
     "!ray on mnist '''": "Ray: tests/python_cells",
-    "include notebook.`shared/etl`;        -- every cell of the notebook, markdown skipped": "notebooks of the reader's",
+    "include notebook.`shared/etl`;        -- every cell of the notebook, markdown skipped":
+        "notebooks of the reader's",
     "include project.`src/etl.mlsql`;                                   -- a script file (relative: in the lake)":
         "files and libraries of the reader's",
     "register ScriptUDF.`` as plus_one where lang=\"python\" and code='''def apply(self, x): return x + 1''';":
