@@ -100,13 +100,15 @@ def refuse_unsafe(cells: list[tuple[str, str]], params: list[Param], values: Map
     """Before a run: substitute the run's values through every statement of the cells, as the kernel
     will (console/lang/template.py), so a value the kernel would refuse is a 400 naming it now.
     The kernel still checks each substitution as it runs (macros, includes, branches)."""
+    from console.lang import parse_cell  # the package's own entry point, which imports this module's peers
+
     outside: dict[str, str | None] = {p.name: p.default for p in params}
     variables = _Any({p.name: values.get(p.name, p.default) for p in params})
     for i, (kind, source) in enumerate(cells):
-        if not _is_mlsql(kind, source) or "${" not in source:
+        if "${" not in source:
             continue
-        try:
-            stmts = parse(source)
+        try:  # as the kernel reads the cell: a Python cell's code is substituted too
+            stmts = parse_cell(source, i, kind)
         except ParseError:
             continue
         for stmt in stmts:

@@ -28,7 +28,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         server.close()
 
 
-def _job(live: LiveServer, *cells: str) -> tuple[Any, dict[str, Any]]:
+def _job(live: LiveServer, *cells: str | tuple[str, str]) -> tuple[Any, dict[str, Any]]:
     store = live.store
     runner = store.ensure_user("runner1")
     nb = live.notebook(DECLARE, *cells, owner="alice")
@@ -140,3 +140,11 @@ def test_a_value_holding_a_substitution_is_refused(live: LiveServer) -> None:
     _, job = _job(live, "select '${day}' as d as t;")
     code, body = _run_now(live, job, {"day": "${__cache_dir__}"})
     assert code == 400 and "parameter day" in body["error"] and "${" in body["error"], body
+
+
+def test_a_value_in_python_code_is_plain_text_only(live: LiveServer) -> None:
+    # ${day} in a Python cell's code is substituted before the code runs: a quote would end its string.
+    _, job = _job(live, ("python", "--%python\n--%output=o\nimport pandas as pd\n"
+                                   "context.build_result(pd.DataFrame({'v': ['${day}']}))"))
+    code, body = _run_now(live, job, {"day": "x']})); import os; os.system('touch /tmp/injected'); ({'v': ['"})
+    assert code == 400 and "parameter day" in body["error"] and "Python code" in body["error"], body
