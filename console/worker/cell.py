@@ -84,9 +84,15 @@ def holds_actors(ns: dict[str, Any]) -> bool:
     Such a session keeps its Ray connection after the cell, so the actors live on; ending the
     connection would end the cell's Ray job and every actor with it.
     """
+    return bool(actor_globals(ns))
+
+
+def actor_globals(ns: dict[str, Any]) -> list[str]:
+    """The globals that are, or hold, Ray actor handles (what keeps the session's Ray job alive)."""
     actor_handle = getattr(sys.modules.get("ray.actor"), "ActorHandle", None)
     if actor_handle is None:
-        return False
+        return []
+    names = []
     for name, value in ns.items():
         if name.startswith("__") or name in ("context", "data_manager"):
             continue
@@ -94,10 +100,10 @@ def holds_actors(ns: dict[str, Any]) -> bool:
             value, (list, tuple, set, frozenset)) else (value,)
         try:
             if any(isinstance(v, actor_handle) for v in values):
-                return True
+                names.append(name)
         except Exception:  # an odd container: it holds no handle we can see
             continue
-    return False
+    return names
 
 
 def _main_thread() -> bool:
@@ -326,6 +332,14 @@ class CellRunner:
                 # stops the work the user asked to stop, so the session's Ray job ends (release).
                 print("[console] the interrupt ends this session's Ray job: the actors held in its "
                       "globals are gone; create them again to use them", file=sys.stderr)
+            elif error is not None and ray_connected():
+                held = actor_globals(self.globals)
+                if held:
+                    # Issue 30: a failed cell's actors lived on unseen (the Running page said "+1 pending",
+                    # the notebook nothing). They stay, since a user may want them, and the cell says so.
+                    print(f"[console] the cell failed, and the Ray actors held by {', '.join(held[:5])} stay "
+                          "alive in this session with the CPUs they reserved: `del` them (or restart the "
+                          "session) to end them", file=sys.stderr)
             self._end_cell(DRAIN_INTERRUPTED_SECONDS if interrupted else DRAIN_SECONDS)
         self.channel.send(CellDone(job_id=job.job_id, result_path=result_path, error=error,
                                    marked=mark_fds(job.job_id)))

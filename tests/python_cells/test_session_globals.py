@@ -61,3 +61,25 @@ print("first", ray.get(counter.incr.remote()))
     out = session.run_cell("--%python\nimport ray\nprint('connected', ray.is_initialized())\n", kind="python",
                            cell=4)
     assert out.ok and "connected False" in stdout_of(session)
+
+
+def test_a_failed_cell_says_which_globals_keep_its_actors_alive(session: Session) -> None:
+    failing = """--%python
+import ray
+from pyjava.api.mlsql import RayContext
+RayContext.connect(globals(), "127.0.0.1:10001")
+
+@ray.remote(num_cpus=0)
+class Holder:
+    def ping(self):
+        return 1
+
+holders = [Holder.remote()]
+ray.get(holders[0].ping.remote())
+raise ValueError("training went wrong")
+"""
+    out = session.run_cell(failing, kind="python", cell=1)
+    assert not out.ok and "training went wrong" in str(out.error)
+    stderr = "".join(e.text for e in session.events if e.type == "output" and e.stream == "stderr")
+    assert "the Ray actors held by holders stay alive" in stderr, stderr
+    assert session.run_cell("--%python\ndel holders\n", kind="python", cell=2).ok
