@@ -131,8 +131,9 @@ def main() -> None:
                     marks_ready = page.evaluate("performance.getEntriesByName('console-ready')[0].startTime")
                     lines = page.evaluate("document.querySelectorAll('.log-lines .line').length")
                     # The saved chart is drawn (after ready: its rows are asked of a kernel first).
-                    page.wait_for_function("(document.querySelector('[data-role=result-chart]') || {dataset: {}})"
-                                           ".dataset.points === '12'", timeout=20000)
+                    # A function, not an expression: Playwright evals an expression, which the CSP refuses.
+                    page.wait_for_function("() => (document.querySelector('[data-role=result-chart]') || "
+                                           "{dataset: {}}).dataset.points === '12'", timeout=20000)
                     api_ms = page.evaluate("""Math.max(...performance.getEntriesByType('resource')
                         .filter(e => e.name.includes('/api/notebooks/')).map(e => e.responseEnd))""")
                     marks = page.evaluate("""Object.fromEntries(['console-fetched', 'console-cells', 'console-drawn']
