@@ -100,9 +100,12 @@ def _kind(default: str | None) -> str:
     return "number or a name"
 
 
-def _bare(name: str, value: str, default: str | None) -> str:
+def _bare(name: str, value: str, default: str | None, before: str) -> str:
     kind = _kind(default)
     ok = (NUMBER.fullmatch(value) and "number" in kind) or (NAME.fullmatch(value) and "name" in kind)
+    if ok and before == "-" and value.startswith("-"):  # 1 -${n} with n=-5 would start a -- comment
+        raise Refused(name, value, "cannot follow a '-' in SQL: it would start a -- comment; "
+                                   "write a space before the ${…}")
     if not ok:
         since = f" (as its default {default!r} is)" if kind in ("number", "name") else ""
         raise Refused(name, value, f"cannot stand outside quotes in SQL: only a {kind}{since} can; "
@@ -140,7 +143,7 @@ def _fill(name: str, value: str, default: str | None, where: str, text: str, pos
         return value if own else _plain(name, value, field, spaces=where == PLAIN_TEXT)
     ctx = sql_context(text, pos)
     if ctx == "bare":
-        return value if own else _bare(name, value, default)
+        return value if own else _bare(name, value, default, text[pos - 1:pos])
     if ctx == "comment":
         if "\n" in value or "*/" in value or "/*" in value:
             raise Refused(name, value, "cannot stand in an SQL comment: no newline, */ or /* there")

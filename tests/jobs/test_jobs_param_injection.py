@@ -81,6 +81,7 @@ def test_an_ordinary_value_runs_as_documented(live: LiveServer) -> None:
     ("select ${n} + 1 as m as t;", {"n": "1 as m, 'injected' as e --"}, "parameter n"),
     ("select ${n} + 1 as m as t;", {"n": "(select 1)"}, "parameter n"),
     ("select * from range(${n}) as t;", {"n": "1) union all select 2 --"}, "parameter n"),
+    ("select 1 as a, 2 as b as u;\nselect a from u where b > 1 -${n} and a = 2 as t;", {"n": "-5"}, "parameter n"),
     ('set x = "${day}";\nselect ${x} as m as t;', {"day": "1 or 1=1"}, "variable x"),
     ("select 1 as a -- ${day}\n as t;", {"day": "x\nunion all select 2"}, "parameter day"),
 ])
