@@ -178,9 +178,10 @@ class Config(Mapping[str, Any]):
         8, "Kernels one user may have running at once; one more is refused, naming the running ones. 0: no "
            "cap.", int)
     SANDBOX_UID_BASE: int = _setting(
-        300000, "First of the ids sandboxes run as when the server is root: the namespace holder, the Ray zone, "
-                "the members group, the hand-off group, then one uid per kernel session from base+16 "
-                "(docs/security.md).", int)
+        0, "First of the ids sandboxes run as when the server is root: the namespace holder, the Ray zone, "
+           "the members group, the hand-off group, then one uid per kernel session from base+16. 0: a block of "
+           "8192 ids from 300000 of this data dir's own, so servers on one machine share none (docs/security.md).",
+        int)
 
     @property
     def data_dir(self) -> Path:

@@ -6,7 +6,9 @@ session's: the kernel's own checks (ptrace_may_access) then refuse /proc/<pid>/{
 environ,mem,map_files}, ptrace, process_vm_readv and signals across sessions and towards the
 server, the Ray head and the PID namespace's holder.
 
-The ids, from CONSOLE_SANDBOX_UID_BASE (B):
+The ids, from a base B: CONSOLE_SANDBOX_UID_BASE when set, else the block of 8192 ids this data
+dir holds in the machine's registry (/var/lib/mlsql-console/uid-blocks: 300000, 308192, …), so two
+servers on one machine never share an id, a group or a hand-off folder:
 - B      the PID namespace's holder (cluster/pidns.py): nobody else runs as it, so nobody signals it;
 - B + 1  the Ray zone: the embedded head and every Ray worker (actors of all sessions share it);
 - B + 2  the members group: the Ray zone's primary group and every session's supplementary one.
@@ -81,8 +83,66 @@ def available() -> bool:
     return os.geteuid() == 0 and shutil.which("setpriv") is not None
 
 
+BLOCK_STRIDE = 8192  # ids per server: POOL_OFFSET + POOL_SIZE, rounded up
+MAX_BLOCKS = 4096
+REGISTRY = Path("/var/lib/mlsql-console/uid-blocks")  # machine-wide: which data dir holds which block
+_bases: dict[str, int] = {}
+
+
 def base(cfg: Mapping[str, Any]) -> int:
-    return int(cfg.get("SANDBOX_UID_BASE") or DEFAULT_BASE)
+    """The first id of this server's block: CONSOLE_SANDBOX_UID_BASE when set, else a block of its own.
+
+    Two servers on one machine (two data dirs) must never share an id or a group (issue 29): with
+    one default base, one server's Ray zone was another's, and its members group could write the
+    other's lake. So an unset base means "the block this data dir holds in the machine's registry".
+    """
+    explicit = int(cfg.get("SANDBOX_UID_BASE") or 0)
+    if explicit:
+        return explicit
+    data_dir = str(Path(str(cfg.get("DATA_DIR") or "./console-data")).resolve())
+    known = _bases.get(data_dir)
+    if known is None:
+        known = _bases[data_dir] = DEFAULT_BASE + BLOCK_STRIDE * claim_block(data_dir)
+    return known
+
+
+def claim_block(data_dir: str, registry: Path | None = None) -> int:
+    """The registry's block number for data_dir: the one it holds, else the first free or stale one.
+
+    A block is a file named by its number holding the data dir's path. One whose data dir is gone
+    is taken over (its ids own nothing any more that a server could find). The claim holds a lock
+    on the registry, so two servers starting together never take one block.
+    """
+    folder = registry or REGISTRY
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lock = os.open(folder / ".lock", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stale = None
+        for k in range(MAX_BLOCKS):
+            entry = folder / str(k)
+            try:
+                holder_dir = entry.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                k = stale if stale is not None else k  # a stale block first: the registry stays short
+                return _take(folder / str(k), data_dir, k)
+            if holder_dir == data_dir:
+                return k
+            if stale is None and not os.path.isdir(holder_dir):
+                stale = k
+        if stale is not None:
+            return _take(folder / str(stale), data_dir, stale)
+        raise RuntimeError(f"all {MAX_BLOCKS} id blocks of {folder} are held by live data dirs; "
+                           "set CONSOLE_SANDBOX_UID_BASE")
+    finally:
+        os.close(lock)
+
+
+def _take(entry: Path, data_dir: str, k: int) -> int:
+    tmp = entry.with_name(f".{entry.name}.new")
+    tmp.write_text(data_dir, encoding="utf-8")
+    os.replace(tmp, entry)
+    return k
 
 
 def members_gid(cfg: Mapping[str, Any]) -> int:
@@ -162,5 +222,5 @@ def own_folder(folder: Path, uid: int, gid: int, mode: int) -> None:
     os.chmod(folder, mode)
 
 
-__all__ = ["Identity", "UMASK", "available", "base", "handoff_gid", "holder", "lease_session", "members_gid",
-           "own_folder", "ray_zone", "share_folder"]
+__all__ = ["Identity", "UMASK", "available", "base", "claim_block", "handoff_gid", "holder", "lease_session",
+           "members_gid", "own_folder", "ray_zone", "share_folder"]
