@@ -67,13 +67,22 @@ def check_params(store: Store, notebook_id: str, values: dict[str, str]) -> dict
     return notebook_params.check(notebook_params.declared(cells), values, cells)
 
 
-def first_line(error: dict[str, Any] | None) -> str:
+def cell_label(position: int | None, source: str, limit: int = 60) -> str:
+    """A cell as a person finds it in the notebook: "cell 2 (select * from sales…)", its number
+    and its first line with text; a cell deleted since has no number."""
+    line = next((ln.strip() for ln in source.splitlines() if ln.strip()), "")
+    line = line if len(line) <= limit else line[:limit - 1] + "…"
+    name = f"cell {position}" if position else "a deleted cell"
+    return f"{name} ({line})" if line else name
+
+
+def first_line(error: dict[str, Any] | None, where: str = "") -> str:
+    """The first line of a cell run's error, after `where` (cell_label) when given."""
     if not error:
         return ""
     text = str(error.get("message") or error.get("kind") or "")
     line = text.strip().split("\n", 1)[0]
-    where = f"cell {error.get('cell_id')}: " if error.get("cell_id") else ""
-    return (where + line)[:500]
+    return ((f"{where}: " if where else "") + line)[:500]
 
 
 class JobRunner:
@@ -120,8 +129,10 @@ class JobRunner:
         self.store.set_job_run(run.id, revision=nb.revision)
         deadline = time.monotonic() + job.timeout_seconds
         manager, ran = self.manager(), []
+        position = {c.id: i + 1 for i, c in enumerate(nb.cells)}
         try:
             for c in cells:
+                label = cell_label(position[c.id], c.source)
                 source = notebook_params.apply(c.kind, c.source, values)
                 (rid,) = manager.queue_cells(owner, nb_id, [(CellId(c.id), source, c.kind)], lane=lane)
                 ran.append(rid)
@@ -132,10 +143,10 @@ class JobRunner:
                     self._wait(rid, time.monotonic() + 10, stopping)
                     if stopping():
                         return "interrupted", "the server stopped while the job ran"
-                    return "timeout", f"timed out after {job.timeout_seconds} s (in cell {c.id})"
+                    return "timeout", f"timed out after {job.timeout_seconds} s (in {label})"
                 if status != "done":
                     record = self.store.get_run(rid)
-                    return "error", first_line({**(record.error or {}), "cell_id": c.id}) or f"cell {c.id}: {status}"
+                    return "error", first_line(record.error, label) or f"{label}: {status}"
             return "done", ""
         finally:
             manager.close(owner, nb_id, lane)

@@ -19,7 +19,7 @@ from console.outputs.view import view_run
 from console.server import access, auth, schedule, serialize, webhook
 from console.server.deps import SESSIONS_KEY, get_config, get_store
 from console.server.errors import ApiError
-from console.server.jobrun import SCHEDULE_ROLE, JobRunner, check_params, declared_params, owner_problem
+from console.server.jobrun import SCHEDULE_ROLE, JobRunner, cell_label, check_params, declared_params, owner_problem
 from console.server.scheduler import JOBS_KEY, JobScheduler, schedule_of
 from console.server.validate import field, json_body, query_int
 from console.store import NotFound
@@ -291,7 +291,9 @@ def run_now(job_id: str) -> ResponseReturnValue:
 def job_runs(job_id: str) -> ResponseReturnValue:
     """The job's runs, newest first, each with its cell runs' stored output."""
     store, cfg = get_store(), get_config()
-    store.get_job(job_id)
+    job = store.get_job(job_id)
+    # Each cell run is named as the notebook shows the cell now: its number and first line.
+    cells = {c.id: (i + 1, c.source) for i, c in enumerate(store.get_notebook(job.notebook_id).cells)}
     out = []
     for run in store.job_runs(job_id, limit=min(max(query_int("limit", 20), 1), 200)):
         d: dict[str, Any] = serialize.plain(run)
@@ -302,7 +304,9 @@ def job_runs(job_id: str) -> ResponseReturnValue:
                                 result_rows=cfg.RESULT_ROWS)
             except NotFound:  # cleared outputs take their runs with them
                 continue
-            views.append(serialize.run_view(view))
+            position, source = cells.get(view.run.cell_id, (None, view.run.source))
+            views.append({**serialize.run_view(view), "cell_position": position,
+                          "cell_title": cell_label(position, source)})
         d["outputs"] = views
         out.append(d)
     return jsonify({"runs": out})

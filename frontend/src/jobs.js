@@ -5,6 +5,7 @@
 
 import { h, emit } from "./dom.js";
 import { openScheduleDialog } from "./jobs-dialog.js";
+import { CellOutput } from "./output.js";
 
 const enc = encodeURIComponent;
 const EDITORS = new Set(["editor", "owner"]);
@@ -16,25 +17,14 @@ export function when(iso) {
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
-// The text a stored cell run shows in the history: its output lines, its error, its result's rows.
-export function runText(view) {
-  const lines = [];
-  for (const ev of view.events || []) {
-    if (ev.type === "output") lines.push(ev.text);
-    else if (ev.type === "error") lines.push(`error: ${ev.message}\n`);
-    else if (ev.type === "result") {
-      lines.push(`${ev.name}: ${(ev.columns || []).map((c) => c.name).join(" | ")}\n`);
-      for (const r of ev.rows || []) lines.push(`  ${r.map((v) => (v === null ? "null" : String(v))).join(" | ")}\n`);
-    }
-  }
-  return lines.join("");
-}
-
 export class JobsPage {
   constructor(root, { api }) {
     this.root = root;
     this.api = api;
     this.open = new Set(new URLSearchParams(location.search).getAll("job"));
+    this.openRuns = new Set(); // job runs whose details are open: a refresh keeps them open
+    this.shut = new Set(); // cell runs whose output was folded
+    this.views = new Map(); // cell run id -> {status, el}: an ended run's output is drawn once
   }
 
   async start() {
@@ -87,16 +77,50 @@ export class JobsPage {
 
   async fillHistory(job, el) {
     const { runs } = await this.api.request("GET", `/jobs/${enc(job.id)}/runs?limit=20`);
-    el.replaceChildren(...runs.map((r) => h("details.job-run", { dataset: { role: "job-run", status: r.status, trigger: r.trigger } },
+    el.replaceChildren(...runs.map((r) => {
+      const run = h("details.job-run", { dataset: { role: "job-run", status: r.status, trigger: r.trigger, runId: r.id },
+        open: this.openRuns.has(r.id) },
       h("summary", {}, `${when(r.started_at || r.created_at)} · ${r.trigger}${r.attempt > 1 ? ` #${r.attempt}` : ""} · `,
         h("span", { dataset: { status: r.status }, text: r.status }),
         r.status === "queued" && r.not_before ? ` · starts after ${when(r.not_before)}` : "",
         ` · ${Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(", ") || "defaults"}`,
         r.revision ? ` · revision ${r.revision}` : "", r.error ? h("span.job-bad", { text: ` · ${r.error}` }) : null),
       r.webhook ? h("p.muted", { text: `webhook ${r.webhook.delivered ? "delivered" : "not delivered"} (${r.webhook.attempts.length} attempt(s))` }) : null,
-      ...r.outputs.map((o) => h("pre.job-output", { dataset: { role: "job-output", cellId: o.cell_id } },
-        `cell ${o.cell_id} · ${o.status}\n${runText(o)}`)))));
+      ...r.outputs.map((o) => this.cellOutput(o)));
+      run.addEventListener("toggle", () => (run.open ? this.openRuns.add(r.id) : this.openRuns.delete(r.id)));
+      return run;
+    }));
     if (!runs.length) el.replaceChildren(h("p.muted", { text: "No runs yet." }));
+  }
+
+  // One cell's run as the notebook draws it (output.js: the log's head and tail, result tables,
+  // charts, the error card), under the cell's number and first line; it folds.
+  cellOutput(o) {
+    const kept = this.views.get(o.id);
+    if (kept && kept.status === o.status) return kept.el;
+    const out = new CellOutput({ downloadUrl: (runId) => this.api.logUrl(runId) });
+    out.startRun(o.id);
+    for (const ev of o.events || []) {
+      if (ev.type === "output") out.output(ev);
+      else if (ev.type === "output_hidden") out.hiddenOutput(ev);
+      else if (ev.type === "metrics") out.metrics(ev);
+      else if (ev.type === "result") out.result(ev);
+      else if (ev.type === "error") out.error(ev);
+    }
+    out.log.flush();
+    const el = h("details.job-cell", { dataset: { role: "job-output", cellId: o.cell_id, status: o.status },
+      open: !this.shut.has(o.id) },
+    h("summary", {}, h("span.job-cell-name", { dataset: { role: "job-cell-name" }, text: o.cell_title || "a cell" }),
+      " · ", h("span", { dataset: { status: o.status }, text: o.status })),
+    out.el);
+    el.addEventListener("toggle", () => {
+      if (el.open) {
+        this.shut.delete(o.id);
+        out.chart?.draw(); // drawn at its width once shown
+      } else this.shut.add(o.id);
+    });
+    this.views.set(o.id, { status: o.status, el });
+    return el;
   }
 }
 

@@ -1,7 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { jobBody, previewQuery } from "../src/jobs-dialog.js";
-import { runText } from "../src/jobs.js";
 
 test("a schedule preview asks for cron or every N minutes in a zone", () => {
   assert.equal(previewQuery({ mode: "cron", cron: "0 2 * * *", timezone: "Europe/Paris" }),
@@ -15,11 +14,4 @@ test("the job body keeps typed parameters only and one schedule", () => {
   assert.deepEqual(body, { notebook_id: "nb1", name: undefined, timezone: "UTC", retries: 2, retry_delay_seconds: 30,
     timeout_seconds: 60,
     overlap: "queue", notify_success: false, every_minutes: 5, params: { day: "2026-12-01" } });
-});
-
-test("a stored run reads as its output, error and result rows", () => {
-  const text = runText({ events: [{ type: "output", text: "hi\n" },
-    { type: "result", name: "t", columns: [{ name: "d" }], rows: [["x"], [null]] },
-    { type: "error", message: "boom" }] });
-  assert.equal(text, "hi\nt: d\n  x\n  null\nerror: boom\n");
 });

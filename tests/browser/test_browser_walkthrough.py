@@ -288,3 +288,58 @@ def test_column_types_read_the_same_in_every_view(page: Any, server: Server, ope
     assert session.get_attribute("title") == ", ".join(
         f"{c} {t}" for c, t in zip(["id", "name", "amount", "big", "small"], spark, strict=True))
     assert not page.js_errors
+
+
+JOB_NB = ("# Daily numbers", "select id, id * 2 as twice from range(250) as numbers;",
+          SCRIPT + "big 600000")
+
+
+def open_job_history(page: Any, server: Server, name: str) -> tuple[dict[str, Any], Any]:
+    nb = server.notebook(f"{name} notebook", ("markdown", JOB_NB[0]), *JOB_NB[1:])
+    made = run_job(server, nb["id"], name)
+    assert made["run"]["status"] == "done", made["run"]["error"]
+    page.goto(f"{server.url}/jobs?job={made['job']['id']}")
+    page.wait_for_selector("#app[data-ready='1']", state="attached")
+    run = page.locator("[data-role=job-run]").first
+    run.wait_for(state="attached")
+    run.locator("summary").first.click()
+    return made, run
+
+
+def test_the_job_history_names_cells_and_shows_results_as_the_notebook_does(
+        page: Any, server: Server) -> None:
+    made, run = open_job_history(page, server, "history-shown")
+    names = run.locator("[data-role=job-cell-name]").all_inner_texts()
+    assert names == ["cell 2 (select id, id * 2 as twice from range(250) as numbers;)",
+                     "cell 3 (--script)"], names
+    text = run.inner_text()
+    for rid in made["run"]["run_ids"]:
+        assert rid not in text
+    for cell_id in (o["cell_id"] for o in made["run"]["outputs"]):
+        assert cell_id not in text  # no internal ids
+    # The result is a table, its first rows only (of 250), as the notebook shows it.
+    table = run.locator("[data-role=job-output]").nth(0).locator("[data-role=result]")
+    assert table.locator("thead .col-name").all_inner_texts() == ["id", "twice"]
+    assert table.get_attribute("data-total-rows") == "250"
+    assert 0 < table.locator("tbody tr").count() <= 100
+    # A long log: head and tail, the middle behind a marker with the whole log a click away.
+    log = run.locator("[data-role=job-output]").nth(1)
+    assert "hidden" in log.locator("[data-role=hidden-summary]").inner_text()
+    assert log.locator("[data-role=log-lines] .line").count() <= 400
+    assert run.locator("pre.job-output").count() == 0  # no screens of text
+    # Each cell's output folds, and stays as it was left through the page's refresh.
+    first = run.locator("[data-role=job-output]").nth(0)
+    first.locator("summary").click()
+    assert first.get_attribute("open") is None
+    page.wait_for_timeout(5600)  # the page refreshes its jobs every 5 s
+    assert run.get_attribute("open") is not None
+    assert run.locator("[data-role=job-output]").nth(0).get_attribute("open") is None
+    assert run.locator("[data-role=job-output]").nth(1).get_attribute("open") is not None
+    assert not page.js_errors
+
+
+@SHOTS
+def test_screenshot_of_a_jobs_run(page: Any, server: Server) -> None:
+    page.set_viewport_size({"width": 1200, "height": 900})
+    open_job_history(page, server, "nightly numbers")
+    page.screenshot(path=str(IMG / "job-run.png"))
