@@ -147,6 +147,9 @@ class SqlEngine:
             raise untranslatable_error(exc, sql, line, column) from None
         except sqlglot.errors.SqlglotError as exc:
             raise CellError("sql", f"SQL error: {exc}", line, column) from None
+        except Exception as exc:  # a statement sqlglot itself trips on: the user's, so said as theirs
+            raise CellError("sql", f"SQL error: this statement could not be translated for DuckDB "
+                            f"({type(exc).__name__}: {exc})", line, column) from None
         missing = self._bind(refs, tables)
         if missing is not None:
             names = ", ".join(sorted(tables)) or "none yet"
@@ -159,6 +162,11 @@ class SqlEngine:
             raise CellError("interrupted", "the query was interrupted", line, column) from None
         except self._duckdb.Error as exc:
             raise self._map_error(exc, sql, duck_sql, line, column) from None
+        except (UnicodeError, ValueError, OverflowError) as exc:
+            # DuckDB's own message or a value it hands back that Python cannot take (an error
+            # quoting half a UTF-8 character): still this statement's error, not the kernel's.
+            raise CellError("sql", f"DuckDB failed on this statement ({type(exc).__name__}: {exc})",
+                            line, column) from None
 
     def scalar(self, sql: str, tables: Mapping[str, pa.Table], line: int = 1, column: int = 1) -> object:
         """The first value of the first row (None for an empty result), for `set … where type="sql"`."""

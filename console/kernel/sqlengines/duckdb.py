@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 from sqlglot import exp
+from sqlglot.errors import ErrorLevel, UnsupportedError
 
-from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, java_pattern, literal_format,
-                                             defined_names, is_number, parse, pieces, post_order, quarter_text,
-                                             table_refs)
+from console.kernel.sqlengines import duckdb_functions
+from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, function_name, java_pattern,
+                                             literal_format, defined_names, is_number, parse, pieces, post_order,
+                                             quarter_text, table_refs)
 
 ENGINE = "DuckDB"
 _INTEGRAL = {exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT}
@@ -56,11 +59,38 @@ def transpile(sql: str, numeric: frozenset[str] = frozenset()) -> tuple[str, tup
     tree = parse(sql)
     _spark_range(tree)
     numeric = numeric - defined_names(tree)  # a subquery's `x` may be text where the input's x is not
-    tree = post_order(tree, lambda node: _rewrite(node, numeric))
-    return tree.sql(dialect="duckdb"), table_refs(tree)
+    tree = post_order(tree, lambda node: _guarded(node, numeric))
+    try:
+        # sqlglot warns and writes something else for what DuckDB lacks (an aggregate's IGNORE
+        # NULLS, aggregate's finish function): refused instead, by its words.
+        out = tree.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as exc:
+        raise Untranslatable(str(exc).split("\n")[0].rstrip("."), ENGINE) from None
+    return out, table_refs(tree)
+
+
+def _guarded(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
+    """A rewrite that fails on a construct it did not foresee names the construct (never an
+    internal error): the statement is the user's, whatever its shape."""
+    try:
+        return _rewrite(node, numeric)
+    except Untranslatable:
+        raise
+    except Exception as exc:  # any fault here is about this one construct
+        raise Untranslatable(f"{function_name(node)}() as written", ENGINE,
+                             f"it could not be translated ({type(exc).__name__}: {exc})") from None
 
 
 def _rewrite(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
+    replaced = duckdb_functions.rewrite(node, numeric)
+    if replaced is not None:
+        return replaced
+    if isinstance(node, (exp.StrToUnix, exp.TimeStrToUnix)):  # Spark: whole seconds, a BIGINT
+        return exp.Cast(this=exp.func("FLOOR", _formatted(node, numeric)), to=exp.DataType.build("BIGINT"))
+    return _formatted(node, numeric)
+
+
+def _formatted(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
     if isinstance(node, FORMATTED):
         pattern = literal_format(node, ENGINE)
         if pattern is not None:
@@ -70,6 +100,10 @@ def _rewrite(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
                 return _spliced(node, parts)
             node.set("format", exp.Literal.string(parts[0][1] if parts else ""))
         return node
+    return _other(node, numeric)
+
+
+def _other(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
     if isinstance(node, (exp.Cast, exp.TryCast)) and node.to.this in _INTEGRAL:
         return _truncating_cast(node, numeric)
     if isinstance(node, exp.Substring):
@@ -142,6 +176,9 @@ def _spark_substr(node: exp.Substring) -> exp.Expr:
 
 
 def _from_json(node: exp.FromJson) -> exp.Expr:
+    options = node.args.get("options")
+    if options is not None and re.search(r"(?i)(timestamp|date)Format", options.sql()):
+        raise Untranslatable("from_json's options", ENGINE, "DuckDB reads the JSON's own values; parse dates after")
     schema = node.expression
     if not (isinstance(schema, exp.Literal) and schema.is_string):
         raise Untranslatable("from_json with a schema that is not a quoted DDL text", ENGINE)
@@ -149,8 +186,11 @@ def _from_json(node: exp.FromJson) -> exp.Expr:
     text = node.this
     parsed = exp.Anonymous(this="FROM_JSON", expressions=[text.copy(), exp.Literal.string(structure)])
     empty = exp.Anonymous(this="FROM_JSON", expressions=[exp.Literal.string("{}"), exp.Literal.string(structure)])
+    blank = exp.EQ(this=exp.Trim(this=exp.Cast(this=text.copy(), to=exp.DataType.build("VARCHAR"))),
+                   expression=exp.Literal.string(""))  # Spark: NULL, not a struct of nulls
     return exp.Paren(this=exp.case()
                      .when(exp.Is(this=text.copy(), expression=exp.Null()), exp.Null())
+                     .when(blank, exp.Null())
                      .when(exp.Anonymous(this="JSON_VALID", expressions=[text.copy()]), parsed)
                      .else_(empty))
 
@@ -159,8 +199,9 @@ def _json_structure(ddl: str) -> object:
     """Spark's DDL schema ('k INT, v STRING') as DuckDB's JSON structure ({"k": "INTEGER", ...})."""
     from sqlglot.errors import ParseError
 
+    whole = ddl.strip().lower().startswith(("struct<", "array<", "map<"))  # a type, not a field list
     try:
-        struct = exp.DataType.build(f"STRUCT<{ddl}>", dialect="spark")
+        struct = exp.DataType.build(ddl if whole else f"STRUCT<{ddl}>", dialect="spark")
     except (ParseError, ValueError):
         raise Untranslatable(f"from_json's schema {ddl!r} (expected Spark DDL such as 'k INT, v STRING')",
                              ENGINE) from None
