@@ -60,3 +60,19 @@ def test_same_share(outcomes: dict[str, tuple[str, str]]) -> None:
     """Most of what Spark answers, the local engine answers the same (the rest: refused by name)."""
     answered = [how for key, (how, _) in outcomes.items() if "error" not in harness.GOLDEN["statements"][key]]
     assert answered.count("same") / len(answered) >= 0.6, harness.counts(outcomes)
+
+
+def test_the_docs_state_the_measured_counts(outcomes: dict[str, tuple[str, str]]) -> None:
+    """docs/cluster-sql.md's table is this harness's result: a fix that changes a count updates it."""
+    docs = (Path(__file__).parents[2] / "docs" / "cluster-sql.md").read_text()
+    n = harness.counts(outcomes)
+    rows = {"the same answer as Spark": n.get("same", 0),
+            "Spark answers, DuckDB refuses by name (a function or type it lacks)": n.get("refused", 0),
+            "both refuse": n.get("both refuse", 0),
+            "a different answer (allowlisted, each with its reason)": n.get("different", 0),
+            "an answer where Spark refuses (allowlisted)": n.get("answers where Spark refuses", 0),
+            "internal errors": n.get("internal", 0)}
+    for label, count in rows.items():
+        line = next((ln for ln in docs.splitlines() if ln.startswith(f"| {label} |")), "")
+        assert line.rstrip(" |").endswith(f"| {count:,}"), f"docs/cluster-sql.md: {label!r} is now {count:,}"
+    assert f"| {len(outcomes):,} statements |" in docs
