@@ -37,7 +37,7 @@ export async function act(page, action, cellId) {
         return await insert(page, page.order.indexOf(cellId) + 1, cell?.kind || "mlsql", true);
       case "run-from": return cell && await withSaved(page, page.order.slice(page.order.indexOf(cell.id)),
         (sources, retry) => page.live.runFrom(cell.id, sources, retry, formParams(page)));
-      case "run-all": return await withSaved(page, page.order,
+      case "run-all": page.signal.askPermission(); return await withSaved(page, page.order,
         (sources, retry) => page.live.runAll(sources, retry, formParams(page)));
       case "interrupt": return page.live.interrupt();
       case "restart": return await restartKernel(page);

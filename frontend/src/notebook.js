@@ -24,6 +24,7 @@ import { DataPanel } from "./datapanel.js";
 import { connectLive, onLiveEvent, useRun } from "./notebook-live.js";
 import { kernelBadge, kernelCard } from "./notebook-kernel.js";
 import { act, insertSource } from "./notebook-actions.js";
+import { RunSignal } from "./runsignal.js";
 
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
 
@@ -39,6 +40,7 @@ export class NotebookPage {
     this.outputSeq = new SeqTracker();
     this.metricSeq = new SeqTracker();
     this.deleted = []; // cells this page deleted, last last: what z brings back
+    this.signal = new RunSignal(); // the tab's title and favicon say running / done / failed
     this.role = "viewer"; // until the notebook says otherwise (GET /api/notebooks/<id> has `role`)
     this.presence = new Presence({
       cellLabel: (id) => (this.order.includes(id) ? `cell ${this.order.indexOf(id) + 1}` : ""),
@@ -90,6 +92,7 @@ export class NotebookPage {
     performance.mark("console-drawn");
     this.bindEvents();
     this.clock = setInterval(() => this.tickRunning(), 250);
+    document.addEventListener("visibilitychange", () => { if (!document.hidden) this.signal.seen(); });
     // Completion and hover ask this user's kernel; only a runner has one (a viewer's editor is read-only).
     if (allows(this.role, "run")) {
       setAssist({
@@ -135,7 +138,7 @@ export class NotebookPage {
   setTitle(name) {
     this.titleInput.value = name;
     this.titleInput.title = name; // the field may cut a long name; the tooltip shows it whole
-    document.title = `${name} · MLSQL Console`;
+    this.signal.setName(name);
   }
 
   makeCell(data) {
@@ -173,6 +176,7 @@ export class NotebookPage {
 
   tickRunning() {
     for (const cell of this.cells.values()) if (cell.status === "running") cell.tick();
+    this.signal.update([...this.cells.values()].map((c) => c.status));
   }
 
   // ------------------------------------------------------------------ the shared document
