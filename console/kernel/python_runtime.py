@@ -203,6 +203,7 @@ class PythonRuntime:
 
     def _loop(self, worker: WorkerProcess, job_id: str) -> str | None:
         """Take the worker's items until the job's CellDone; raise if the cell failed or the worker died."""
+        foreign = 0  # output of an earlier cell's threads, kept out of this run
         while True:
             if worker.gone():
                 self._died(worker)
@@ -222,6 +223,14 @@ class PythonRuntime:
                     worker.send(ClusterInfo(info=self.cluster.ensure().to_json()))
                 except Exception as exc:  # the cell sees this as its own error
                     worker.send(ClusterUnavailable(message=str(exc)))
+            elif isinstance(item, CellOutput) and item.job_id and item.job_id != job_id:
+                # A thread an earlier cell started (maybe another runner's, in a shared session)
+                # still prints: its lines are its own run's, never this one's. Said once, here.
+                if not foreign:
+                    self.emit(OutputEvent(text="[console] a thread started by an earlier run is still printing; "
+                                               "its lines are not shown in this run\n", source="driver",
+                                          stream="system"))
+                foreign += 1
             elif not isinstance(item, (CellOutput, CellMetrics, CellRayUsage, CellDone)) or item.job_id != job_id:
                 continue  # bookkeeping (take() kept it), a wake-up, or an earlier cell's late output
             elif isinstance(item, CellRayUsage):

@@ -97,14 +97,20 @@ class Channel:
                 self._send(msg)
 
     def output(self, text: str, source: str, stream: str) -> None:
-        """Queue printed text; it goes out within BATCH_SECONDS."""
+        """Queue printed text; it goes out within BATCH_SECONDS.
+
+        Text a thread of a cell's own prints is that cell's job's (see tag_cell_threads), even
+        while a later cell runs: the kernel then keeps it out of the later run (issue 29: a
+        co-runner's thread wrote into another runner's run, stored as theirs).
+        """
+        job_id = origin_job() or self.job_id
         with self.lock:
-            key = (self.job_id, source, stream)
+            key = (job_id, source, stream)
             if text.startswith("\r"):
                 # A redraw (a progress bar) goes alone, as it was written: few, and it is the
                 # live state a viewer watches, so it is not held back either.
                 self._send_batch()
-                self._send(CellOutput(job_id=self.job_id, text=text, source=source, stream=cast(Stream, stream)))
+                self._send(CellOutput(job_id=job_id, text=text, source=source, stream=cast(Stream, stream)))
                 return
             if self._texts and key != self._key:
                 self._send_batch()
@@ -142,6 +148,48 @@ class Channel:
             return next(self._incoming)
         except (StopIteration, ProtocolError) as exc:
             raise EOFError(str(exc)) from None
+
+
+CELL_FILE = "<cell>"  # the file name cells are compiled under (worker/cell.py)
+
+
+def origin_job() -> str:
+    """The job whose cell started the current thread, or "" (the cell's own thread, Ray's, a library's)."""
+    return str(getattr(threading.current_thread(), "_console_job", "") or "")
+
+
+def tag_cell_threads(channel: Channel) -> None:
+    """Threads a cell's code starts carry that cell's job id, and so do the threads they start.
+
+    Only threads whose code is the cell's (a target or a run() compiled from `<cell>`), or that a
+    tagged thread starts: the worker's own threads and Ray's log thread (which prints every
+    actor's lines) keep writing into whichever cell runs, as before.
+    """
+    start = threading.Thread.start
+    if getattr(start, "_console_tagging", False):
+        return
+
+    def tagged_start(thread: threading.Thread) -> None:
+        if not getattr(thread, "_console_job", ""):
+            parent = origin_job()
+            if parent:
+                thread._console_job = parent  # type: ignore[attr-defined]
+            elif _cell_code(thread) and channel.job_id:
+                thread._console_job = channel.job_id  # type: ignore[attr-defined]
+        start(thread)
+
+    tagged_start._console_tagging = True  # type: ignore[attr-defined]
+    threading.Thread.start = tagged_start  # type: ignore[method-assign, assignment]
+
+
+def _cell_code(thread: threading.Thread) -> bool:
+    target = getattr(thread, "_target", None)
+    run = getattr(type(thread), "run", None)
+    for fn in (target, run):
+        code = getattr(fn, "__code__", None)
+        if code is not None and code.co_filename == CELL_FILE:
+            return True
+    return False
 
 
 class ChannelStream(io.TextIOBase):

@@ -17,7 +17,7 @@ import time
 
 from console.actors.capture import KerasMetrics
 from console.wire.worker import RunJob, UdfCall, WorkerComplete, WorkerExit, WorkerReady
-from console.worker.channel import Channel, ChannelStream
+from console.worker.channel import Channel, ChannelStream, tag_cell_threads
 
 CELL_FILE = "<cell>"
 
@@ -52,6 +52,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from console.worker.cell import CellRunner  # after the streams are in place: imports may print
 
+    tag_cell_threads(channel)  # a cell's threads print into their own cell's run, not the next one's
     runner = CellRunner(channel, out, err)
     from console.worker import display
 
