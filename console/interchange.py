@@ -23,7 +23,8 @@ from console.notebook_file import FORMAT, NotebookFileError, parse_notebook
 MLSQL_MAGIC = "%%mlsql"
 BYZER_MARKDOWN = "-- Markdown"
 # `--%markdown` (or `#%markdown`) followed on the same line by text, not by a newline or `=`.
-_GLUED_MARKDOWN = re.compile(r"(?:--%|#%)markdown(?![\w=])(?=[ \t]*[^\s=])", re.IGNORECASE)
+# Not followed by an ASCII word character: `--%markdown以上为…` (Chinese text glued on) is markdown too.
+_GLUED_MARKDOWN = re.compile(r"(?:--%|#%)markdown(?![A-Za-z0-9_=])(?=[ \t]*[^\s=])", re.IGNORECASE)
 _MAX_CELLS = 10_000
 
 

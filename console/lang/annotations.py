@@ -30,6 +30,9 @@ class Header:
     body: str = ""                              # the cell with header lines blanked
 
 
+_GLUED_MARKDOWN = re.compile(r"markdown(?![A-Za-z0-9_])", re.IGNORECASE)
+
+
 def _is_header(line: str) -> bool:
     return line.startswith("--%") or line.startswith("#%")
 
@@ -44,6 +47,11 @@ def read_header(text: str) -> Header:
             continue
         body.append("")
         content = line[3:] if line.startswith("--%") else line[2:]
+        if _GLUED_MARKDOWN.match(content):
+            # Byzer writes `--%markdown以上为…` / `--%markdown# Title`: the text right after the word
+            # (any letter but an ASCII one, which would make another word) is the cell's markdown.
+            head.kind = "markdown"
+            continue
         key, eq, value = content.partition("=")
         if not eq:
             head.kind = content.strip()
