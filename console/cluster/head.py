@@ -124,6 +124,10 @@ def start_head(
     folders to the members group there).
     """
     temp_dir.mkdir(parents=True, exist_ok=True)
+    if log_path is not None:
+        # Under a long data dir the temp dir is a short one elsewhere (socket paths), and the data
+        # dir's own ray/ folder, which holds this log, was never made (issue 28).
+        log_path.parent.mkdir(parents=True, exist_ok=True)
     ray_bin = str(Path(sys.executable).with_name("ray"))
     if python is not None:
         launcher = [python, "-m", "ray.scripts.scripts"]
