@@ -120,3 +120,25 @@ def test_an_unforeseen_failure_is_a_statement_error(engine: SqlEngine) -> None:
     # DuckDB's own error text here quotes half a UTF-8 character: still a clear statement error
     with pytest.raises(CellError):
         engine.query("select unhex('ümlaut ß')", {})
+
+
+def test_text_functions_spark_has(engine: SqlEngine) -> None:
+    assert one(engine, "select parse_url('http://u@x.test:8/p?a=1&q=2#f', 'HOST'), "
+                       "parse_url('http://x.test/p?a=1&q=2#f', 'QUERY', 'q'), parse_url('http://x.test/p', 'QUERY'), "
+                       "parse_url('http://x.test/p?q=1', 'FILE'), url_encode('a b*~')") == [
+        "x.test", "2", None, "/p?q=1", "a+b*%7E"]
+    assert one(engine, "select to_json(named_struct('a', NULL, 'b', 2)), to_json(array(named_struct('a', 1)))") == [
+        '{"b":2}', '[{"a":1}]']
+    assert one(engine, "select mask('AbC-12'), substring_index('a.b.c', '.', 2), substring_index('a.b.c', '.', -1), "
+                       "pmod(-7, 3), get(array(1, 2), 5), elt(2, 'x', 'y')") == ["XxX-nn", "a.b", "c", 2, None, "y"]
+
+
+def test_date_functions_read_text_as_spark_does(engine: SqlEngine) -> None:
+    t = pa.table({"s": ["2020-05-17 10:11:12", "not a date", None]})
+    out = engine.query("select quarter(s) q, hour(s) h, year(s) y, weekday(s) w, to_timestamp(s) ts from t",
+                       {"t": t}).to_pydict()
+    assert out["q"] == [2, None, None] and out["h"] == [10, None, None] and out["y"] == [2020, None, None]
+    assert out["w"] == [6, None, None]  # a Sunday; Spark counts Monday as 0
+    assert out["ts"][1] is None
+    assert one(engine, "select exists(array(1, 2), x -> x > 1), exists(array(1, NULL), x -> x > 1), "
+                       "exists(array(), x -> x > 1), forall(array(1, NULL), x -> x > 0)") == [True, None, False, None]

@@ -12,7 +12,7 @@ from typing import Callable
 
 from sqlglot import exp
 
-from console.kernel.sqlengines import duckdb_missing
+from console.kernel.sqlengines import duckdb_dates, duckdb_missing, duckdb_text
 from console.kernel.sqlengines.spark import Untranslatable, is_number
 
 ENGINE = "DuckDB"
@@ -227,8 +227,11 @@ _Rewrite = Callable[[exp.Expr, frozenset[str]], "exp.Expr | None"]
 def rewrite(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
     handler = _HANDLERS.get(type(node))
     if handler is not None:
-        return handler(node, numeric)
+        replaced = handler(node, numeric)
+        return replaced if replaced is not None else duckdb_dates.rewrite(node)
     replaced = _anonymous(node, numeric)
+    if replaced is None:
+        replaced = duckdb_dates.rewrite(node)
     return replaced if replaced is not None else duckdb_missing.rewrite(node)
 
 
@@ -427,6 +430,8 @@ def _no_nan(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
 
 
 _HANDLERS: dict[type, _Rewrite] = {
+    exp.JSONFormat: lambda n, _: duckdb_text.to_json(n),  # type: ignore[arg-type]
+    exp.ParseUrl: lambda n, _: duckdb_text.parse_url(n),  # type: ignore[arg-type]
     exp.Like: _like,  # type: ignore[dict-item]
     exp.ILike: _like,  # type: ignore[dict-item]
     exp.Corr: _no_nan,
@@ -461,7 +466,9 @@ _HANDLERS: dict[type, _Rewrite] = {
     exp.Log: lambda n, _: _positive_log(n, n.args.get("expression") or n.this),
     exp.Reduce: lambda n, _: _reduce(n),  # type: ignore[arg-type]
     exp.ArrayAgg: lambda n, _: _aggregate_default(n, exp.Array(expressions=[])),
-    exp.ArrayUniqueAgg: lambda n, _: _aggregate_default(n, exp.Array(expressions=[])),
+    # collect_set's order is unspecified in Spark; DuckDB's varies run to run, so it is sorted
+    exp.ArrayUniqueAgg: lambda n, _: None if isinstance(n.parent, (exp.Window, exp.Filter)) else _aggregate_default(
+        _fn("LIST_SORT", n), exp.Array(expressions=[])),
     exp.CountIf: lambda n, _: _aggregate_default(n, exp.Literal.number(0)),
     exp.Window: _window,  # type: ignore[dict-item]
     exp.Group: _group,  # type: ignore[dict-item]

@@ -52,8 +52,8 @@ def _zip_with(a: exp.Expr, b: exp.Expr, fn: exp.Expr) -> exp.Expr:
     """zip_with(a, b, (x, y) -> …): the shorter array padded with NULLs, as list_zip does."""
     f = _lambda(fn, 2, "zip_with")
     z = exp.to_identifier("_z")
-    pair: dict[str, exp.Expr] = {f.expressions[0].name: exp.Bracket(this=z.copy(), expressions=[_num(1)]),
-            f.expressions[1].name: exp.Bracket(this=z.copy(), expressions=[_num(2)])}
+    pair: dict[str, exp.Expr] = {f.expressions[0].name: _fn("STRUCT_EXTRACT", z.copy(), _num(1)),
+                                 f.expressions[1].name: _fn("STRUCT_EXTRACT", z.copy(), _num(2))}
     return exp.func("LIST_TRANSFORM", _fn("LIST_ZIP", a, b),
                     exp.Lambda(this=_substitute(f.this, pair), expressions=[z]))
 
@@ -69,6 +69,19 @@ def _forall(xs: exp.Expr, fn: exp.Expr) -> exp.Expr:
         this=exp.Is(this=v.copy(), expression=exp.Null()), expressions=[v.copy()])))
     return _p(exp.case().when(exp.Is(this=xs.copy(), expression=exp.Null()), exp.Null())
               .when(any_false, exp.false()).when(any_null, exp.Null()).else_(exp.true()))
+
+
+def _exists(xs: exp.Expr, fn: exp.Expr) -> exp.Expr:
+    """exists: true if any is true, else NULL if any is NULL, else false (Spark's three values)."""
+    f = _lambda(fn, 1, "exists")
+    checks = exp.func("LIST_TRANSFORM", xs, f)
+    v = exp.to_identifier("_v")
+    any_true = _fn("LIST_BOOL_OR", exp.func("LIST_TRANSFORM", checks.copy(), exp.Lambda(
+        this=exp.func("COALESCE", v.copy(), exp.false()), expressions=[v.copy()])))
+    any_null = _fn("LIST_BOOL_OR", exp.func("LIST_TRANSFORM", checks.copy(), exp.Lambda(
+        this=exp.Is(this=v.copy(), expression=exp.Null()), expressions=[v.copy()])))
+    return _p(exp.case().when(exp.Is(this=xs.copy(), expression=exp.Null()), exp.Null())
+              .when(any_true, exp.true()).when(any_null, exp.Null()).else_(exp.false()))
 
 
 def _str_to_map(node: exp.StrToMap) -> exp.Expr:
@@ -158,6 +171,59 @@ def _binary(node: exp.Expr) -> bool:
     return isinstance(node, (exp.HexString, exp.ByteString, exp.Encode, exp.Unhex, exp.ToBinary, exp.FromBase64))
 
 
+def _url_encode(x: exp.Expr) -> exp.Expr:
+    """Java's URLEncoder (Spark's): a space is '+', '*' stays, '~' is escaped; DuckDB's is RFC 3986's."""
+    out = _fn("URL_ENCODE", x)
+    for old, new in (("%20", "+"), ("%2A", "*"), ("~", "%7E")):
+        out = _fn("REPLACE", out, exp.Literal.string(old), exp.Literal.string(new))
+    return out
+
+
+def _pmod(a: exp.Expr, n: exp.Expr) -> exp.Expr:
+    """Spark's pmod: r = a % n, and r + n (mod n) when r is negative."""
+    r = _p(exp.Mod(this=_p(a), expression=_p(n)))
+    fixed = exp.Mod(this=_p(exp.Add(this=r.copy(), expression=_p(n.copy()))), expression=_p(n.copy()))
+    return _p(exp.case().when(exp.LT(this=r.copy(), expression=_num(0)), fixed).else_(r))
+
+
+def _get(xs: exp.Expr, i: exp.Expr) -> exp.Expr:
+    """get(xs, i): 0-based, NULL outside the array (a negative index too)."""
+    return _p(exp.case().when(exp.GTE(this=i.copy(), expression=_num(0)),
+                              _fn("LIST_EXTRACT", xs, exp.Add(this=_p(i), expression=_num(1)))))
+
+
+def _substring_index(s: exp.Expr, delim: exp.Expr, count: exp.Expr) -> exp.Expr:
+    """The text before the count-th delimiter (after the count-th from the end when negative)."""
+    parts = _fn("STRING_SPLIT", s.copy(), delim.copy())
+    n = _fn("LEN", parts.copy())
+    head = _fn("ARRAY_TO_STRING", _fn("LIST_SLICE", parts.copy(), _num(1), count.copy()), delim.copy())
+    start = exp.Add(this=exp.Add(this=n, expression=count.copy()), expression=_num(1))
+    tail = _fn("ARRAY_TO_STRING", _fn("LIST_SLICE", parts.copy(), _fn("GREATEST", start, _num(1)),
+                                      _fn("LEN", parts.copy())), delim.copy())
+    empty = exp.Or(this=exp.EQ(this=count.copy(), expression=_num(0)),
+                   expression=exp.EQ(this=delim.copy(), expression=exp.Literal.string("")))
+    return _p(exp.case().when(exp.Or(this=exp.Is(this=s.copy(), expression=exp.Null()), expression=exp.Is(
+        this=count.copy(), expression=exp.Null())), exp.Null()).when(empty, exp.Literal.string(""))
+        .when(exp.GT(this=count.copy(), expression=_num(0)), head).else_(tail))
+
+
+def _mask(s: exp.Expr, upper: exp.Expr | None = None, lower: exp.Expr | None = None,
+          digit: exp.Expr | None = None, other: exp.Expr | None = None) -> exp.Expr:
+    """mask(s[, upper, lower, digit, other]): 'X', 'x', 'n' by default; a NULL replacement keeps
+    those characters (other characters are kept unless `other` is given)."""
+    out = s
+    classes = (("[A-Z]", upper, "X"), ("[a-z]", lower, "x"), ("[0-9]", digit, "n"), ("[^A-Za-z0-9]", other, None))
+    for pattern, given, default in classes:
+        if given is None and default is None or isinstance(given, exp.Null):
+            continue
+        if given is not None and not (isinstance(given, exp.Literal) and given.is_string and len(str(given.this)) == 1):
+            raise Untranslatable("mask with a replacement that is not one quoted character", ENGINE)
+        char = str(given.this)[:1] if given is not None else str(default)
+        out = _fn("REGEXP_REPLACE", out, exp.Literal.string(pattern), exp.Literal.string(char.replace("\\", "\\\\")),
+                  exp.Literal.string("g"))
+    return out
+
+
 _ANONYMOUS: dict[str, Callable[..., exp.Expr]] = {
     "btrim": lambda s, chars=None: exp.Trim(this=s, expression=chars) if chars is not None else exp.Trim(this=s),
     "bround": lambda x, d=None: _fn("ROUND_EVEN", x, d if d is not None else _num(0)),
@@ -171,6 +237,14 @@ _ANONYMOUS: dict[str, Callable[..., exp.Expr]] = {
     "forall": _forall,
     "regexp_substr": _regexp_substr,
     "format_number": _format_number,
+    "url_encode": _url_encode,
+    "rint": lambda x: exp.Cast(this=_fn("ROUND_EVEN", x, _num(0)), to=exp.DataType.build("DOUBLE")),
+    "timestamp_seconds": lambda x: _fn("TO_TIMESTAMP", x),
+    "pmod": _pmod,
+    "get": _get,
+    "substring_index": _substring_index,
+    "mask": _mask,
+    "some": lambda x: _fn("BOOL_OR", x),
     "octet_length": lambda s: _fn("OCTET_LENGTH" if _binary(s) else "STRLEN", s),
 }
 
@@ -197,16 +271,30 @@ def _truncate(node: exp.Expr, to_date: bool) -> exp.Expr:
     return exp.Cast(this=exp.func("DATE_TRUNC", exp.Literal.string(duck), value), to=exp.DataType.build(kind))
 
 
-def rewrite(node: exp.Expr) -> exp.Expr | None:
+def _arguments(node: exp.Func) -> list[exp.Expr]:
     if isinstance(node, exp.Anonymous):
-        make = _ANONYMOUS.get(str(node.name).lower())
-        if make is None:
-            return None
-        try:
-            return make(*node.expressions)
-        except TypeError:
-            raise Untranslatable(f"{str(node.name).lower()}() with {len(node.expressions)} argument(s)",
-                                 ENGINE) from None
+        return list(node.expressions)
+    out: list[exp.Expr] = []
+    for key in node.arg_types:
+        value = node.args.get(key)
+        out += value if isinstance(value, list) else [value] if isinstance(value, exp.Expr) else []
+    return out
+
+
+def rewrite(node: exp.Expr) -> exp.Expr | None:
+    if isinstance(node, exp.Func):
+        name = str(node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+        make = _ANONYMOUS.get(name)
+        if make is not None:
+            args = _arguments(node)
+            try:
+                return make(*args)
+            except TypeError:
+                raise Untranslatable(f"{name}() with {len(args)} argument(s)", ENGINE) from None
+    if isinstance(node, exp.Exists) and node.args.get("expression") is not None:
+        return _exists(node.this, node.args["expression"])  # sqlglot's DuckDB text drops the function
+    if isinstance(node, exp.Any) and not isinstance(node.parent, (exp.Predicate, exp.Binary)):
+        return _fn("BOOL_OR", node.this)  # the any() aggregate, not `x = ANY (…)`
     if isinstance(node, (exp.DateTrunc, exp.TimestampTrunc)):
         return _truncate(node, to_date=isinstance(node, exp.DateTrunc))
     if isinstance(node, exp.MapContainsKey):  # sqlglot swaps the arguments for DuckDB

@@ -1,0 +1,53 @@
+"""Spark's date and time functions over text: Spark casts a text argument (a CSV column, a
+literal) to a date or timestamp, and an unreadable one gives NULL (ANSI mode off); DuckDB's
+functions take no text (a binder error) or fail the query on a bad value. Each rewrite gives
+the function the value Spark would, by TRY_CAST.
+
+`rewrite(node)` returns the replacement, or None when the node is not one of these.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+_TIMESTAMP_PART = (exp.Hour, exp.Minute, exp.Second, exp.Quarter, exp.LastDay)
+_DATE_PART = (exp.Year, exp.Month, exp.DayOfYear, exp.DayOfMonth, exp.WeekOfYear, exp.DayOfWeek)
+_TEMPORAL = {exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ,
+             exp.DataType.Type.TIMESTAMPNTZ, exp.DataType.Type.DATETIME}
+_MADE_TEMPORAL = (exp.CurrentDate, exp.CurrentTimestamp, exp.StrToTime, exp.StrToDate, exp.TsOrDsToDate,
+                  exp.UnixToTime, exp.DateTrunc, exp.TimestampTrunc, exp.TsOrDsAdd, exp.AddMonths)
+
+
+def _temporal(node: exp.Expr) -> bool:
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return node.to.this in _TEMPORAL
+    return isinstance(node, _MADE_TEMPORAL)
+
+
+def _readable(node: exp.Expr, kind: str) -> exp.Expr | None:
+    value = node.this
+    if value is None or _temporal(value) or isinstance(value, exp.Null):
+        return None
+    node.set("this", exp.TryCast(this=value, to=exp.DataType.build(kind)))
+    return node
+
+
+def rewrite(node: exp.Expr) -> exp.Expr | None:
+    if isinstance(node, _TIMESTAMP_PART):
+        return _readable(node, "TIMESTAMP")
+    if isinstance(node, _DATE_PART):
+        return _readable(node, "DATE")
+    if isinstance(node, exp.Anonymous) and str(node.name).lower() == "weekday" and len(node.expressions) == 1:
+        value = node.expressions[0]  # Spark: Monday is 0 (DuckDB's weekday: Sunday is 0)
+        day = value if _temporal(value) else exp.TryCast(this=value, to=exp.DataType.build("DATE"))
+        return exp.Paren(this=exp.Sub(this=exp.Anonymous(this="ISODOW", expressions=[day]),
+                                      expression=exp.Literal.number(1)))
+    if isinstance(node, exp.Extract) and node.this.name.upper() in ("DOW", "DAYOFWEEK"):
+        return exp.Paren(this=exp.Add(this=node, expression=exp.Literal.number(1)))  # Spark: Sunday is 1
+    if isinstance(node, (exp.StrToTime, exp.StrToDate, exp.TsOrDsToDate)) and not node.args.get("safe"):
+        node.set("safe", True)  # a text that does not fit the pattern is NULL, not a failed query
+        return None  # its pattern is still duckdb.py's to convert
+    if (isinstance(node, exp.Cast) and node.to.this in _TEMPORAL
+            and not (isinstance(node.this, exp.Literal) and node.this.is_string)):
+        # a cast sqlglot made (to_timestamp(s)): NULL for bad text; TIMESTAMP 'bad' stays an error, as in Spark
+        return exp.TryCast(this=node.this, to=node.to)
+    return None
