@@ -142,3 +142,17 @@ def test_date_functions_read_text_as_spark_does(engine: SqlEngine) -> None:
     assert out["ts"][1] is None
     assert one(engine, "select exists(array(1, 2), x -> x > 1), exists(array(1, NULL), x -> x > 1), "
                        "exists(array(), x -> x > 1), forall(array(1, NULL), x -> x > 0)") == [True, None, False, None]
+
+
+def test_a_fault_in_the_translation_is_a_statement_error_naming_the_construct(engine: SqlEngine) -> None:
+    from unittest import mock
+
+    from console.kernel.sqlengines import duckdb_functions
+
+    def trip(node: object, numeric: object) -> None:
+        if type(node).__name__ == "Abs":
+            raise KeyError("kind")  # what from_json's DDL once raised: an internal error then
+
+    with mock.patch.object(duckdb_functions, "rewrite", side_effect=trip):
+        message = refused(engine, "select abs(-7) as unforeseen_fault")
+    assert message.startswith("abs() as written is not supported on DuckDB") and "KeyError" in message

@@ -56,17 +56,23 @@ def transpile(sql: str, numeric: frozenset[str] = frozenset()) -> tuple[str, tup
     Raises sqlglot's ParseError for text that is not SQL, Untranslatable for a construct DuckDB
     would answer differently.
     """
-    tree = parse(sql)
-    _spark_range(tree)
-    numeric = numeric - defined_names(tree)  # a subquery's `x` may be text where the input's x is not
-    tree = post_order(tree, lambda node: _guarded(node, numeric))
+    from sqlglot.errors import SqlglotError
+
     try:
+        tree = parse(sql)
+        _spark_range(tree)
+        numeric = numeric - defined_names(tree)  # a subquery's `x` may be text where the input's x is not
+        tree = post_order(tree, lambda node: _guarded(node, numeric))
         # sqlglot warns and writes something else for what DuckDB lacks (an aggregate's IGNORE
         # NULLS, aggregate's finish function): refused instead, by its words.
-        out = tree.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE)
+        return tree.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE), table_refs(tree)
     except UnsupportedError as exc:
         raise Untranslatable(str(exc).split("\n")[0].rstrip("."), ENGINE) from None
-    return out, table_refs(tree)
+    except SqlglotError:
+        raise
+    except Exception as exc:  # sqlglot itself tripping on the text: the statement's error, said so
+        raise Untranslatable("this statement", ENGINE,
+                             f"sqlglot could not translate it ({type(exc).__name__}: {exc})") from None
 
 
 def _guarded(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:

@@ -294,6 +294,8 @@ def _logical(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
 
 def _ignore_nulls(node: exp.IgnoreNulls, numeric: frozenset[str]) -> exp.Expr | None:
     inner = node.this
+    if isinstance(inner, exp.AnyValue) and not isinstance(node.parent, exp.Window):
+        return inner  # DuckDB's any_value skips NULLs already
     if isinstance(node.parent, exp.Window) or not isinstance(inner, (exp.First, exp.Last)):
         return None
     kind = "FIRST" if isinstance(inner, exp.First) else "LAST"
@@ -429,7 +431,23 @@ def _no_nan(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
     return _case(exp.func("ISNAN", node.copy()), exp.Null(), node)
 
 
+def _keeping_nulls(name: str) -> _Rewrite:
+    """Spark's any_value and first_value/last_value as aggregates, and min_by/max_by, keep a NULL
+    value (DuckDB's any_value and arg_min skip it); a window's own function stays as it is."""
+    def make(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
+        if isinstance(node.parent, (exp.Window, exp.IgnoreNulls, exp.RespectNulls)):
+            return None
+        args = [node.this] + ([node.expression] if node.args.get("expression") is not None else [])
+        return _fn(name, *args)
+    return make
+
+
 _HANDLERS: dict[type, _Rewrite] = {
+    exp.AnyValue: _keeping_nulls("FIRST"),
+    exp.FirstValue: _keeping_nulls("FIRST"),
+    exp.LastValue: _keeping_nulls("LAST"),
+    exp.ArgMin: _keeping_nulls("ARG_MIN_NULL"),
+    exp.ArgMax: _keeping_nulls("ARG_MAX_NULL"),
     exp.JSONFormat: lambda n, _: duckdb_text.to_json(n),  # type: ignore[arg-type]
     exp.ParseUrl: lambda n, _: duckdb_text.parse_url(n),  # type: ignore[arg-type]
     exp.Like: _like,  # type: ignore[dict-item]

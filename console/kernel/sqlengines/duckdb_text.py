@@ -50,7 +50,18 @@ def _json_text(node: exp.Expr) -> exp.Expr:
     return exp.Cast(this=_fn("TO_JSON", node), to=exp.DataType.build("VARCHAR"))
 
 
+def _struct_keys(node: exp.Expr) -> bool:
+    """A map built with struct keys: Spark's to_json prints such a key as [1], DuckDB as a dict."""
+    for m in node.find_all(exp.Map, exp.VarMap):
+        keys = m.args.get("keys")
+        if isinstance(keys, exp.Array) and any(isinstance(k, exp.Struct) for k in keys.expressions):
+            return True
+    return False
+
+
 def to_json(node: exp.JSONFormat) -> exp.Expr | None:
+    if _struct_keys(node.this):
+        raise Untranslatable("to_json of a map with struct keys", ENGINE, "Spark prints such keys its own way")
     if node.args.get("options") is not None or not _literal_struct(node.this):
         return None
     out = _json_text(node.this)
