@@ -156,3 +156,10 @@ def test_a_fault_in_the_translation_is_a_statement_error_naming_the_construct(en
     with mock.patch.object(duckdb_functions, "rewrite", side_effect=trip):
         message = refused(engine, "select abs(-7) as unforeseen_fault")
     assert message.startswith("abs() as written is not supported on DuckDB") and "KeyError" in message
+
+
+def test_numbers_as_java_casts_them(engine: SqlEngine) -> None:
+    assert one(engine, "select ceil(1e300), floor(cast('NaN' as double)), ceil(9223372036854775807L), bit_count(-1), "
+                       "cast(cast('2020-01-01 00:00:01' as timestamp) as double)") == [
+        9223372036854775807, 0, 9223372036854775807, 64, 1577836801.0]
+    assert "bit_count() of a fraction" in refused(engine, "select bit_count(2.5)")

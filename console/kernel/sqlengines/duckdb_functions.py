@@ -261,6 +261,11 @@ def _cast(node: exp.Cast, numeric: frozenset[str]) -> exp.Expr | None:
         return None
     if to in _BINARY:
         return _binary_of_integral(node)
+    if (to in (exp.DataType.Type.DOUBLE, exp.DataType.Type.BIGINT) and isinstance(inner, (exp.Cast, exp.TryCast))
+            and inner.to.this in (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ)):
+        seconds = _fn("EPOCH", inner)  # Spark: a timestamp as a number is its seconds since the epoch
+        return seconds if to == exp.DataType.Type.DOUBLE else exp.Cast(
+            this=exp.func("FLOOR", seconds), to=exp.DataType.build("BIGINT"))
     if to == exp.DataType.Type.BOOLEAN and not is_number(node.this, numeric):
         trimmed = exp.Trim(this=exp.Cast(this=node.this, to=exp.DataType.build("VARCHAR")),
                            expression=exp.Literal.string(_SPACES))
@@ -352,10 +357,31 @@ def _sha2(node: exp.Expr) -> exp.Expr | None:
 
 
 def _whole(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
-    """ceil/floor of a number is a BIGINT in Spark (DuckDB keeps the double: 5.0)."""
+    """ceil/floor of a number is a BIGINT in Spark (DuckDB keeps the double: 5.0), as Java casts
+    it: NaN is 0 and past the BIGINT range it stays at the end of the range."""
     if node.args.get("decimals") is not None or isinstance(node.parent, exp.Cast):
         return None
-    return exp.TryCast(this=node, to=exp.DataType.build("BIGINT"))
+    value = exp.Cast(this=node.copy(), to=exp.DataType.build("DOUBLE"))
+    top, bottom = 9223372036854775807, -9223372036854775808
+    return exp.Paren(this=exp.case()
+                     .when(exp.func("ISNAN", value.copy()), exp.Literal.number(0))
+                     .when(exp.GTE(this=value.copy(), expression=exp.Literal.number(9.223372036854775807e18)),
+                           exp.Literal.number(top))
+                     .when(exp.LTE(this=value.copy(), expression=exp.Literal.number(-9.223372036854775808e18)),
+                           exp.Cast(this=exp.Literal.number(bottom), to=exp.DataType.build("BIGINT")))
+                     .else_(exp.TryCast(this=node, to=exp.DataType.build("BIGINT"))))
+
+
+def _bit_count(node: exp.BitwiseCount, numeric: frozenset[str]) -> exp.Expr | None:
+    """Spark counts an integer's bits as a BIGINT's (bit_count(-1) is 64) and takes no fractions."""
+    value = node.this
+    cast = value if isinstance(value, (exp.Cast, exp.TryCast)) else None
+    if _int_literal(value) is not None or (cast is not None and cast.to.this in _INT_WIDTH):
+        return _fn("BIT_COUNT", exp.Cast(this=value, to=exp.DataType.build("BIGINT")))
+    fraction = {exp.DataType.Type.DOUBLE, exp.DataType.Type.FLOAT, exp.DataType.Type.DECIMAL}
+    if (isinstance(value, exp.Literal) and not value.is_string) or (cast is not None and cast.to.this in fraction):
+        raise Untranslatable("bit_count() of a fraction", ENGINE, "it takes integers and booleans, as in Spark")
+    return None
 
 
 def _date_plus_interval(node: exp.Add, numeric: frozenset[str]) -> exp.Expr | None:
@@ -468,6 +494,7 @@ _HANDLERS: dict[type, _Rewrite] = {
         "COALESCE", n, exp.false()),
     exp.SHA2: lambda n, _: _sha2(n),
     exp.Format: lambda n, _: _fn("PRINTF", n.this, *n.expressions),
+    exp.BitwiseCount: _bit_count,  # type: ignore[dict-item]
     exp.Ceil: _whole,
     exp.Floor: _whole,
     exp.Transform: lambda n, _: _index_from_zero(n),  # type: ignore[arg-type]
