@@ -103,6 +103,17 @@ def tables(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
     return {"tables": out[:MAX_ITEMS]}
 
 
+def variables(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The variable explorer: the session's tables and its Python globals (metadata, nothing computed).
+
+    {"tables": [...as tables()...], "python": [{"name", "type", "size", "value"}] or null when no
+    idle Python worker can say (none started yet, or a cell is running: the page keeps what it had)}.
+    """
+    runtime = getattr(session, "_runtime", None)  # only a runtime that exists: listing never starts one
+    python = runtime.variables() if runtime is not None else None
+    return {**tables(session, args), "python": python}
+
+
 def file_schema(session: SessionHost, args: Mapping[str, Any]) -> dict[str, Any]:
     """The data panel's schema of a Parquet or Excel file of the lake, read as its `load` reads it
     (Parquet: the footer only), in Spark's type names: {"columns": [{"name", "type"}]}."""

@@ -28,7 +28,8 @@ from console.kernel.worker_process import FdLine, Wake, WorkerProcess, death_mes
 from console.wire.browser import MetricsEvent, OutputEvent
 from console.wire.channel import new_request_id
 from console.wire.worker import (CellDone, CellMetrics, CellOutput, CellRayUsage, ClusterInfo, ClusterUnavailable,
-                                 NeedCluster, RunJob, WorkerComplete, WorkerCompletion)
+                                 NeedCluster, RunJob, WorkerComplete, WorkerCompletion, WorkerVariableList,
+                                 WorkerVariables)
 
 Emit = Callable[[Any], None]
 INTERRUPT_GRACE = 10.0  # seconds between SIGINT and SIGKILL
@@ -107,6 +108,19 @@ class PythonRuntime:
             ask = WorkerComplete(request_id=new_request_id(), source=source, line=line, column=column)
             try:
                 return worker.channel.request(ask, WorkerCompletion, timeout).items
+            except (ConnectionError, TimeoutError):
+                return None
+
+    def variables(self, timeout: float = 2.0) -> list[dict[str, str]] | None:
+        """The worker's globals for the variable explorer; None when no idle worker can answer."""
+        with self._query:
+            with self._lock:
+                worker = None if self._running else self._worker
+            if worker is None or not worker.alive():
+                return None
+            ask = WorkerVariables(request_id=new_request_id())
+            try:
+                return worker.channel.request(ask, WorkerVariableList, timeout).items
             except (ConnectionError, TimeoutError):
                 return None
 

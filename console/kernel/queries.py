@@ -20,6 +20,7 @@ HANDLERS: dict[str, Handler] = {
     "complete": completion.complete,
     "inspect": completion.inspect,
     "tables": completion.tables,  # the data panel's "this session's tables"
+    "variables": completion.variables,  # the variable explorer: tables and Python globals
     "file_schema": completion.file_schema,  # the data panel's schema of a Parquet or Excel file
 }
 

@@ -26,7 +26,7 @@ from console.cluster.procs import stop_process_group
 from console.kernel.job import PythonCellError
 from console.wire.channel import Channel, ProtocolError
 from console.wire.codec import Message
-from console.wire.worker import FD_MARK, FROM_WORKER, WorkerCompletion, WorkerExit, WorkerReady
+from console.wire.worker import FD_MARK, FROM_WORKER, WorkerCompletion, WorkerExit, WorkerReady, WorkerVariableList
 
 STREAMS = ("stdout", "stderr")
 PIPES_END_TIMEOUT = 5.0  # after a kill: only a process outside the group can hold the pipes longer
@@ -94,7 +94,7 @@ class WorkerProcess:
         child.close()
         self.sock = parent
         self.channel = Channel(FROM_WORKER, read=parent.fileno(), write=parent.fileno(),
-                               answers=(WorkerCompletion,), name=f"worker {self.proc.pid}")
+                               answers=(WorkerCompletion, WorkerVariableList), name=f"worker {self.proc.pid}")
         self.violation = ""  # how the worker broke the protocol, if it did: why it was killed
         self.inbox: "queue.Queue[Item]" = queue.Queue()
         self.ended: set[str] = set()  # "socket", "stdout", "stderr" once their end was taken

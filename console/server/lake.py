@@ -134,6 +134,32 @@ def session_tables(notebook_id: str) -> ResponseReturnValue:
     return jsonify({**answer, "kernel": True})
 
 
+def session_variables(notebook_id: str) -> ResponseReturnValue:
+    """The variable explorer: the caller's session's tables and Python globals; empty before it runs."""
+    from console.ids import NotebookId, UserId
+    from console.server import auth
+    from console.server.deps import get_manager
+
+    try:
+        answer = get_manager().query(UserId(auth.signed_in().id), NotebookId(notebook_id), "variables", {},
+                                     timeout=SESSION_TIMEOUT)
+    except (LookupError, TimeoutError):
+        return jsonify({"tables": [], "python": None, "kernel": False})
+    python = answer.get("python")
+    return jsonify({"tables": _list(answer.get("tables")), "kernel": True,
+                    "python": None if python is None else [_variable(v) for v in _list(python)[:500]]})
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _variable(item: Any) -> dict[str, str]:
+    """One global as the kernel described it, cut to text of bounded size: the kernel is not trusted."""
+    got = item if isinstance(item, dict) else {}
+    return {key: str(got.get(key, ""))[:200] for key in ("name", "type", "size", "value")}
+
+
 def file_schema(notebook_id: str) -> ResponseReturnValue:
     """A listed file's columns (console/server/lake_schema.py); the notebook's session reads the binary formats."""
     from console.ids import NotebookId, UserId
@@ -295,4 +321,5 @@ def create_blueprint() -> Blueprint:
     bp.add_url_rule("/upload", "upload", upload, methods=["POST"])
     bp.add_url_rule("/session/<notebook_id>", "session_tables", session_tables, methods=["GET"])
     bp.add_url_rule("/session/<notebook_id>/schema", "file_schema", file_schema, methods=["GET"])
+    bp.add_url_rule("/session/<notebook_id>/variables", "session_variables", session_variables, methods=["GET"])
     return bp

@@ -245,6 +245,25 @@ class WorkerComplete(Message):
     column: int
 
 
+@TO_WORKER.register
+@dataclass(frozen=True)
+class WorkerVariables(Message):
+    """Between cells: the session's Python globals as the variable explorer lists them (metadata only)."""
+
+    type: ClassVar[str] = "worker_variables"
+    request_id: str
+
+
+@FROM_WORKER.register
+@dataclass(frozen=True)
+class WorkerVariableList(Message):
+    """The answer to WorkerVariables: items {"name", "type", "size", "value"}, all text."""
+
+    type: ClassVar[str] = "worker_variable_list"
+    request_id: JobId
+    items: list[dict[str, str]]
+
+
 @FROM_WORKER.register
 @dataclass(frozen=True)
 class WorkerCompletion(Message):

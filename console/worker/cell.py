@@ -24,7 +24,7 @@ import pyarrow as pa
 from console.actors.data import DataServer, clear_registry
 from console.worker.ray_connect import init_ray
 from console.wire.worker import (CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob,
-                                 WorkerComplete, WorkerCompletion, fd_mark)
+                                 WorkerComplete, WorkerCompletion, WorkerVariableList, WorkerVariables, fd_mark)
 from console.worker.actorlogs import for_current_job
 from console.worker.channel import Channel, ChannelStream
 from console.worker.context import PARAMS_KEY, PythonContext, model_servers, ray_connected, running
@@ -287,6 +287,12 @@ class CellRunner:
         items, interrupted = bounded_items(msg.source, msg.line, msg.column, self.globals)
         self.interrupt_next = self.interrupt_next or interrupted
         self.channel.send(WorkerCompletion(request_id=msg.request_id, items=items))
+
+    def variables(self, msg: WorkerVariables) -> None:
+        """The variable explorer's list of the session's globals (between cells only; metadata only)."""
+        from console.worker.variables import variables
+
+        self.channel.send(WorkerVariableList(request_id=msg.request_id, items=variables(self.globals)))
 
     def ask_cluster(self) -> dict[str, Any]:
         self.channel.send(NeedCluster(job_id=self.channel.job_id))

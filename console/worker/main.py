@@ -16,7 +16,7 @@ import threading
 import time
 
 from console.actors.capture import KerasMetrics
-from console.wire.worker import RunJob, UdfCall, WorkerComplete, WorkerExit, WorkerReady
+from console.wire.worker import RunJob, UdfCall, WorkerComplete, WorkerExit, WorkerReady, WorkerVariables
 from console.worker.channel import Channel, ChannelStream, tag_cell_threads
 
 CELL_FILE = "<cell>"
@@ -71,6 +71,8 @@ def main(argv: list[str]) -> int:
             handle(runner, msg)
         elif isinstance(msg, WorkerComplete):
             runner.complete(msg)
+        elif isinstance(msg, WorkerVariables):
+            runner.variables(msg)
         elif isinstance(msg, WorkerExit):
             runner.close()
             return 0

@@ -70,6 +70,8 @@ export class DataPanel {
     this.notebookId = notebookId;
     this.insertCell = insertCell;
     this.session = h("ul.data-list", { dataset: { role: "data-session" } });
+    // The variable explorer's Python half: the session's globals (name, type, size, a short value).
+    this.variables = h("div.data-variables", { dataset: { role: "data-variables" } });
     this.status = h("div.data-status", { dataset: { role: "data-status" }, role: "status" });
     this.tables = h("ul.data-list", { dataset: { role: "data-tables" } });
     this.entries = h("ul.data-list", { dataset: { role: "data-entries" } });
@@ -87,6 +89,7 @@ export class DataPanel {
       this.grip, h("div.data-head", {}, h("h2", { text: "Data" }), refresh, close),
       this.drop, this.status,
       h("h3", { text: "This session's tables" }), this.session,
+      h("h3", { text: "Python variables" }), this.variables,
       h("h3", { text: "Delta tables in the lake" }), this.tables,
       h("h3", { text: "Files and folders" }), this.entries,
       h("h3", { text: "Where paths resolve" }), this.roots);
@@ -171,13 +174,19 @@ export class DataPanel {
       h("li", { text: "/tmp is private to each session: cells do not see a file in the machine's /tmp. Upload it here instead." }));
   }
 
+  // After each run ends (notebook-live.js): what the run made shows without a click.
+  refreshIfOpen() {
+    if (!this.el.hidden) this.refreshSession();
+  }
+
   async refreshSession() {
-    let answer = { tables: [], kernel: false };
+    let answer = { tables: [], python: null, kernel: false };
     try {
-      answer = await this.api.sessionTables(this.notebookId);
+      answer = await this.api.sessionVariables(this.notebookId);
     } catch {
       // a viewer has no session of its own: the section says so below
     }
+    this.showVariables(answer);
     this.session.replaceChildren(...(answer.tables.length ? answer.tables.map((t) => {
       const preview = h("button", { type: "button", text: "Preview", title: "Insert and run a cell showing its first 20 rows", dataset: { role: "preview" } });
       preview.addEventListener("click", () => this.insertCell(previewStatement("", t.name), true));
@@ -185,6 +194,26 @@ export class DataPanel {
       return h("li", { dataset: { sessionTable: t.name }, title: columns }, h("span.data-name", { text: t.name }),
         h("span.data-facts", { text: `${t.rows.toLocaleString("en-US")} rows · ${t.columns.length} columns` }), preview);
     }) : [h("li.empty", { text: answer.kernel ? "No tables yet." : "No session yet: run a cell to start one." })]));
+  }
+
+  showVariables(answer) {
+    const items = answer.python;
+    if (!items) {
+      // null: no Python worker yet, or a cell is running (the list is what it was until it ends)
+      if (!this.variables.querySelector("table")) {
+        this.variables.replaceChildren(h("p.empty", { text: answer.kernel ? "No Python cell has run yet."
+          : "No session yet: run a cell to start one." }));
+      }
+      return;
+    }
+    if (!items.length) {
+      this.variables.replaceChildren(h("p.empty", { text: "No variables yet." }));
+      return;
+    }
+    const head = h("tr", {}, ...["name", "type", "size", "value"].map((t) => h("th", { text: t })));
+    const rows = items.map((v) => h("tr", { dataset: { variable: v.name } }, h("td.data-name", { text: v.name }),
+      h("td", { text: v.type }), h("td", { text: v.size }), h("td.data-value", { text: v.value, title: v.value })));
+    this.variables.replaceChildren(h("table.data-vars", {}, h("thead", {}, head), h("tbody", {}, ...rows)));
   }
 
   tableRow(t) {

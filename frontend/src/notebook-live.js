@@ -128,4 +128,5 @@ function onCellStatus(page, cell, ev) {
     else cell.output.markStale();
   }
   cell.setStatus(ev.status, ev.elapsed_ms, ev.run_by || "");
+  if (FINAL.has(ev.status)) page.data.refreshIfOpen(); // the variable explorer after each run
 }

@@ -52,7 +52,7 @@ SPEC: dict[str, str] = {
     "jobs.run": "runner", "jobs.update": "owner", "jobs.delete": "owner",
     # the data panel (console/server/lake.py): the shared lake, members only
     "lake.catalog": "login", "lake.table": "login", "lake.files": "login", "lake.upload": "login",
-    "lake.session_tables": "runner", "lake.file_schema": "runner",
+    "lake.session_tables": "runner", "lake.file_schema": "runner", "lake.session_variables": "runner",
     # running sessions (console/server/running.py): the list is filtered per caller; Shut down is the owner's
     "sessions.page": "login", "sessions.list": "login", "sessions.stop": "owner",
     # the user docs (console/server/userdocs.py): anyone logged in, readers too
@@ -197,6 +197,7 @@ def request_for(endpoint: str, w: World) -> Request:
         "lake.session_tables": lambda: ("GET", f"/api/lake/session/{w.nb}", None),
         "lake.file_schema": lambda: ("GET", f"/api/lake/session/{w.nb}/schema?path=matrix/schema.csv", None),
         "lake.upload": lambda: ("POST", "/api/lake/upload?name=matrix.json&overwrite=true", {"a": 1}),
+        "lake.session_variables": lambda: ("GET", f"/api/lake/session/{w.nb}/variables", None),
         "jobs.preview": lambda: ("GET", "/api/jobs/preview?cron=0+2+*+*+*", None),
         "jobs.list": lambda: ("GET", "/api/jobs", None),
         "jobs.create": lambda: ("POST", "/api/jobs", {"notebook_id": w.nb, "cron": "0 2 * * *"}),
