@@ -163,3 +163,11 @@ def test_numbers_as_java_casts_them(engine: SqlEngine) -> None:
                        "cast(cast('2020-01-01 00:00:01' as timestamp) as double)") == [
         9223372036854775807, 0, 9223372036854775807, 64, 1577836801.0]
     assert "bit_count() of a fraction" in refused(engine, "select bit_count(2.5)")
+
+
+def test_more_spark_functions(engine: SqlEngine) -> None:
+    assert one(engine, "select 7 % 0, isnull(NULL), find_in_set('b', 'a,b'), arrays_overlap(array(1), array(2, NULL)), "
+                       "array_repeat('x', 2), replace('aXbX', 'X'), hypot(3, 4), regexp('abc', 'c$'), every(true), "
+                       "aggregate(array(1, 2), 0, (a, x) -> a + x, a -> a)") == [
+        None, True, 2, None, ["x", "x"], "ab", 5.0, True, True, 3]
+    assert refused(engine, "select soundex('a')").startswith("SOUNDEX is not supported on DuckDB")

@@ -67,7 +67,12 @@ def transpile(sql: str, numeric: frozenset[str] = frozenset()) -> tuple[str, tup
         # NULLS, aggregate's finish function): refused instead, by its words.
         return tree.sql(dialect="duckdb", unsupported_level=ErrorLevel.RAISE), table_refs(tree)
     except UnsupportedError as exc:
-        raise Untranslatable(str(exc).split("\n")[0].rstrip("."), ENGINE) from None
+        # sqlglot's "SOUNDEX is not supported in DuckDB", "Argument 'finish' is not supported for
+        # expression 'Reduce' when targeting DuckDB": the construct, said once
+        said = str(exc).split("\n")[0].rstrip(".")
+        construct = re.sub(r" is not supported(?: in DuckDB| for expression (.+) when targeting DuckDB)?$",
+                           lambda m: f" of {m.group(1)}" if m.group(1) else "", said)
+        raise Untranslatable(construct, ENGINE) from None
     except SqlglotError:
         raise
     except Exception as exc:  # sqlglot itself tripping on the text: the statement's error, said so

@@ -205,13 +205,7 @@ def _reduce(node: exp.Reduce) -> exp.Expr:
         return base
     if not isinstance(finish, exp.Lambda) or len(finish.expressions) != 1:
         raise Untranslatable("aggregate's finish function", ENGINE)
-    body = finish.this.copy()
-    param = finish.expressions[0].name
-    for ident in list(body.find_all(exp.Identifier)):
-        if ident.name == param:
-            target = ident.parent if isinstance(ident.parent, exp.Column) else ident
-            target.replace(exp.Paren(this=base.copy()))
-    return exp.Paren(this=body)
+    return exp.Paren(this=duckdb_missing.substitute(finish.this, {finish.expressions[0].name: base}))
 
 
 def _aggregate_default(node: exp.Expr, default: exp.Expr) -> exp.Expr | None:

@@ -30,7 +30,7 @@ def _text(node: exp.Expr | None) -> str | None:
     return str(node.this) if isinstance(node, exp.Literal) and node.is_string else None
 
 
-def _substitute(body: exp.Expr, names: dict[str, exp.Expr]) -> exp.Expr:
+def substitute(body: exp.Expr, names: dict[str, exp.Expr]) -> exp.Expr:
     """A lambda's body with its parameters replaced by expressions."""
     body = body.copy()
     if isinstance(body, (exp.Identifier, exp.Column)) and body.name in names:
@@ -55,7 +55,7 @@ def _zip_with(a: exp.Expr, b: exp.Expr, fn: exp.Expr) -> exp.Expr:
     pair: dict[str, exp.Expr] = {f.expressions[0].name: _fn("STRUCT_EXTRACT", z.copy(), _num(1)),
                                  f.expressions[1].name: _fn("STRUCT_EXTRACT", z.copy(), _num(2))}
     return exp.func("LIST_TRANSFORM", _fn("LIST_ZIP", a, b),
-                    exp.Lambda(this=_substitute(f.this, pair), expressions=[z]))
+                    exp.Lambda(this=substitute(f.this, pair), expressions=[z]))
 
 
 def _forall(xs: exp.Expr, fn: exp.Expr) -> exp.Expr:
@@ -224,6 +224,36 @@ def _mask(s: exp.Expr, upper: exp.Expr | None = None, lower: exp.Expr | None = N
     return out
 
 
+def _find_in_set(s: exp.Expr, items: exp.Expr) -> exp.Expr:
+    """find_in_set: the 1-based place of s among the comma-separated items, 0 when absent (or when
+    s holds a comma)."""
+    place = exp.func("COALESCE", _fn("LIST_POSITION", _fn("STRING_SPLIT", items.copy(), exp.Literal.string(",")),
+                                     s.copy()), _num(0))
+    comma = exp.GT(this=_fn("STRPOS", s.copy(), exp.Literal.string(",")), expression=_num(0))
+    return _p(exp.case().when(exp.Or(this=exp.Is(this=s.copy(), expression=exp.Null()), expression=exp.Is(
+        this=items.copy(), expression=exp.Null())), exp.Null()).when(comma, _num(0)).else_(place))
+
+
+def _arrays_overlap(a: exp.Expr, b: exp.Expr) -> exp.Expr:
+    """true if a non-null element is in both; else NULL if both are non-empty and one holds a NULL."""
+    def has_null(xs: exp.Expr) -> exp.Expr:
+        v = exp.to_identifier("_v")
+        return exp.GT(this=_fn("LEN", exp.func("LIST_FILTER", xs.copy(), exp.Lambda(
+            this=exp.Is(this=v.copy(), expression=exp.Null()), expressions=[v.copy()]))), expression=_num(0))
+    both = exp.And(this=exp.GT(this=_fn("LEN", a.copy()), expression=_num(0)),
+                   expression=exp.GT(this=_fn("LEN", b.copy()), expression=_num(0)))
+    nulls = exp.And(this=both, expression=_p(exp.Or(this=has_null(a), expression=has_null(b))))
+    return _p(exp.case().when(_fn("LIST_HAS_ANY", a.copy(), b.copy()), exp.true())
+              .when(nulls, exp.Null()).when(exp.Or(this=exp.Is(this=a.copy(), expression=exp.Null()),
+                                                   expression=exp.Is(this=b.copy(), expression=exp.Null())),
+                                            exp.Null()).else_(exp.false()))
+
+
+def _array_repeat(x: exp.Expr, n: exp.Expr) -> exp.Expr:
+    i = exp.to_identifier("_i")
+    return exp.func("LIST_TRANSFORM", _fn("GENERATE_SERIES", _num(1), n), exp.Lambda(this=x, expressions=[i]))
+
+
 _ANONYMOUS: dict[str, Callable[..., exp.Expr]] = {
     "btrim": lambda s, chars=None: exp.Trim(this=s, expression=chars) if chars is not None else exp.Trim(this=s),
     "bround": lambda x, d=None: _fn("ROUND_EVEN", x, d if d is not None else _num(0)),
@@ -245,6 +275,16 @@ _ANONYMOUS: dict[str, Callable[..., exp.Expr]] = {
     "substring_index": _substring_index,
     "mask": _mask,
     "some": lambda x: _fn("BOOL_OR", x),
+    "every": lambda x: _fn("BOOL_AND", x),
+    "isnull": lambda x: exp.Is(this=_p(x), expression=exp.Null()),
+    "isnotnull": lambda x: exp.Not(this=exp.Is(this=_p(x), expression=exp.Null())),
+    "e": lambda: exp.Exp(this=_num(1)),
+    "hypot": lambda a, b: exp.Sqrt(this=exp.Add(this=exp.Mul(this=_p(a), expression=_p(a.copy())),
+                                                expression=exp.Mul(this=_p(b), expression=_p(b.copy())))),
+    "regexp": lambda s, p: exp.RegexpLike(this=s, expression=p),
+    "find_in_set": _find_in_set,
+    "arrays_overlap": _arrays_overlap,
+    "array_repeat": _array_repeat,
     "octet_length": lambda s: _fn("OCTET_LENGTH" if _binary(s) else "STRLEN", s),
 }
 
@@ -295,6 +335,13 @@ def rewrite(node: exp.Expr) -> exp.Expr | None:
         return _exists(node.this, node.args["expression"])  # sqlglot's DuckDB text drops the function
     if isinstance(node, exp.Any) and not isinstance(node.parent, (exp.Predicate, exp.Binary)):
         return _fn("BOOL_OR", node.this)  # the any() aggregate, not `x = ANY (…)`
+    if isinstance(node, exp.Replace) and node.args.get("replacement") is None:
+        return exp.Replace(this=node.this, expression=node.expression, replacement=exp.Literal.string(""))
+    if isinstance(node, exp.Mod):  # x % 0 is NULL in Spark; DuckDB fails the query
+        divisor = node.expression
+        if isinstance(divisor, exp.Literal) and not divisor.is_string and divisor.to_py() != 0:
+            return None
+        return _p(exp.case().when(exp.EQ(this=divisor.copy(), expression=_num(0)), exp.Null()).else_(node))
     if isinstance(node, (exp.DateTrunc, exp.TimestampTrunc)):
         return _truncate(node, to_date=isinstance(node, exp.DateTrunc))
     if isinstance(node, exp.MapContainsKey):  # sqlglot swaps the arguments for DuckDB
