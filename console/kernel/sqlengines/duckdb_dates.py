@@ -3,7 +3,8 @@ literal) to a date or timestamp, and an unreadable one gives NULL (ANSI mode off
 functions take no text (a binder error) or fail the query on a bad value. Each rewrite gives
 the function the value Spark would, by TRY_CAST.
 
-`rewrite(node)` returns the replacement, or None when the node is not one of these.
+`rewrite(node)` returns the replacement, or None when the node is not one of these; the other
+functions here are duckdb_functions' handlers for dates that stay dates and the like.
 """
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ _TEMPORAL = {exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP, exp.DataType.T
              exp.DataType.Type.TIMESTAMPNTZ, exp.DataType.Type.DATETIME}
 _MADE_TEMPORAL = (exp.CurrentDate, exp.CurrentTimestamp, exp.StrToTime, exp.StrToDate, exp.TsOrDsToDate,
                   exp.UnixToTime, exp.DateTrunc, exp.TimestampTrunc, exp.TsOrDsAdd, exp.AddMonths)
+
+
+def _fn(name: str, *args: exp.Expr) -> exp.Expr:
+    return exp.Anonymous(this=name, expressions=list(args))
 
 
 def _temporal(node: exp.Expr) -> bool:
@@ -29,6 +34,40 @@ def _readable(node: exp.Expr, kind: str) -> exp.Expr | None:
         return None
     node.set("this", exp.TryCast(this=value, to=exp.DataType.build(kind)))
     return node
+
+
+def as_date(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
+    """date_add, date_sub, add_months and trunc give a DATE in Spark (DuckDB: a timestamp)."""
+    if isinstance(node, exp.TsOrDsAdd) and str(node.args.get("unit") or "DAY").upper() not in ("DAY", "'DAY'"):
+        return None
+    if isinstance(node.parent, exp.Cast):
+        return None
+    return exp.Cast(this=node, to=exp.DataType.build("DATE"))
+
+
+def from_utc(node: exp.AtTimeZone, numeric: frozenset[str]) -> exp.Expr | None:
+    """from_utc_timestamp(ts, tz): ts is UTC, the answer its wall time in tz (Spark SQL has no AT
+    TIME ZONE, so the node is this function's)."""
+    utc = exp.AtTimeZone(this=node.this, zone=exp.Literal.string("UTC"))
+    return exp.AtTimeZone(this=utc, zone=node.args["zone"])
+
+
+def date_plus_interval(node: exp.Add, numeric: frozenset[str]) -> exp.Expr | None:
+    """DATE '…' + INTERVAL n DAY|MONTH|YEAR is a DATE in Spark (DuckDB: a timestamp)."""
+    left, right = node.this, node.expression
+    if (isinstance(left, exp.Cast) and left.to.this == exp.DataType.Type.DATE and isinstance(right, exp.Interval)
+            and str(right.unit.name if right.unit else "").upper() in ("DAY", "DAYS", "WEEK", "MONTH", "YEAR")):
+        return exp.Cast(this=exp.Paren(this=node), to=exp.DataType.build("DATE"))
+    return None
+
+
+def seconds(node: exp.Expr, unit: str, value: exp.Expr) -> exp.Expr | None:
+    """extract(SECOND …) carries the fraction in Spark (a DECIMAL(8,6)); DuckDB's is whole seconds."""
+    if unit.strip("'").upper() not in ("SECOND", "SECONDS", "S", "SEC", "SECS"):
+        return None
+    micros = _fn("DATE_PART", exp.Literal.string("microseconds"), value.copy())
+    return exp.Cast(this=exp.Div(this=micros, expression=exp.Literal.number(1000000)),
+                    to=exp.DataType.build("DECIMAL(8, 6)"))
 
 
 def rewrite(node: exp.Expr) -> exp.Expr | None:

@@ -240,7 +240,7 @@ def _anonymous(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
                         expression=exp.EQ(this=_fn("JSON_TYPE", text.copy()), expression=exp.Literal.string("ARRAY")))
         return _case(valid, _fn("JSON_ARRAY_LENGTH", text.copy()))
     if name in ("date_part", "datepart") and len(args) == 2 and _text(args[0]) is not None:
-        return _seconds(node, str(_text(args[0])), args[1])
+        return duckdb_dates.seconds(node, str(_text(args[0])), args[1])
     if name == "try_to_binary" and args:
         return _to_binary(args[0], args[1] if len(args) > 1 else None, try_=True)
     return None
@@ -302,20 +302,8 @@ def _ignore_nulls(node: exp.IgnoreNulls, numeric: frozenset[str]) -> exp.Expr | 
                       expression=exp.Where(this=exp.Not(this=exp.Is(this=inner.this.copy(), expression=exp.Null()))))
 
 
-def _as_date(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
-    """date_add, date_sub, add_months and trunc give a DATE in Spark (DuckDB: a timestamp)."""
-    if isinstance(node, exp.TsOrDsAdd) and str(node.args.get("unit") or "DAY").upper() not in ("DAY", "'DAY'"):
-        return None
-    if isinstance(node.parent, exp.Cast):
-        return None
-    return exp.Cast(this=node, to=exp.DataType.build("DATE"))
 
 
-def _from_utc(node: exp.AtTimeZone, numeric: frozenset[str]) -> exp.Expr | None:
-    """from_utc_timestamp(ts, tz): ts is UTC, the answer its wall time in tz (Spark SQL has no AT
-    TIME ZONE, so the node is this function's)."""
-    utc = exp.AtTimeZone(this=node.this, zone=exp.Literal.string("UTC"))
-    return exp.AtTimeZone(this=utc, zone=node.args["zone"])
 
 
 def _refuse_number_format(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr | None:
@@ -378,13 +366,6 @@ def _bit_count(node: exp.BitwiseCount, numeric: frozenset[str]) -> exp.Expr | No
     return None
 
 
-def _date_plus_interval(node: exp.Add, numeric: frozenset[str]) -> exp.Expr | None:
-    """DATE '…' + INTERVAL n DAY|MONTH|YEAR is a DATE in Spark (DuckDB: a timestamp)."""
-    left, right = node.this, node.expression
-    if (isinstance(left, exp.Cast) and left.to.this == exp.DataType.Type.DATE and isinstance(right, exp.Interval)
-            and str(right.unit.name if right.unit else "").upper() in ("DAY", "DAYS", "WEEK", "MONTH", "YEAR")):
-        return exp.Cast(this=exp.Paren(this=node), to=exp.DataType.build("DATE"))
-    return None
 
 
 def _array_position(node: exp.ArrayPosition, numeric: frozenset[str]) -> exp.Expr | None:
@@ -417,13 +398,6 @@ def _array_distinct(node: exp.ArrayDistinct, numeric: frozenset[str]) -> exp.Exp
     return exp.func("LIST_FILTER", xs, exp.Lambda(this=first, expressions=[x.copy(), i.copy()]))
 
 
-def _seconds(node: exp.Expr, unit: str, value: exp.Expr) -> exp.Expr | None:
-    """extract(SECOND …) carries the fraction in Spark (a DECIMAL(8,6)); DuckDB's is whole seconds."""
-    if unit.strip("'").upper() not in ("SECOND", "SECONDS", "S", "SEC", "SECS"):
-        return None
-    micros = _fn("DATE_PART", exp.Literal.string("microseconds"), value.copy())
-    return exp.Cast(this=exp.Div(this=micros, expression=exp.Literal.number(1000000)),
-                    to=exp.DataType.build("DECIMAL(8, 6)"))
 
 
 def _negative_literal(node: exp.Neg, numeric: frozenset[str]) -> exp.Expr | None:
@@ -478,11 +452,11 @@ _HANDLERS: dict[type, _Rewrite] = {
     exp.RegrR2: _no_nan,
     exp.RegrIntercept: _no_nan,
     exp.Neg: _negative_literal,  # type: ignore[dict-item]
-    exp.Add: _date_plus_interval,  # type: ignore[dict-item]
+    exp.Add: duckdb_dates.date_plus_interval,  # type: ignore[dict-item]
     exp.ArrayPosition: _array_position,  # type: ignore[dict-item]
     exp.ArrayRemove: _array_remove,  # type: ignore[dict-item]
     exp.ArrayDistinct: _array_distinct,  # type: ignore[dict-item]
-    exp.Extract: lambda n, _: _seconds(n, n.this.name, n.expression),
+    exp.Extract: lambda n, _: duckdb_dates.seconds(n, n.this.name, n.expression),
     exp.DateFromUnixDate: lambda n, _: exp.Cast(this=n, to=exp.DataType.build("DATE")),
     exp.IsNan: lambda n, _: None if isinstance(n.parent, exp.Func) and n.parent.name == "COALESCE" else exp.func(
         "COALESCE", n, exp.false()),
@@ -514,9 +488,9 @@ _HANDLERS: dict[type, _Rewrite] = {
     exp.LogicalAnd: _logical,
     exp.LogicalOr: _logical,
     exp.IgnoreNulls: _ignore_nulls,  # type: ignore[dict-item]
-    exp.TsOrDsAdd: _as_date,
-    exp.AddMonths: _as_date,
-    exp.AtTimeZone: _from_utc,  # type: ignore[dict-item]
+    exp.TsOrDsAdd: duckdb_dates.as_date,
+    exp.AddMonths: duckdb_dates.as_date,
+    exp.AtTimeZone: duckdb_dates.from_utc,  # type: ignore[dict-item]
     exp.ToChar: _refuse_number_format,
     exp.ToNumber: _refuse_number_format,
     exp.GenerateSeries: _sequence,  # type: ignore[dict-item]
