@@ -32,6 +32,9 @@ def local_engine(spill: Path) -> Any:
 
     engine = SqlEngine(temp_dir=spill, memory_limit=512 << 20)
     engine.con.execute("SET TimeZone = 'UTC'")  # Spark ran with its session time zone UTC
+    # One thread: the statements are tiny, and an order-sensitive answer (first(), a tie in an
+    # ORDER BY) must not depend on how threads interleave; Spark's goldens came from local[1].
+    engine.con.execute("SET threads = 1")
     return engine
 
 
