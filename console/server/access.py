@@ -54,6 +54,8 @@ POLICIES: dict[str, str] = {
     # the workspace page's listings (owner, the caller's role, shared with me): the handler filters
     "api.workspace.listing": "reader login",
     "api.workspace.shared": "reader login",
+    # search by name and cell text (console/server/api/search.py): the handler keeps what the caller may read
+    "api.search.search": "reader login",
     "api.notebooks.create": "member login",
     "api.notebooks.get": "reader notebook:viewer",
     "api.notebooks.replace": "member notebook:editor",

@@ -1,6 +1,10 @@
 """Cells: add at a position, edit source or kind, move, delete; each edit is a new revision."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from sqlalchemy import func, select
+
 from console.store._rows import as_dicts, check_kind, check_source, load_cells, lock_notebook, save_revision, MAX_CELLS
 from console.store.db import StoreBase, new_id
 from console.store.errors import Invalid, NotFound
@@ -24,7 +28,25 @@ def _position(position: object, size: int) -> int:
     return min(position, size)
 
 
+_ID_CHUNK = 500  # notebook ids per IN (...): well under any database's limit on bound parameters
+
+
 class CellsMixin(StoreBase):
+    def cells_containing(self, notebook_ids: Iterable[str], text: str) -> list[tuple[str, CellRecord]]:
+        """(notebook id, cell) of the notebooks' cells that may contain `text`, ignoring case, in
+        notebook and cell order. A superset when `text` is not ASCII (SQLite's lower() folds ASCII
+        only, so such text is not filtered here): the caller checks each cell itself."""
+        ids = sorted(set(notebook_ids))
+        out: list[tuple[str, CellRecord]] = []
+        with self._read() as s:
+            for i in range(0, len(ids), _ID_CHUNK):
+                q = select(Cell).where(Cell.notebook_id.in_(ids[i:i + _ID_CHUNK]))
+                if text.isascii():
+                    q = q.where(func.lower(Cell.source).contains(text.lower(), autoescape=True))
+                for c in s.scalars(q.order_by(Cell.notebook_id, Cell.position)):
+                    out.append((c.notebook_id, CellRecord(id=c.id, kind=c.kind, source=c.source, position=c.position)))
+        return out
+
     def get_cell(self, notebook_id: str, cell_id: str) -> CellRecord:
         with self._read() as s:
             c = s.get(Cell, (notebook_id, cell_id))

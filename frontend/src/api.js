@@ -67,6 +67,8 @@ export function createApi(base = "/api") {
     logout: () => request("POST", "/logout"),
     // workspace
     listFolder: (folder = "/") => request("GET", `/notebooks${q({ folder })}`),
+    // notebook names and cell text, of the notebooks the caller may read (console/server/api/search.py)
+    search: (text) => request("GET", `/search${q({ q: text })}`),
 
     createFolder: (path) => request("POST", "/folders", { path }),
     renameFolder: (path, newPath) => request("POST", "/folders/rename", { path, new_path: newPath }),

@@ -7,6 +7,7 @@ import * as Y from "yjs";
 import { Awareness, applyAwarenessUpdate, encodeAwarenessUpdate, removeAwarenessStates } from "y-protocols/awareness";
 
 const REMOTE = "remote"; // origin of changes that came from the server: never sent back
+const FIND = "find"; // origin of find-and-replace edits (findbar.js): each one undone as one step
 export const KINDS = ["mlsql", "python", "markdown"];
 
 export function toB64(bytes) {
@@ -85,6 +86,8 @@ export class SharedDoc {
     this.awareness.setLocalState({ user: this.user, cell: this.cellId || null });
     this.pending = []; // updates this page sent that no doc_saved has shown stored yet
     this.stored = null; // the last doc_saved's {sv, ds}
+    // Only this page's replacements, across all cells: the editors' own undo keeps to typing.
+    this.findUndo = new Y.UndoManager(this.cells, { trackedOrigins: new Set([FIND]), captureTimeout: 0 });
     this.doc.on("update", (update, origin) => {
       if (origin === REMOTE || !this.epoch) return;
       this.setUnsaved(true);
@@ -227,6 +230,27 @@ export class SharedDoc {
       copy.set("source", new Y.Text(source));
       this.cells.insert(to, [copy]);
     });
+  }
+
+  // Replace ranges of cells' texts ([{cellId, from, to, insert}], each cell's last range first) in
+  // one change: sent like typing, so every page sees it, and one step for undoReplace.
+  replaceRanges(edits) {
+    this.findUndo.stopCapturing();
+    this.doc.transact(() => {
+      for (const { cellId, from, to, insert } of edits) {
+        const [m] = this.mapOf(cellId);
+        const text = m && m.get("source");
+        if (!(text instanceof Y.Text) || to > text.length) continue;
+        if (to > from) text.delete(from, to - from);
+        if (insert) text.insert(from, insert);
+      }
+    }, FIND);
+    this.findUndo.stopCapturing();
+  }
+
+  // Undo this page's last replacement; false when there is none.
+  undoReplace() {
+    return this.findUndo.undo() !== null;
   }
 
   setKind(cellId, kind) {

@@ -18,6 +18,7 @@ import { tags as t } from "@lezer/highlight";
 import { mlsqlStream } from "./mlsql-lang.js";
 import { completionSource, schemaOf, schemaText } from "./assist.js";
 import { docNode } from "./doclinks.js";
+import { findMarks, showFindMarks } from "./findmarks.js";
 import { yCollab, yUndoManagerKeymap } from "y-codemirror.next";
 import * as Y from "yjs";
 
@@ -164,6 +165,7 @@ export function createEditor(parent, opts) {
   let kind = opts.kind;
   let binding = null; // {ytext, awareness} once the cell is part of the shared document
   let unobserve = null; // while not mounted, the placeholder follows the Y.Text itself
+  let marks = null; // the find bar's last marks ({ranges, at}), drawn once the editor mounts
   const placeholder = document.createElement("pre");
   placeholder.className = "cm-static";
   placeholder.textContent = doc;
@@ -175,6 +177,7 @@ export function createEditor(parent, opts) {
     unobserve?.();
     unobserve = null;
     real = mountEditor(parent, { ...opts, doc: binding ? binding.ytext.toString() : doc, kind, binding });
+    if (marks && marks.ranges.length) real.findMarks(marks.ranges, marks.at, false);
     return real;
   };
   placeholder.addEventListener("mousedown", (e) => {
@@ -212,6 +215,11 @@ export function createEditor(parent, opts) {
       follow();
     },
     markError: (line) => mount().markError(line),
+    // The find bar's marks (findmarks.js): an editor not mounted yet is mounted only to show the current match.
+    findMarks(ranges, at, scroll = false) {
+      marks = { ranges, at };
+      if (real || scroll) mount().findMarks(ranges, at, scroll);
+    },
     clearError: () => real?.clearError(),
     focus: () => mount().focus(),
     hasFocus: () => !!real && real.hasFocus(),
@@ -266,6 +274,7 @@ function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false,
         // edits that arrive another way (paste, drop, a command bound to a key).
         editable.of([EditorView.editable.of(!readOnly), EditorState.readOnly.of(readOnly)]),
         errorLine,
+        findMarks,
         collab.of(collabExtension(binding)),
         theme,
         EditorView.lineWrapping,
@@ -309,6 +318,7 @@ function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false,
       marked = false;
       view.dispatch({ effects: setErrorLine.of(null) });
     },
+    findMarks: (ranges, at, scroll) => showFindMarks(view, ranges, at, scroll),
     focus: () => view.focus(),
     hasFocus: () => view.hasFocus,
     destroy: () => view.destroy(),

@@ -1,6 +1,6 @@
 // The notebook page's commands: toolbar buttons, cell buttons (cell.js) and keys (shortcuts.js)
 // all arrive as an action name at act(), which checks the role (roles.js) and runs it: run, run
-// all, insert, delete and undo, move, change kind, select, clear. Structure changes go into the
+// all, insert, delete and undo, move, change kind, select, clear, find (findbar.js), the outline. Structure changes go into the
 // shared document (coedit.js); notebook.js applyDoc draws them, here and on every page.
 // page: the NotebookPage (its cells, order, selection, role, shared document, live channel,
 // saver, banners, help and data panel).
@@ -48,6 +48,9 @@ export async function act(page, action, cellId) {
       case "save": return await page.saver.flush();
       case "help": return page.help.toggle();
       case "data-panel": return page.data.toggle();
+      case "find": case "find-replace": return page.find.open(action === "find-replace");
+      case "undo-replace": return page.find.undo();
+      case "outline": return page.outline.toggle();
       case "command-mode":
         cell?.kind === "markdown" && cell.stopEditing();
         return cell?.el.focus();

@@ -1,7 +1,7 @@
 // The notebook page: the toolbar, the cells, the shared document, and the live channel.
 // Its parts: the live channel's events in notebook-live.js, the kernel's badge, card and restart
 // in notebook-kernel.js, the commands that buttons and keys (shortcuts.js) send in notebook-actions.js,
-// the toolbar in toolbar.js; this module builds the page, keeps its cells and saves.
+// the toolbar in toolbar.js, find and replace in findbar.js, the outline and folding in outline.js; this module builds the page, keeps its cells and saves.
 // Stored outputs (GET /api/notebooks/<id>) are drawn first, then the page joins the notebook's
 // room with what it holds and continues live; `data-ready` on the root marks it interactive.
 // Cells, their order, kinds and sources live in a Yjs document shared by everyone on the
@@ -25,6 +25,8 @@ import { connectLive, onLiveEvent, useRun } from "./notebook-live.js";
 import { kernelBadge, kernelCard } from "./notebook-kernel.js";
 import { act, insertSource } from "./notebook-actions.js";
 import { RunSignal } from "./runsignal.js";
+import { FindBar, openFromHash } from "./findbar.js";
+import { Outline } from "./outline.js";
 
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
 
@@ -89,6 +91,7 @@ export class NotebookPage {
     });
     this.setTitle(nb.name);
     this.renderCells(nb.cells, runs && runs.runs);
+    this.outline.draw();
     performance.mark("console-drawn");
     this.bindEvents();
     this.clock = setInterval(() => this.tickRunning(), 250);
@@ -100,6 +103,7 @@ export class NotebookPage {
         inspect: (name) => this.api.inspect(this.id, name),
       });
     }
+    openFromHash(this); // a link from the workspace's search: #cell=<id>&find=<text>
     this.root.dataset.ready = "1";
     performance.mark("console-ready"); // bench/page_load.py reads these two
     requestAnimationFrame(() => setTimeout(() => performance.mark("console-painted")));
@@ -116,13 +120,15 @@ export class NotebookPage {
     this.banners = new Banners();
     this.kernelCard = kernelCard();
     this.cellList = h("div.cells", { dataset: { role: "cells" } });
+    this.find = new FindBar(this);
+    this.outline = new Outline(this);
     this.data = new DataPanel({ api: this.api, notebookId: this.id, insertCell: (source, run) => insertSource(this, source, run) });
     const toolbar = notebookToolbar(this);
     const addBar = h("div.add-bar", { dataset: { needs: "editor" } },
       btn("add-mlsql", "+ MLSQL", "Add an MLSQL cell at the end"),
       btn("add-python", "+ Python", "Add a Python cell at the end"),
       btn("add-markdown", "+ Markdown", "Add a Markdown cell at the end"));
-    this.root.replaceChildren(toolbar, this.banners.el, this.kernelCard,
+    this.root.replaceChildren(toolbar, this.banners.el, this.kernelCard, this.find.el, this.outline.el,
       h("main.notebook", {}, this.cellList, addBar), this.data.el, this.help.el);
     this.root.dataset.page = "notebook";
   }
@@ -177,6 +183,7 @@ export class NotebookPage {
   tickRunning() {
     for (const cell of this.cells.values()) if (cell.status === "running") cell.tick();
     this.signal.update([...this.cells.values()].map((c) => c.status));
+    this.outline.markStatus();
   }
 
   // ------------------------------------------------------------------ the shared document
@@ -218,6 +225,7 @@ export class NotebookPage {
     });
     this.order = list.map((c) => c.id);
     this.presence.draw();
+    this.root.dispatchEvent(new CustomEvent("cells-changed")); // the outline and the find bar follow
   }
 
   // ------------------------------------------------------------------ user actions (run by notebook-actions.js)

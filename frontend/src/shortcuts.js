@@ -26,6 +26,9 @@ export const SHORTCUTS = [
   { keys: "r", mode: "command", action: "run-from", help: "run from this cell to the end" },
   { keys: "i i", mode: "command", action: "interrupt", help: "interrupt the kernel" },
   { keys: "0 0", mode: "command", action: "restart", help: "restart the kernel" },
+  { keys: "Mod-f", mode: "command", action: "find", help: "find in all cells (in an editor: the browser's own)" },
+  { keys: "Mod-h", mode: "edit", action: "find-replace", help: "find and replace in all cells" },
+  { keys: "Mod-z", mode: "command", action: "undo-replace", help: "undo the last replacement" },
   { keys: "?", mode: "command", action: "help", help: "show or hide this help" },
 ];
 
@@ -41,8 +44,8 @@ export function editorBindings(run) {
   }));
 }
 
-// What command mode answers to: its own keys, plus the run keys (they work on a selected cell too).
-const COMMAND_KEYS = SHORTCUTS.filter((s) => s.mode === "command" || s.action.startsWith("run"));
+// What command mode answers to: its own keys, plus the run and find keys (they work on a selected cell too).
+const COMMAND_KEYS = SHORTCUTS.filter((s) => s.mode === "command" || s.action.startsWith("run") || s.action.startsWith("find"));
 
 function keyName(e) {
   let name = e.key;

@@ -25,6 +25,7 @@ export function notebookToolbar(page) {
     btn("clear-all", "Clear all outputs", "Clear every cell's output (an editor's clear is stored; others clear this page only)"),
     h("a.button", { href: `${page.api.exportUrl(page.id)}?outputs=1`, download: "", title: "Download as a notebook file (with outputs)", text: "Export notebook" }),
     ...nbMenu.items,
+    btn("find-replace", "Find and replace (Ctrl-H)", "Find and replace in all cells"),
     btn("help", "Keyboard shortcuts (?)", "Keyboard shortcuts"),
     nbMenu.account,
   ], "more", "sec-tools");
@@ -35,6 +36,7 @@ export function notebookToolbar(page) {
     btn("run-all", "▶▶ Run all", "Run every cell; stops at the first that fails"),
     btn("interrupt", "■ Stop", "Interrupt the running cell (i i)"),
     btn("restart", "↻ Restart", "Restart the kernel (0 0)"),
+    btn("outline", "Outline", "The notebook's headings and cells: jump to one, fold a section"),
     btn("data-panel", "Data", "The lake: tables, their history, files, and uploads"),
     page.presence.el, page.kernelBadge, page.connBadge,
     nbMenu.tools, more);

@@ -1,5 +1,6 @@
 // The workspace page: a folder tree on the left, the chosen folder's notebooks on the right,
-// with create / rename / move / duplicate / delete, import / export and search by name; each
+// with create / rename / move / duplicate / delete, import / export and search by name and cell
+// text (searchhits.js); each
 // notebook shows its owner, and only the actions the caller's role on it allows (GET /api/workspace
 // serves the role). "Shared with me" lists other people's notebooks shared with the caller; an
 // admin's folder view holds their own notebooks, and "Everyone's notebooks" (scope=all) the rest.
@@ -11,6 +12,7 @@ import { matchName, joinPath } from "./names.js";
 import { allows, setRoles, siteAtLeast } from "./roles.js";
 import { accountMenu } from "./account.js";
 import { openShareDialog } from "./share.js";
+import { cellHits } from "./searchhits.js";
 
 function pageUrl(folder, scope) {
   const q = new URLSearchParams();
@@ -58,7 +60,7 @@ export class WorkspacePage {
 
   build() {
     const btn = (action, text, title) => h("button", { type: "button", dataset: { action }, title, text, hidden: !this.writer });
-    this.search = h("input.search", { type: "search", placeholder: "Search notebooks by name", dataset: { role: "search" } });
+    this.search = h("input.search", { type: "search", placeholder: "Search notebooks by name and cell text", dataset: { role: "search" } });
     this.fileInput = h("input", { type: "file", accept: ".json,.mlsql,.ipynb,.bznb,.mlnb,application/json", hidden: true, dataset: { role: "import-file" } });
     this.tree = h("nav.tree", { dataset: { role: "tree" } });
     this.crumbs = h("div.crumbs", { dataset: { role: "crumbs" } });
@@ -195,7 +197,7 @@ export class WorkspacePage {
         h("a.button", { href: `${this.api.exportUrl(nb.id)}?format=ipynb`, download: "", text: ".ipynb" }),
         may(nb, "delete", "button.danger", "Delete", "delete-notebook")));
     }
-    if (!rows.length) rows.push(h("li.empty", { text: this.search.value ? "No notebook matches." : empty || "This folder is empty." }));
+    if (!rows.length) rows.push(h("li.empty", { text: this.search.value ? "No notebook name matches." : empty || "This folder is empty." }));
     this.list.replaceChildren(h("ul", {}, rows));
   }
 
@@ -254,8 +256,12 @@ export class WorkspacePage {
       this.drawListing(this.listing.folders, this.listing.notebooks);
       return;
     }
-    const hits = (await this.allNotebooks()).filter((nb) => matchName(nb.name, query));
-    if (this.search.value.trim() === query) this.drawListing([], hits, { showFolder: true });
+    const [hits, inCells] = await Promise.all([
+      this.allNotebooks().then((all) => all.filter((nb) => matchName(nb.name, query))),
+      this.api.search(query).catch(() => null)]);
+    if (this.search.value.trim() !== query) return;
+    this.drawListing([], hits, { showFolder: true });
+    if (inCells) this.list.append(cellHits(inCells));
   }
 
   // ------------------------------------------------------------------ actions
