@@ -171,3 +171,8 @@ def test_more_spark_functions(engine: SqlEngine) -> None:
                        "aggregate(array(1, 2), 0, (a, x) -> a + x, a -> a)") == [
         None, True, 2, None, ["x", "x"], "ab", 5.0, True, True, 3]
     assert refused(engine, "select soundex('a')").startswith("SOUNDEX is not supported on DuckDB")
+
+
+def test_typeof_names_spark_types(engine: SqlEngine) -> None:
+    assert one(engine, "select typeof(1), typeof(1L), typeof(1.5), typeof('a'), typeof(array(array('x'))), "
+                       "typeof(NULL)") == ["int", "bigint", "decimal(2,1)", "string", "array<array<string>>", "void"]

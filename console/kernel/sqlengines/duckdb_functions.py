@@ -443,6 +443,7 @@ _HANDLERS: dict[type, _Rewrite] = {
     exp.ArgMin: _keeping_nulls("ARG_MIN_NULL"),
     exp.ArgMax: _keeping_nulls("ARG_MAX_NULL"),
     exp.JSONFormat: lambda n, _: duckdb_text.to_json(n),  # type: ignore[arg-type]
+    exp.Typeof: lambda n, _: duckdb_text.typeof(n.this),
     exp.ParseUrl: lambda n, _: duckdb_text.parse_url(n),  # type: ignore[arg-type]
     exp.Like: _like,  # type: ignore[dict-item]
     exp.ILike: _like,  # type: ignore[dict-item]

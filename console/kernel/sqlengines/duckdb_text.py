@@ -115,5 +115,31 @@ def parse_url(node: exp.ParseUrl) -> exp.Expr:
     return exp.Paren(this=exp.case().when(present(n, marker), group(n)))
 
 
+# DuckDB's type names as Spark's typeof() says them.
+_TYPE_NAMES = {"INTEGER": "int", "BIGINT": "bigint", "SMALLINT": "smallint", "TINYINT": "tinyint",
+               "DOUBLE": "double", "FLOAT": "float", "VARCHAR": "string", "BOOLEAN": "boolean", "DATE": "date",
+               "TIMESTAMP WITH TIME ZONE": "timestamp", "TIMESTAMP": "timestamp_ntz", "BLOB": "binary",
+               '"NULL"': "void", "HUGEINT": "decimal(38,0)", "INTERVAL": "interval"}
+
+
+def _spark_type_name(name: exp.Expr, depth: int = 2) -> exp.Expr:
+    """A DuckDB type name (an expression giving it) in Spark's words; arrays two levels deep."""
+    case = exp.case()
+    for duck, spark in _TYPE_NAMES.items():
+        case = case.when(exp.EQ(this=name.copy(), expression=_s(duck)), _s(spark))
+    if depth > 0:
+        length = exp.Sub(this=exp.func("LENGTH", name.copy()), expression=exp.Literal.number(2))
+        inner = exp.func("LEFT", name.copy(), length)
+        array = exp.DPipe(this=exp.DPipe(this=_s("array<"), expression=_spark_type_name(inner, depth - 1)),
+                          expression=_s(">"))
+        case = case.when(_fn("SUFFIX", name.copy(), _s("[]")), array)
+    # DECIMAL(2,1) -> decimal(2,1); maps and structs keep DuckDB's spelling, lower-cased
+    return exp.Paren(this=case.else_(exp.Lower(this=_fn("REPLACE", name.copy(), _s(" "), _s("")))))
+
+
+def typeof(value: exp.Expr) -> exp.Expr:
+    return _spark_type_name(_fn("TYPEOF", value))
+
+
 def _escape(text: str) -> str:
     return "".join("\\" + c if c in r"\.^$|?*+()[]{}" else c for c in text)
