@@ -176,3 +176,8 @@ def test_more_spark_functions(engine: SqlEngine) -> None:
 def test_typeof_names_spark_types(engine: SqlEngine) -> None:
     assert one(engine, "select typeof(1), typeof(1L), typeof(1.5), typeof('a'), typeof(array(array('x'))), "
                        "typeof(NULL)") == ["int", "bigint", "decimal(2,1)", "string", "array<array<string>>", "void"]
+
+
+def test_spark_interval_types_are_refused_not_answered_null(engine: SqlEngine) -> None:
+    assert "a cast to INTERVAL YEAR TO MONTH" in refused(engine, "select cast('3-1' as interval year to month)")
+    assert "an interval cast to text" in refused(engine, "select cast(interval '2' day as string)")

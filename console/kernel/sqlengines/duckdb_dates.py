@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from console.kernel.sqlengines.spark import Untranslatable
+
+ENGINE = "DuckDB"
+
 _TIMESTAMP_PART = (exp.Hour, exp.Minute, exp.Second, exp.Quarter, exp.LastDay)
 _DATE_PART = (exp.Year, exp.Month, exp.DayOfYear, exp.DayOfMonth, exp.WeekOfYear, exp.DayOfWeek)
 _TEMPORAL = {exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ,
@@ -70,7 +74,20 @@ def seconds(node: exp.Expr, unit: str, value: exp.Expr) -> exp.Expr | None:
                     to=exp.DataType.build("DECIMAL(8, 6)"))
 
 
+def _interval_cast(node: exp.Cast) -> None:
+    """Spark's year-month and day-time interval types read and print their own forms ('3-1',
+    INTERVAL '3-1' YEAR TO MONTH); DuckDB has one interval type and reads '3-1' as NULL: refused."""
+    target = node.to.this
+    if isinstance(target, exp.Interval) and target.args.get("unit") is not None:
+        raise Untranslatable(f"a cast to INTERVAL {target.args['unit'].sql('spark')}", ENGINE,
+                             "DuckDB has no year-month or day-time interval types; use make_interval or date_add")
+    if node.to.this in (exp.DataType.Type.TEXT, exp.DataType.Type.VARCHAR) and isinstance(node.this, exp.Interval):
+        raise Untranslatable("an interval cast to text", ENGINE, "Spark prints INTERVAL '2' DAY, DuckDB 2 days")
+
+
 def rewrite(node: exp.Expr) -> exp.Expr | None:
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        _interval_cast(node)
     if isinstance(node, _TIMESTAMP_PART):
         return _readable(node, "TIMESTAMP")
     if isinstance(node, _DATE_PART):
