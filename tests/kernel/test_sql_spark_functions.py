@@ -181,3 +181,11 @@ def test_typeof_names_spark_types(engine: SqlEngine) -> None:
 def test_spark_interval_types_are_refused_not_answered_null(engine: SqlEngine) -> None:
     assert "a cast to INTERVAL YEAR TO MONTH" in refused(engine, "select cast('3-1' as interval year to month)")
     assert "an interval cast to text" in refused(engine, "select cast(interval '2' day as string)")
+
+
+def test_generators_spark_has(engine: SqlEngine) -> None:
+    out = engine.query("select json_tuple('{\"a\": 1, \"b\": {\"c\": 2}}', 'a', 'b')", {})
+    assert out.column_names == ["c0", "c1"] and out.to_pylist() == [{"c0": "1", "c1": '{"c":2}'}]
+    assert engine.query("select explode_outer(array())", {}).to_pylist() == [{"col": None}]
+    assert engine.query("select posexplode_outer(array(10, 20))", {}).to_pylist() == [
+        {"pos": 0, "col": 10}, {"pos": 1, "col": 20}]

@@ -9,6 +9,7 @@ from typing import Callable
 
 from sqlglot import exp
 
+from console.kernel.sqlengines import duckdb_text
 from console.kernel.sqlengines.spark import Untranslatable
 
 ENGINE = "DuckDB"
@@ -335,6 +336,17 @@ def rewrite(node: exp.Expr) -> exp.Expr | None:
         return _exists(node.this, node.args["expression"])  # sqlglot's DuckDB text drops the function
     if isinstance(node, exp.Any) and not isinstance(node.parent, (exp.Predicate, exp.Binary)):
         return _fn("BOOL_OR", node.this)  # the any() aggregate, not `x = ANY (…)`
+    if isinstance(node, exp.Anonymous) and str(node.name).lower() == "json_tuple":
+        return duckdb_text.json_tuple(node)
+    if type(node).__name__ in ("_ExplodeOuter", "ExplodeOuter", "PosexplodeOuter"):
+        # one NULL row for an empty or NULL array, as Spark's *_outer generators give
+        xs = node.this
+        filled = _p(exp.case().when(exp.GT(this=_fn("LEN", xs.copy()), expression=_num(0)), xs.copy())
+                    .else_(exp.Array(expressions=[exp.Null()])))
+        if "Pos" in type(node).__name__:
+            return exp.Posexplode(this=filled)
+        out = exp.Explode(this=filled)
+        return exp.Alias(this=out, alias=exp.to_identifier("col")) if isinstance(node.parent, exp.Select) else out
     if isinstance(node, exp.Replace) and node.args.get("replacement") is None:
         return exp.Replace(this=node.this, expression=node.expression, replacement=exp.Literal.string(""))
     if isinstance(node, exp.Mod):  # x % 0 is NULL in Spark; DuckDB fails the query

@@ -141,5 +141,26 @@ def typeof(value: exp.Expr) -> exp.Expr:
     return _spark_type_name(_fn("TYPEOF", value))
 
 
+def json_tuple(node: exp.Anonymous) -> exp.Expr:
+    """json_tuple(j, 'a', 'b') in a select: columns c0, c1 of the keys' values as text (nested
+    values as their JSON), NULL for a missing key or text that is not JSON; DuckDB unnests a
+    struct into its columns."""
+    text, *keys = node.expressions
+    if isinstance(text, exp.Null):
+        raise Untranslatable("json_tuple of a bare NULL", ENGINE, "Spark takes only text: cast(NULL as string)")
+    if not keys or not all(isinstance(k, exp.Literal) and k.is_string for k in keys):
+        raise Untranslatable("json_tuple with keys that are not quoted texts", ENGINE)
+    if not isinstance(node.parent, exp.Select):
+        raise Untranslatable("json_tuple outside a select list (LATERAL VIEW json_tuple)", ENGINE,
+                             "use get_json_object(j, '$.key') for each key")
+    fields = []
+    for i, key in enumerate(keys):
+        path = _s("$." + json.dumps(str(key.this)))
+        value = exp.Paren(this=exp.case().when(_fn("JSON_VALID", text.copy()),
+                                               _fn("JSON_EXTRACT_STRING", text.copy(), path)))
+        fields.append(exp.PropertyEQ(this=exp.to_identifier(f"c{i}"), expression=value))
+    return exp.Explode(this=_fn("STRUCT_PACK", *fields))
+
+
 def _escape(text: str) -> str:
     return "".join("\\" + c if c in r"\.^$|?*+()[]{}" else c for c in text)
