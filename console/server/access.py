@@ -126,9 +126,9 @@ POLICIES: dict[str, str] = {
     "lake.files": "member login",
     "lake.upload": "member login",
     "lake.session_tables": "member notebook:runner",  # asks the notebook's kernel, as completion does
+    "lake.session_variables": "member notebook:runner",  # the variable explorer asks the kernel too
     "lake.file_schema": "member notebook:runner",  # a listed file's columns; Parquet and Excel: asks the kernel
     # running sessions (console/server/running.py): the list shows a user the sessions of notebooks
-    "lake.session_variables": "member notebook:runner",  # the variable explorer asks the kernel too
     # they may run (admins: all); shutting one down is the notebook owner's
     "sessions.page": "public",  # the single page; its data comes from the rows below
     "sessions.list": "member login",

@@ -98,10 +98,10 @@ export function createApi(base = "/api") {
     lakeTable: (name) => request("GET", `/lake/tables/${encodeURIComponent(name)}`),
     lakeFiles: (path) => request("GET", `/lake/files${q({ path })}`),
     sessionTables: (id) => request("GET", `/lake/session/${encodeURIComponent(id)}`),
-    // A listed file's columns; Parquet and Excel are read by the notebook's session.
-    fileSchema: (id, path) => request("GET", `/lake/session/${encodeURIComponent(id)}/schema${q({ path })}`),
     // the variable explorer: the session's tables and Python globals (console/server/lake.py)
     sessionVariables: (id) => request("GET", `/lake/session/${encodeURIComponent(id)}/variables`),
+    // A listed file's columns; Parquet and Excel are read by the notebook's session.
+    fileSchema: (id, path) => request("GET", `/lake/session/${encodeURIComponent(id)}/schema${q({ path })}`),
     // The body is the file itself; the answer holds the `load` statement for it.
     upload: async (file, { folder, overwrite } = {}) => {
       const url = `${base}/lake/upload${q({ name: file.name, folder, overwrite: overwrite ? "true" : undefined })}`;

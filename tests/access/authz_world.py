@@ -197,9 +197,9 @@ def request_for(endpoint: str, w: World) -> Request:
         "lake.table": lambda: ("GET", "/api/lake/tables/matrix.t", None),  # made by test_access_matrix
         "lake.files": lambda: ("GET", "/api/lake/files", None),
         "lake.session_tables": lambda: ("GET", f"/api/lake/session/{w.nb}", None),
+        "lake.session_variables": lambda: ("GET", f"/api/lake/session/{w.nb}/variables", None),
         "lake.file_schema": lambda: ("GET", f"/api/lake/session/{w.nb}/schema?path=matrix/schema.csv", None),
         "lake.upload": lambda: ("POST", "/api/lake/upload?name=matrix.json&overwrite=true", {"a": 1}),
-        "lake.session_variables": lambda: ("GET", f"/api/lake/session/{w.nb}/variables", None),
         "jobs.preview": lambda: ("GET", "/api/jobs/preview?cron=0+2+*+*+*", None),
         "jobs.list": lambda: ("GET", "/api/jobs", None),
         "jobs.create": lambda: ("POST", "/api/jobs", {"notebook_id": w.nb, "cron": "0 2 * * *"}),
