@@ -16,7 +16,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-EVERYWHERE = {"config", "ids", "roles", "protocols", "wire"}
+# coltypes (stdlib only): Spark's names for column types, which the kernel, the server and the
+# data panel all show, so that one vocabulary is spelled in one place (issue 30).
+EVERYWHERE = {"config", "ids", "roles", "protocols", "wire", "coltypes"}
 # Which rooms each room may import at run time. The kernel process's rooms (lang, sources,
 # kernel, worker, actors) and the server process's rooms (store, outputs, server) meet only in
 # the rooms used everywhere (and cluster, the Ray head both sides start); nothing but the
@@ -26,6 +28,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "ids": set(),
     "config": set(),
     "roles": set(),
+    "coltypes": set(),
     "wire": {"ids"},
     "protocols": {"config", "ids", "wire"},
     "lang": EVERYWHERE,

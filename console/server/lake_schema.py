@@ -87,7 +87,7 @@ def _json(data: bytes) -> list[dict[str, str]]:
 
 
 def _unique(names: list[str]) -> list[str]:
-    from console.sources.formats import _unique as unique  # the load's own naming of repeated headers
+    from console.sources.formats import unique_names as unique  # the load's own naming of repeated headers
 
     out: list[str] = unique(names)
     return out

@@ -99,7 +99,7 @@ class CsvSource(FileSource):
         first = self._first_row(path, options)
         if first is None:
             return pa.table({})
-        names = _unique(first) if header else [f"_c{i}" for i in range(len(first))]
+        names = unique_names(first) if header else [f"_c{i}" for i in range(len(first))]
         escape = option(options, "escape")
         null_value = option(options, "nullValue", "") or ""
         table = pcsv.read_csv(
@@ -190,7 +190,7 @@ class TextSource(FileSource):
             fh.writelines(("" if v is None else v) + "\n" for v in table.column(0).to_pylist())
 
 
-def _unique(names: list[str]) -> list[str]:
+def unique_names(names: list[str]) -> list[str]:
     seen: dict[str, int] = {}
     out = []
     for i, name in enumerate(names):
