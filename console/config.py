@@ -43,6 +43,16 @@ def _sandbox_mode(text: str) -> str:
     return mode
 
 
+RAY_CLUSTER_MODES = ("session", "shared")
+
+
+def _ray_clusters(text: str) -> str:
+    mode = text.strip().lower()
+    if mode not in RAY_CLUSTER_MODES:
+        raise ValueError(f"expected one of {', '.join(RAY_CLUSTER_MODES)}")
+    return mode
+
+
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -174,6 +184,15 @@ class Config(Mapping[str, Any]):
     RAY_MEMORY: str = _setting(
         "70%", "Memory the embedded Ray head and all its workers may use together: a size or a share of this "
                "machine's memory.", _size_or_share)
+    RAY_CLUSTERS: str = _setting(
+        "session", "Which Ray cluster a sandboxed session's code runs on: session (a head of its own, under the "
+                   "session's uid and token, started at its first Ray cell and stopped with the session: no "
+                   "session reaches another's actors, objects or logs) or shared (one embedded head per data dir, "
+                   "one trust zone for every account). Without the sandbox the head is always shared.",
+        _ray_clusters)
+    SESSION_OBJECT_STORE: str = _setting(
+        "512M", "Object store of a session's own Ray cluster (CONSOLE_RAY_CLUSTERS=session), held in a private "
+                "/dev/shm of that size.", _size)
     SESSIONS_PER_USER: int = _setting(
         8, "Kernels one user may have running at once; one more is refused, naming the running ones. 0: no "
            "cap.", int)

@@ -33,13 +33,16 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from console.cluster.guard import WORKER_PORTS, auth_token, check_ports, external_token, token_env
 from console.cluster.procs import free_ports, pid_alive, port_open, process_start, stop_process_group
 from console.config import PRIVATE_DIR_NAME
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
 from console.wire.head import TO_KERNEL as HEAD_TO_KERNEL, TO_SERVER, HeadAnswer, HeadRequest
+
+if TYPE_CHECKING:
+    from console.cluster.session_head import SessionCluster
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +114,7 @@ def start_head(
     node_ip: str | None = "127.0.0.1",
     auth_token: str | None = None,
     after_start: Callable[[Path], None] | None = None,
+    object_store_memory: int | None = None,
 ) -> ClusterInfo:
     """Start a Ray node with `ray start --block`: a head, or with `address` a node joining one.
 
@@ -154,6 +158,8 @@ def start_head(
         cmd.append(f"--address={address}")
     if num_cpus is not None:
         cmd.append(f"--num-cpus={num_cpus}")
+    if object_store_memory is not None:
+        cmd.append(f"--object-store-memory={object_store_memory}")
     if resources:
         cmd.append(f"--resources={json.dumps(dict(resources))}")
     if wrap is not None:
@@ -454,12 +460,15 @@ class HeadLink:
         return ClusterInfo(**answer.info)
 
 
-def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any]) -> None:
+def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any], own: "SessionCluster | None" = None) -> None:
     """The server's end of a kernel's head channel: start (or find) the head on each request.
 
     Runs on a thread of its own until the kernel closes its end, or breaks the protocol (a line
     over 1 MiB, anything but a head_request): then the channel is closed, and the kernel's
     cells that need Ray fail with "the server closed the Ray head channel".
+
+    own: the session's own cluster (cluster/session_head.py), started on the first request and
+    stopped when the channel ends; None: the data dir's shared head.
     """
     from console.cluster import sandbox
 
@@ -470,7 +479,10 @@ def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any]) -> None:
                 if not isinstance(request, HeadRequest):  # the vocabulary's only message: narrows the type
                     continue
                 try:
-                    info = RayCluster(cfg).ensure(sandboxed=sandbox.enabled(cfg)).to_json()
+                    if own is not None:
+                        info = own.ensure().to_json()
+                    else:
+                        info = RayCluster(cfg).ensure(sandboxed=sandbox.enabled(cfg)).to_json()
                     answer = HeadAnswer(request.request_id, info=info)
                 except Exception as exc:  # the cell sees it as its own error
                     log.exception("the embedded Ray head did not start")
@@ -479,3 +491,6 @@ def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any]) -> None:
                     return
         except ProtocolError as exc:
             log.warning("a kernel broke the Ray head channel's protocol; it is closed: %s", exc)
+        finally:
+            if own is not None:  # the kernel is gone (or broke the protocol): so is its cluster
+                own.stop()

@@ -28,6 +28,7 @@ from typing import IO
 from console.cluster import limits, sandbox, walls
 from console.cluster.guard import auth_token, external_token, token_env
 from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_dir
+from console.cluster.session_head import SessionCluster, per_session
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
 from console.wire.channel import Channel, ProtocolError
@@ -146,6 +147,7 @@ class KernelProcess:
         self.mark = uuid.uuid4().hex
         self.sandboxed = sandbox.enabled(cfg)
         self.wall: walls.SessionWall | None = None  # its uid, cgroup and folders while it lives
+        self.cluster: SessionCluster | None = None  # its own Ray head (CONSOLE_RAY_CLUSTERS=session)
 
     @property
     def pid(self) -> int | None:
@@ -163,9 +165,12 @@ class KernelProcess:
         env[KERNEL_CONFIG_ENV] = kernel_config(self.cfg)
         env[HEAD_FD_ENV] = str(head_theirs.fileno())
         env["PYTHONUNBUFFERED"] = "1"
-        # The cluster's token (the embedded head's, or CONSOLE_RAY_AUTH_TOKEN_FILE's): kernels and workers only.
-        env.update(token_env(external_token(self.cfg) if self.cfg.get("RAY_ADDRESS") else
-                             auth_token(self.cfg.private_dir)))
+        own_cluster = per_session(self.cfg, self.sandboxed)
+        if not own_cluster:
+            # The shared cluster's token (the embedded head's, or CONSOLE_RAY_AUTH_TOKEN_FILE's): kernels
+            # and workers only. A session's own head hands its token over the head channel instead.
+            env.update(token_env(external_token(self.cfg) if self.cfg.get("RAY_ADDRESS") else
+                                 auth_token(self.cfg.private_dir)))
         argv = [sys.executable, "-m", self.kernel_module, "--cmd-fd", str(cmd_r),
                 "--event-fd", str(evt_w), "--notebook-id", self.notebook_id, "--session-id", self.session_id]
         ns_fds: tuple[int, ...] = ()
@@ -179,9 +184,22 @@ class KernelProcess:
             head_theirs.close()
             raise
         env.update(self.wall.env)
+        ray_temp_dir = short_temp_dir(self.cfg.data_dir)
+        if own_cluster:
+            self.cluster = SessionCluster(self.cfg, self.session_id, self.wall)
+            try:
+                self.cluster.prepare()
+            except BaseException:
+                for fd in (cmd_r, cmd_w, evt_r, evt_w):
+                    os.close(fd)
+                head_ours.close()
+                head_theirs.close()
+                self.wall.release()
+                raise
+            ray_temp_dir = self.cluster.temp_dir
         if self.sandboxed:
             argv, ns_fds = sandbox.wrap(self.cfg, argv, session_id=self.session_id,
-                                        ray_temp_dir=short_temp_dir(self.cfg.data_dir), wall=self.wall.wall)
+                                        ray_temp_dir=ray_temp_dir, wall=self.wall.wall)
         elif self.wall.cgroup is not None:
             argv = limits.launcher(self.wall.wall.cgroups, limits.SANDBOX_OOM_SCORE_ADJ, None) + argv
         try:
@@ -191,6 +209,8 @@ class KernelProcess:
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
         except BaseException:
             head_ours.close()
+            if self.cluster is not None:
+                self.cluster.stop()
             self.wall.release()
             raise
         finally:
@@ -205,7 +225,7 @@ class KernelProcess:
             self._thread("stdout", self._read_text, self.proc.stdout, "stdout"),
             self._thread("stderr", self._read_text, self.proc.stderr, "stderr"),
         ]
-        self._thread("ray-head", serve_head_requests, head_ours, self.cfg)
+        self._thread("ray-head", serve_head_requests, head_ours, self.cfg, self.cluster)
         self._thread("wait", self._wait)
 
     def _thread(self, what: str, target: Callable[..., None], *args: object) -> threading.Thread:
@@ -244,6 +264,8 @@ class KernelProcess:
                 continue
         self._signal_group(signal.SIGKILL)  # leftovers of the group
         kill_marked(self.mark)  # workers in groups of their own
+        if self.cluster is not None:  # its own Ray head ends with it
+            self.cluster.stop()
 
     def _signal_group(self, sig: int) -> None:
         if self.proc is None:
@@ -302,6 +324,8 @@ class KernelProcess:
         self._close_commands()
         last = self._stderr_tail[-1] if self._stderr_tail else ""
         limit = limits.explain(self.wall.cgroup) if self.wall is not None else None
+        if self.cluster is not None:  # before its uid goes back to the pool
+            self.cluster.stop()
         if self.wall is not None:
             self.wall.release()
         self.on_exit(self.violation or exit_reason(code, last, limit), self._stopping and not self.violation)

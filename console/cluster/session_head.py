@@ -1,0 +1,165 @@
+"""A kernel session's own Ray cluster: the embedded head when CONSOLE_RAY_CLUSTERS=session (issue 29).
+
+Ray has no access control between the jobs of one cluster: whoever may start a driver may list,
+call and kill every named actor, read every object and every log (Ray's own FAQ answers "several
+users" with "a cluster per user"). So a sandboxed session does not share the data dir's head. At
+its first Ray cell the server starts a head for it alone, made of what the session already owns:
+- its uid (the kernel's leased one): other sessions cannot signal, trace or read its processes
+  or files, and its actors read its hand-off folder as its owner;
+- a token of its own, made here, handed to this session's kernel only (never in an environment
+  another session can read: no other session shares its uid);
+- a temp dir of its own (its raylet's sockets, its logs) in a folder `<uid>:<uid> 0700` (Ray makes
+  the temp dir itself 0777), bound only into this session's sandboxes; a short path under /tmp,
+  since Ray's socket paths must stay under 107 bytes;
+- a private /dev/shm sized CONSOLE_SESSION_OBJECT_STORE (Ray's object store), with the hand-off
+  folder bound back in, so nothing it writes lands in the host's /dev/shm;
+- a cgroup of its own (CONSOLE_RAY_MEMORY), so a runaway actor is stopped before the server;
+- ports picked free at start; the cell worker maps the seed's `127.0.0.1:10001` to this head
+  (worker/cell.py: a loopback address means "the notebook's own cluster").
+It stops with the session: when the kernel ends (its head channel closes) or is stopped.
+
+Runs in: the server (kernel_process.py holds one per kernel).
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import secrets
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from console.cluster import limits, sandbox
+from console.cluster.head import ClusterInfo, recorded_alive, start_head
+from console.cluster.identity import Identity
+from console.cluster.procs import stop_process_group
+from console.cluster.sandbox import Wall
+from console.cluster.walls import SessionWall
+
+log = logging.getLogger(__name__)
+
+_SHM_SLACK = 64 << 20  # Ray's own files on /dev/shm beside the object store
+
+
+def per_session(cfg: Mapping[str, Any], sandboxed: bool) -> bool:
+    """Whether a kernel under these settings gets a Ray cluster of its own.
+
+    Only behind the walls: without the sandbox every session's code runs as the server's uid and
+    reads whatever it likes, so a cluster of its own would cost a head and protect nothing. An
+    existing cluster (CONSOLE_RAY_ADDRESS) is the admin's, never started here.
+    """
+    return (sandboxed and not cfg.get("RAY_ADDRESS")
+            and str(cfg.get("RAY_CLUSTERS") or "session").lower() == "session")
+
+
+def session_temp_dir(cfg: Mapping[str, Any], session_id: str, nonce: str) -> Path:
+    """The session's Ray temp dir: short (socket paths), and new for each kernel start."""
+    data_dir = str(Path(str(cfg.get("DATA_DIR") or "./console-data")).resolve())
+    digest = hashlib.sha1(f"{data_dir}\0{session_id}\0{nonce}".encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"mlsr-{digest}"
+
+
+class SessionCluster:
+    """One kernel's own Ray head: started on the first ensure(), stopped by stop() (idempotent)."""
+
+    def __init__(self, cfg: Mapping[str, Any], session_id: str, wall: SessionWall) -> None:
+        self.cfg = cfg
+        self.session_id = session_id
+        self.wall = wall
+        self.root = session_temp_dir(cfg, session_id, secrets.token_hex(4))
+        self.temp_dir = self.root / "r"
+        self._lock = threading.Lock()
+        self._info: ClusterInfo | None = None
+        self._cgroup: limits.Cgroup | None = None
+        self._stopped = False
+
+    def prepare(self) -> None:
+        """Make the temp dir the session's alone, before its kernel's sandbox binds it."""
+        who = self.wall.lease
+        shutil.rmtree(self.root, ignore_errors=True)
+        for folder in (self.root, self.temp_dir):
+            folder.mkdir(mode=0o700)
+            if who is not None:
+                os.chown(folder, who.uid, who.gid)
+            os.chmod(folder, 0o700)
+
+    def ensure(self) -> ClusterInfo:
+        with self._lock:
+            if self._stopped:
+                raise RuntimeError("the session has ended")
+            if self._info is not None and recorded_alive(self._info):
+                return self._info
+            if self._info is not None:  # died under the session (OOM, a killed raylet): a new one
+                log.warning("session %s: its Ray head (pid %s) died; starting another", self.session_id,
+                            self._info.pid)
+                self._stop_locked()
+            self._info = self._start()
+            return self._info
+
+    def _start(self) -> ClusterInfo:
+        who = self.wall.lease
+        # The kernel's uid, without the lease: the kernel's SessionWall gives the id back, once.
+        identity = Identity(who.uid, who.gid, who.groups, "a session's Ray cluster") if who is not None else None
+        tag = "".join(c if c.isalnum() else "_" for c in self.session_id)[:60]
+        self._cgroup = limits.make(self.cfg, f"ray-{tag}-{secrets.token_hex(3)}", limits.ray_memory(self.cfg), None,
+                                   "the session's Ray cluster's", "CONSOLE_RAY_MEMORY", None)
+        store = limits.parse_size(str(self.cfg.get("SESSION_OBJECT_STORE") or "512M"))
+        wall = Wall(identity=identity, cgroups=(self._cgroup,), oom_score_adj=limits.RAY_OOM_SCORE_ADJ,
+                    handoff=self.wall.handoff, shm_size=store + _SHM_SLACK)
+        state_dir = Path(str(self.cfg.get("DATA_DIR") or "./console-data")).resolve() / "ray"
+
+        def wrap(cmd: list[str]) -> tuple[list[str], tuple[int, ...]]:
+            return sandbox.wrap(self.cfg, cmd, ray_temp_dir=self.temp_dir, session_id=self.session_id,
+                                cwd=str(state_dir), wall=wall)
+
+        try:
+            return start_head(self.temp_dir, num_cpus=self.cfg.get("RAY_NUM_CPUS"), client_port=_free_client_port(),
+                              log_path=self.temp_dir / "ray-start.log", wrap=wrap,
+                              auth_token=secrets.token_hex(32), object_store_memory=store)
+        except BaseException:
+            self._remove_cgroup()
+            raise
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop the head and everything it started; the temp dir goes too. Later ensure() refuses."""
+        with self._lock:
+            self._stopped = True
+            self._stop_locked(grace)
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def _stop_locked(self, grace: float = 5.0) -> None:
+        info, self._info = self._info, None
+        if info is not None and info.pid and recorded_alive(info):
+            stop_process_group(info.pid, grace=grace)
+        self._remove_cgroup()
+
+    def _remove_cgroup(self) -> None:
+        group, self._cgroup = self._cgroup, None
+        if group is None:
+            return
+        # Workers Ray started in groups of their own are still in the cgroup: they go too.
+        for procs in group.procs_files():
+            try:
+                pids = [int(p) for p in procs.read_text().split()]
+            except (OSError, ValueError):
+                continue
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        group.remove(wait=3.0)
+
+
+def _free_client_port() -> int:
+    from console.cluster.procs import free_ports
+
+    return free_ports(1)[0]
+
+
+__all__ = ["SessionCluster", "per_session", "session_temp_dir"]
