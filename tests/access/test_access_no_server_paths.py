@@ -110,7 +110,7 @@ def test_the_demo_runs_stored_events_never_show_the_data_folder(ray_head: Any) -
     data_dir = Path(ray_head.data_dir)
     mnist = data_dir / "lake" / "mnist-paths" / "mnist"
     write_mnist(str(mnist), synthetic=True, rows=2000, partitions=2)
-    live = LiveServer(str(data_dir), kernel_module=REAL_KERNEL, RAY_HEAD_OWNER=False)
+    live = LiveServer(str(data_dir), kernel_module=REAL_KERNEL, RAY_HEAD_OWNER=False, RAY_CLUSTERS="shared")
     try:
         cells = seed_notebook()["cells"]
         cells[0] = {**cells[0], "source": cells[0]["source"].replace("/tmp/mnist", str(mnist))}

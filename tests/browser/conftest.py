@@ -84,6 +84,7 @@ def ray_server(ray_head: Any, tmp_path_factory: pytest.TempPathFactory) -> Itera
     own = tmp_path_factory.mktemp("browser-ray-server")
     srv = start_server(Path(ray_head.data_dir), {
         "CONSOLE_DATABASE_URL": f"sqlite:///{own / 'console.db'}",  # a shared data dir, not its database
+        "CONSOLE_RAY_CLUSTERS": "shared",  # the test session's head, not a head per notebook
     }, kernel_module=REAL_KERNEL)
     try:
         yield srv

@@ -53,7 +53,9 @@ def viewer(server: LiveServer) -> Iterator[Callable[..., Viewer]]:
 def ray_server(ray_head: Any) -> Iterator[LiveServer]:
     # The server shares the head's data dir, so its kernels find that head as their embedded
     # one (loopback addressing, as in production); the fixture, not the server, stops it.
-    live = LiveServer(ray_head.data_dir, kernel_module=REAL_KERNEL, RAY_HEAD_OWNER=False)
+    # RAY_CLUSTERS=shared: its sessions run on that one head instead of a head each (the walls'
+    # tests, the demo's and tests/sandbox/test_walls_ray_sessions.py cover the per-session default).
+    live = LiveServer(ray_head.data_dir, kernel_module=REAL_KERNEL, RAY_HEAD_OWNER=False, RAY_CLUSTERS="shared")
     try:
         yield live
     finally:

@@ -1,0 +1,104 @@
+"""What a session's own Ray cluster costs (issue 29 item 2), measured side by side in one run.
+
+Starts, as the server does for a sandboxed session (root, bubblewrap), a session's own head
+(cluster/session_head.py) under a leased uid, then the data dir's shared head the old way
+(cluster/head.py RayCluster.ensure), each `--repeats` times, and reports:
+- the time from "the first Ray cell asks" to "its head answers", per-session vs the shared
+  head already running (what a first Ray cell waited for before: nothing) and vs a shared head
+  started cold;
+- the memory an idle session cluster holds (the resident memory of its cgroup's processes, the
+  object store's shared pages not counted until used).
+
+Run as root with bwrap installed (`make bench` on this machine); elsewhere it says why it cannot.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from console.cluster import sandbox, walls  # noqa: E402
+from console.cluster.head import RayCluster, short_temp_dir  # noqa: E402
+from console.cluster.session_head import SessionCluster  # noqa: E402
+from console.config import load_config  # noqa: E402
+
+TARGET_START_S = 10.0  # a first Ray cell's wait for its own head, on this 2-core machine
+TARGET_IDLE_MB = 800.0  # DESIGN.md measured an idle Ray at ~0.7 GB
+
+
+def _rss_mb(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm") as fh:
+                total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / (1 << 20)
+
+
+def _cgroup_pids(cluster: SessionCluster) -> list[int]:
+    group = cluster._cgroup
+    pids: list[int] = []
+    for procs in group.procs_files() if group is not None else []:
+        try:
+            pids += [int(p) for p in procs.read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    if os.geteuid() != 0 or sandbox.unavailable_reason():
+        print(f"session_cluster: needs root and a working bwrap ({sandbox.unavailable_reason() or 'not root'})")
+        raise SystemExit(1)
+    data_dir = Path(tempfile.mkdtemp(prefix="bench-session-cluster-")) / "data"
+    cfg = load_config({"DATA_DIR": str(data_dir), "RAY_NUM_CPUS": 2, "RAY_CLIENT_PORT": 0})
+    own_starts: list[float] = []
+    idle_mb: list[float] = []
+    for k in range(args.repeats):
+        wall = walls.session(cfg, f"bench-{k}", True, short_temp_dir(cfg.data_dir))
+        cluster = SessionCluster(cfg, f"bench-{k}", wall)
+        cluster.prepare()
+        try:
+            t0 = time.perf_counter()
+            cluster.ensure()
+            own_starts.append(time.perf_counter() - t0)
+            time.sleep(5)  # idle: what it holds once Ray settled
+            idle_mb.append(_rss_mb(_cgroup_pids(cluster)))
+        finally:
+            cluster.stop()
+            wall.release()
+    shared = RayCluster(cfg)
+    try:
+        t0 = time.perf_counter()
+        shared.ensure(sandboxed=True)
+        cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        shared.ensure(sandboxed=True)
+        warm = time.perf_counter() - t0
+    finally:
+        shared.stop(grace=3.0)
+    own = statistics.median(own_starts)
+    print(f"session head start (s): {', '.join(f'{s:.2f}' for s in own_starts)}; shared head cold {cold:.2f}, "
+          f"already running {warm:.3f}")
+    print(f"idle session cluster (MB resident): {', '.join(f'{m:.0f}' for m in idle_mb)}")
+    print(f"session_cluster_first_ray_cell_extra: {own - warm:.2f} s (target <= {TARGET_START_S})")
+    print(f"session_cluster_vs_shared_cold_start: {own / cold:.2f} x (reported)")
+    print(f"session_cluster_idle_memory: {statistics.median(idle_mb):.0f} MB (target <= {TARGET_IDLE_MB:.0f})")
+    if own - warm > TARGET_START_S or statistics.median(idle_mb) > TARGET_IDLE_MB:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
