@@ -191,9 +191,9 @@ print('WALK ' + json.dumps(ray.get(probe.remote())))
     report = _seen(run)
     assert report["uid"] != os.getuid(), "actors run as the server's uid"
     _assert_walled(report)
-    # In the Ray zone's cgroup (CONSOLE_RAY_MEMORY); the head starts at 800, and Ray raises its
-    # workers to 1000 itself: never below the server's.
-    assert report["cgroup"][0].endswith("/ray") and report["oom_score_adj"] >= 800, report
+    # In the session's Ray cluster's cgroup (CONSOLE_RAY_MEMORY); the head starts at 800, and Ray
+    # raises its workers to 1000 itself: never below the server's.
+    assert report["cgroup"][0].rsplit("/", 1)[-1].startswith("ray-") and report["oom_score_adj"] >= 800, report
     _alice_still_has_her_table(alice, nb)
 
 
@@ -280,17 +280,19 @@ def _driver(address: str, token: str | None) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["gcs", "client"])
 def test_a_ray_driver_without_the_token_is_refused(walled: Walled, how: str) -> None:
-    from console.cluster.guard import auth_token
-    from console.cluster.head import RayCluster
-
-    walled.member().run(("python", "--%python\nimport ray\nfrom pyjava.api.mlsql import RayContext\n"
-                                   "RayContext.connect(globals(), '127.0.0.1:10001')\nprint('up')\n"))
-    cfg = walled.app.extensions["config"]
-    info = RayCluster(cfg).running()
-    assert info is not None and info.client_address
+    mallory = walled.member()
+    nb = mallory.notebook(("python", "--%python\nimport ray\nfrom pyjava.api.mlsql import RayContext\n"
+                                     "RayContext.connect(globals(), '127.0.0.1:10001')\nprint('up')\n"))
+    (run,) = mallory.run_in(nb, 0)
+    assert run["status"] == "done", text_of(run)[-2000:]
+    user = walled.app.extensions["store"].get_user_by_name("mallory")
+    kernel = walled.app.extensions["sessions"].get().session(user.id, nb["id"]).kernel
+    # Her session's own head (console/cluster/session_head.py), with a token of its own.
+    info = kernel.cluster._info
+    assert info is not None and info.client_address and info.auth_token
     address = info.address if how == "gcs" else f"ray://{info.client_address}"
     refused = _driver(address, None)
     assert "RAN AS" not in refused, refused[-2000:]
     # The same driver with the token runs: the head answered, only the token was missing.
-    allowed = _driver(address, auth_token(cfg.private_dir))
+    allowed = _driver(address, info.auth_token)
     assert "RAN AS" in allowed, allowed[-2000:]
