@@ -7,7 +7,10 @@ Starts, as the server does for a sandboxed session (root, bubblewrap), a session
   head already running (what a first Ray cell waited for before: nothing) and vs a shared head
   started cold;
 - the memory an idle session cluster holds (the resident memory of its cgroup's processes, the
-  object store's shared pages not counted until used).
+  object store's shared pages not counted until used);
+- a first Ray cell of a fresh notebook, end to end through a real sandboxed server: on its own
+  head (warmed when the run is sent, cluster/session_head.py) against one shared head already
+  running (what a first Ray cell cost before, with nothing to start).
 
 Run as root with bwrap installed (`make bench` on this machine); elsewhere it says why it cannot.
 """
@@ -29,7 +32,7 @@ from console.cluster.head import RayCluster, short_temp_dir  # noqa: E402
 from console.cluster.session_head import SessionCluster  # noqa: E402
 from console.config import load_config  # noqa: E402
 
-TARGET_START_S = 10.0  # a first Ray cell's wait for its own head, on this 2-core machine
+TARGET_EXTRA_S = 1.5  # a first Ray cell on its own head against a shared one already up (issue 29)
 TARGET_IDLE_MB = 800.0  # DESIGN.md measured an idle Ray at ~0.7 GB
 
 
@@ -53,6 +56,44 @@ def _cgroup_pids(cluster: SessionCluster) -> list[int]:
         except (OSError, ValueError):
             continue
     return pids
+
+
+RAY_CELL = ("--%python\nimport ray\nfrom pyjava.api.mlsql import RayContext\n"
+            "RayContext.connect(globals(), '127.0.0.1:10001')\nprint(ray.get(ray.remote(lambda: 1).remote()))\n")
+
+
+def _first_ray_cells(clusters: str, repeats: int) -> list[float]:
+    """Seconds from Run to done of a fresh notebook's one Ray cell, `repeats` fresh notebooks."""
+    from tests.support.live_server import REAL_KERNEL, LiveServer
+
+    data_dir = Path(tempfile.mkdtemp(prefix=f"bench-first-ray-{clusters}-")) / "data"
+    live = LiveServer(str(data_dir), kernel_module=REAL_KERNEL, RAY_CLUSTERS=clusters, RAY_NUM_CPUS=2)
+    try:
+        user = live.store.ensure_user("admin")
+        times = []
+        for k in range(repeats + 1):  # the first run warms what a server keeps (the shared head, caches)
+            nb = live.notebook(("python", RAY_CELL))
+            t0 = time.perf_counter()
+            run_ids = live.manager.run(user.id, nb.id, "all", None)
+            deadline = time.monotonic() + 300
+            while any(live.store.get_run(r).status in ("queued", "running") for r in run_ids):
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{clusters}: the Ray cell did not end in 300 s")
+                time.sleep(0.05)
+            took = time.perf_counter() - t0
+            statuses = [live.store.get_run(r).status for r in run_ids]
+            if statuses != ["done"]:
+                raise SystemExit(f"{clusters}: the Ray cell ended {statuses}")
+            if k:
+                times.append(took)
+            # Its kernel (and own head) go before the next notebook: the machine stays quiet.
+            kernel = live.manager.session(user.id, nb.id).kernel
+            live.manager.shut_down(live.manager.session(user.id, nb.id), user.id)
+            if kernel is not None:
+                kernel.stop(3.0)
+        return times
+    finally:
+        live.close()
 
 
 def main() -> None:
@@ -89,14 +130,20 @@ def main() -> None:
         warm = time.perf_counter() - t0
     finally:
         shared.stop(grace=3.0)
+    first_own = _first_ray_cells("session", args.repeats)
+    first_shared = _first_ray_cells("shared", args.repeats)
     own = statistics.median(own_starts)
     print(f"session head start (s): {', '.join(f'{s:.2f}' for s in own_starts)}; shared head cold {cold:.2f}, "
           f"already running {warm:.3f}")
     print(f"idle session cluster (MB resident): {', '.join(f'{m:.0f}' for m in idle_mb)}")
-    print(f"session_cluster_first_ray_cell_extra: {own - warm:.2f} s (target <= {TARGET_START_S})")
+    print(f"first Ray cell of a fresh notebook (s): own head {', '.join(f'{t:.2f}' for t in first_own)}; "
+          f"shared head {', '.join(f'{t:.2f}' for t in first_shared)}")
+    extra = statistics.median(first_own) - statistics.median(first_shared)
+    print(f"session_cluster_head_start: {own - warm:.2f} s (reported)")
+    print(f"session_cluster_first_ray_cell_extra: {extra:.2f} s (target <= {TARGET_EXTRA_S})")
     print(f"session_cluster_vs_shared_cold_start: {own / cold:.2f} x (reported)")
     print(f"session_cluster_idle_memory: {statistics.median(idle_mb):.0f} MB (target <= {TARGET_IDLE_MB:.0f})")
-    if own - warm > TARGET_START_S or statistics.median(idle_mb) > TARGET_IDLE_MB:
+    if extra > TARGET_EXTRA_S or statistics.median(idle_mb) > TARGET_IDLE_MB:
         raise SystemExit(1)
 
 

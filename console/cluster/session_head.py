@@ -18,6 +18,12 @@ its first Ray cell the server starts a head for it alone, made of what the sessi
   (worker/cell.py: a loopback address means "the notebook's own cluster").
 It stops with the session: when the kernel ends (its head channel closes) or is stopped.
 
+Started ahead of need: the server warms it (warm()) as soon as a run it sends mentions Ray
+(wants_ray), so the head starts while the kernel and its cell worker start and import, and the
+first Ray cell rarely waits for it (bench/session_cluster.py). A pool of heads started before
+any session exists cannot do this: a head runs as its session's uid, which is leased when the
+kernel starts.
+
 Runs in: the server (kernel_process.py holds one per kernel).
 """
 from __future__ import annotations
@@ -25,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -57,6 +64,14 @@ def per_session(cfg: Mapping[str, Any], sandboxed: bool) -> bool:
             and str(cfg.get("RAY_CLUSTERS") or "session").lower() == "session")
 
 
+_RAY_WORD = re.compile(r"\bray\b", re.IGNORECASE)
+
+
+def wants_ray(source: str) -> bool:
+    """Whether a cell's text may use Ray (`import ray`, `RayContext`, `run … as Ray`): warm the head."""
+    return bool(_RAY_WORD.search(source)) or "RayContext" in source
+
+
 def session_temp_dir(cfg: Mapping[str, Any], session_id: str, nonce: str) -> Path:
     """The session's Ray temp dir: short (socket paths), and new for each kernel start."""
     data_dir = str(Path(str(cfg.get("DATA_DIR") or "./console-data")).resolve())
@@ -77,6 +92,7 @@ class SessionCluster:
         self._info: ClusterInfo | None = None
         self._cgroup: limits.Cgroup | None = None
         self._stopped = False
+        self._warming = False
 
     def prepare(self) -> None:
         """Make the temp dir the session's alone, before its kernel's sandbox binds it."""
@@ -100,6 +116,23 @@ class SessionCluster:
                 self._stop_locked()
             self._info = self._start()
             return self._info
+
+    def warm(self) -> None:
+        """Start the head on a thread of its own, if it is not up; the next ensure() waits for it."""
+        with self._lock:
+            if self._stopped or self._warming or (self._info is not None and recorded_alive(self._info)):
+                return
+            self._warming = True
+
+        def start() -> None:
+            try:
+                self.ensure()
+            except Exception as exc:  # the cell that needs it asks again and shows the reason
+                log.info("session %s: warming its Ray head failed: %s", self.session_id, exc)
+            finally:
+                self._warming = False
+
+        threading.Thread(target=start, name=f"ray-warm-{self.session_id}", daemon=True).start()
 
     def _start(self) -> ClusterInfo:
         who = self.wall.lease
@@ -162,4 +195,4 @@ def _free_client_port() -> int:
     return free_ports(1)[0]
 
 
-__all__ = ["SessionCluster", "per_session", "session_temp_dir"]
+__all__ = ["SessionCluster", "per_session", "session_temp_dir", "wants_ray"]

@@ -37,6 +37,7 @@ from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
 from console.server import includes, ray_usage
 from console.server.culling import Culling
+from console.cluster.session_head import wants_ray
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun as _Run
 from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
@@ -285,6 +286,9 @@ class SessionManager(Culling):
             session.runners[run.user_id] = time.time()
         self._set_status(session, "busy" if session.status != "starting" else "starting")
         session.kernel.send(ExecuteCommand(run.run_id, run.cell_id, run.source, run.kind))  # type: ignore[arg-type]
+        cluster = session.kernel.cluster
+        if cluster is not None and any(wants_ray(r.source) for r in (run, *session.queue)):
+            cluster.warm()  # its own Ray head starts while the cells before its first Ray cell run
 
     def _start_kernel(self, session: KernelSession, by: UserId | None) -> None:
         kp: KernelProcess | None = None
