@@ -190,6 +190,10 @@ class Config(Mapping[str, Any]):
                    "session reaches another's actors, objects or logs) or shared (one embedded head per data dir, "
                    "one trust zone for every account). Without the sandbox the head is always shared.",
         _ray_clusters)
+    RAY_CLUSTER_MAP: str | None = _setting(
+        None, "JSON file mapping users to Ray clusters of their own (each a ray:// address and an optional "
+              "token file), so each team runs on its own cluster: a notebook runs on its owner's "
+              "(docs/security.md). Users it does not name run as CONSOLE_RAY_ADDRESS says.")
     SESSION_OBJECT_STORE: str = _setting(
         "512M", "Object store of a session's own Ray cluster (CONSOLE_RAY_CLUSTERS=session), held in a private "
                 "/dev/shm of that size.", _size)

@@ -33,16 +33,13 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Protocol
 
 from console.cluster.guard import WORKER_PORTS, auth_token, check_ports, external_token, token_env
 from console.cluster.procs import free_ports, pid_alive, port_open, process_start, stop_process_group
 from console.config import PRIVATE_DIR_NAME
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
 from console.wire.head import TO_KERNEL as HEAD_TO_KERNEL, TO_SERVER, HeadAnswer, HeadRequest
-
-if TYPE_CHECKING:
-    from console.cluster.session_head import SessionCluster
 
 log = logging.getLogger(__name__)
 
@@ -261,7 +258,10 @@ class RayCluster:
         if self.external_address and not (self.external_gcs and (sandboxed or self.head is not None)):
             addr = self.external_address
             client = addr[len("ray://"):] if addr.startswith("ray://") else None
-            return ClusterInfo(address=addr, client_address=client, embedded=False, auth_token=external_token(self.cfg))
+            # A server's kernel gets the token in its environment, never the file (kernel_process.py).
+            token = external_token(self.cfg) or (os.environ.get("RAY_AUTH_TOKEN") or None
+                                                 if os.environ.get("RAY_AUTH_MODE") == "token" else None)
+            return ClusterInfo(address=addr, client_address=client, embedded=False, auth_token=token)
         if self.head is not None:  # a server's kernel: the server starts and owns the head
             self._info = self.head.ask()
             return self._info
@@ -460,7 +460,15 @@ class HeadLink:
         return ClusterInfo(**answer.info)
 
 
-def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any], own: "SessionCluster | None" = None) -> None:
+class OwnCluster(Protocol):
+    """A session's own cluster, as the head channel uses it (cluster/session_head.py SessionCluster)."""
+
+    def ensure(self) -> ClusterInfo: ...
+
+    def stop(self, grace: float = 5.0) -> None: ...
+
+
+def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any], own: OwnCluster | None = None) -> None:
     """The server's end of a kernel's head channel: start (or find) the head on each request.
 
     Runs on a thread of its own until the kernel closes its end, or breaks the protocol (a line

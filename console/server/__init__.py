@@ -40,7 +40,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
 
     from console.server.api import create_api
     from console.server.access import init_access
-    from console.cluster import sandbox
+    from console.cluster import ray_map, sandbox
     from console.server.auth import SINGLE_USER_KEY, init_auth
     from console.server.deps import CONFIG_KEY, STORE_KEY
     from console.server.errors import register_error_handler
@@ -73,6 +73,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     init_auth(app, store)  # the CSRF check runs first, then the endpoint's access policy
     # Before any kernel can start: a login-mode server without the sandbox must not serve at all.
     app.extensions[SANDBOX_KEY] = sandbox.check_startup(cfg, login_mode=not app.extensions[SINGLE_USER_KEY])
+    ray_map.from_settings(cfg)  # a bad CONSOLE_RAY_CLUSTER_MAP stops the start here, with the reason
     init_access(app)
 
     register_error_handler(app)

@@ -30,6 +30,7 @@ from typing import Any
 
 from console.server import session_cap
 from console.config import Config
+from console.store.errors import NotFound
 from console.lang import params as notebook_params
 from console.ids import CellId, NotebookId, RunId, UserId
 from console.outputs import replay
@@ -37,6 +38,7 @@ from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
 from console.server import includes, ray_usage
 from console.server.culling import Culling
+from console.cluster import ray_map
 from console.cluster.session_head import wants_ray
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun as _Run
@@ -76,6 +78,7 @@ class SessionManager(Culling):
         self._guard = threading.Lock()
         self._stop = threading.Event()
         self._culler: threading.Thread | None = None
+        self.ray_map = ray_map.from_settings(cfg)  # users mapped to clusters of their own; checked at start
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SessionManager":
@@ -308,8 +311,8 @@ class SessionManager(Culling):
         def on_exit(reason: str, expected: bool) -> None:
             self._on_exit(session, kp, reason, expected)
 
-        kp = KernelProcess(self.cfg, session.notebook_id, session.session_id, on_event, on_system, on_exit,
-                           self.kernel_env, self.kernel_module)
+        kp = KernelProcess(self._kernel_config(session.notebook_id), session.notebook_id, session.session_id,
+                           on_event, on_system, on_exit, self.kernel_env, self.kernel_module)
         session.kernel, session.last, session.dropped, session.ray_usage = kp, None, 0, None
         self._set_status(session, "starting")
         try:
@@ -317,6 +320,18 @@ class SessionManager(Culling):
         except OSError as exc:
             session.kernel = None
             self._set_status(session, "dead", f"the kernel could not start: {exc}")
+
+    def _kernel_config(self, notebook_id: NotebookId) -> Config:
+        """The settings of a notebook's kernel: its owner's Ray cluster where CONSOLE_RAY_CLUSTER_MAP maps them."""
+        if self.ray_map is None:
+            return self.cfg
+        try:
+            owner_id = self.store.get_notebook(notebook_id).owner_id
+            owner = self.store.get_user(owner_id).username if owner_id is not None else None
+        except NotFound:  # a notebook (or its owner) gone: the server's own settings
+            return self.cfg
+        cfg: Config = ray_map.config_for(self.cfg, self.ray_map.cluster_of(owner))
+        return cfg
 
     def _cell_of(self, session: KernelSession, run_id: RunId) -> CellId:
         if session.current and session.current.run_id == run_id:
