@@ -46,6 +46,7 @@ from console.cluster.head import ClusterInfo, recorded_alive, start_head
 from console.cluster.identity import Identity
 from console.cluster.procs import stop_process_group
 from console.cluster.sandbox import Wall
+from console.config import PRIVATE_DIR_NAME
 from console.cluster.walls import SessionWall
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,7 @@ class SessionCluster:
         self._cgroup: limits.Cgroup | None = None
         self._stopped = False
         self._warming = False
+        self._log: Path | None = None  # the head's start log (kept while the session lives)
 
     def prepare(self) -> None:
         """Make the temp dir the session's alone, before its kernel's sandbox binds it."""
@@ -144,7 +146,14 @@ class SessionCluster:
         store = limits.parse_size(str(self.cfg.get("SESSION_OBJECT_STORE") or "512M"))
         wall = Wall(identity=identity, cgroups=(self._cgroup,), oom_score_adj=limits.RAY_OOM_SCORE_ADJ,
                     handoff=self.wall.handoff, shm_size=store + _SHM_SLACK)
-        state_dir = Path(str(self.cfg.get("DATA_DIR") or "./console-data")).resolve() / "ray"
+        data_dir = Path(str(self.cfg.get("DATA_DIR") or "./console-data")).resolve()
+        state_dir = data_dir / "ray"
+        # The start log is written and read back (into the cell's error) by the server: never in a
+        # folder the session writes, where a symlink planted by its kernel would aim the server's
+        # writes and reads at any file. The private folder no sandbox sees.
+        logs = data_dir / PRIVATE_DIR_NAME / "session-heads"
+        logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+        log_path = self._log = logs / f"{tag}-{secrets.token_hex(3)}.log"
 
         def wrap(cmd: list[str]) -> tuple[list[str], tuple[int, ...]]:
             return sandbox.wrap(self.cfg, cmd, ray_temp_dir=self.temp_dir, session_id=self.session_id,
@@ -152,7 +161,7 @@ class SessionCluster:
 
         try:
             return start_head(self.temp_dir, num_cpus=self.cfg.get("RAY_NUM_CPUS"), client_port=_free_client_port(),
-                              log_path=self.temp_dir / "ray-start.log", wrap=wrap,
+                              log_path=log_path, wrap=wrap,
                               auth_token=secrets.token_hex(32), object_store_memory=store)
         except BaseException:
             self._remove_cgroup()
@@ -164,6 +173,8 @@ class SessionCluster:
             self._stopped = True
             self._stop_locked(grace)
             shutil.rmtree(self.root, ignore_errors=True)
+            if self._log is not None:
+                self._log.unlink(missing_ok=True)
 
     def _stop_locked(self, grace: float = 5.0) -> None:
         info, self._info = self._info, None

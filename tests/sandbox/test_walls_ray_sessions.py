@@ -175,3 +175,27 @@ def _alive(pid: int) -> bool:
         return True
     except ProcessLookupError:
         return False
+
+
+def test_a_symlink_in_the_sessions_ray_folder_aims_no_server_write(walled: Walled) -> None:
+    """The kernel writes its Ray temp dir; the server must write and read nothing there as root.
+
+    The head's start log was once there: a link planted before the first Ray cell would have made
+    the server append Ray's log to the link's target (the cookie key here) and read it back.
+    """
+    key = walled.key_path
+    before = (key.read_bytes(), key.stat().st_mtime_ns)
+    alice = walled.member("alice")
+    plant = ("python", "--%python\nimport glob, os\nfor r in glob.glob('/tmp/mlsr-*/r'):\n"
+                       # no word "ray" in this cell: the server would start the head at once (warm)
+                       f"    for name in ('ra' + 'y-start.log', 'start.log', 'ra' + 'y.log'):\n"
+                       f"        os.symlink({str(key)!r}, os.path.join(r, name))\n"
+                       "print('PLANTED', len(glob.glob('/tmp/mlsr-*/r')))\n")
+    nb = alice.notebook(plant, ("python", "--%python\nimport ray\nfrom pyjava.api.mlsql import RayContext\n"
+                                          "RayContext.connect(globals(), '127.0.0.1:10001')\nprint('UP')\n"))
+    (first,) = alice.run_in(nb, 0)
+    assert _line(first, "PLANTED ").strip() == "1"
+    (second,) = alice.run_in(nb, 1)
+    assert second["status"] == "done", text_of(second)[-2000:]
+    assert (key.read_bytes(), key.stat().st_mtime_ns) == before
+    assert before[0].decode(errors="replace").strip() not in text_of(second)
