@@ -182,8 +182,8 @@ class Config(Mapping[str, Any]):
     SESSION_SHM: str = _setting(
         "1G", "Size of a sandboxed session's private /dev/shm (it also counts against CONSOLE_SESSION_MEMORY).", _size)
     RAY_MEMORY: str = _setting(
-        "70%", "Memory the embedded Ray head and all its workers may use together: a size or a share of this "
-               "machine's memory.", _size_or_share)
+        "70%", "Memory the embedded Ray head and all its workers may use together (each session's own head, "
+               "with CONSOLE_RAY_CLUSTERS=session): a size or a share of this machine's memory.", _size_or_share)
     RAY_CLUSTERS: str = _setting(
         "session", "Which Ray cluster a sandboxed session's code runs on: session (a head of its own, under the "
                    "session's uid and token, started at its first Ray cell and stopped with the session: no "

@@ -119,6 +119,15 @@ class SessionCluster:
             self._info = self._start()
             return self._info
 
+    @property
+    def cgroup(self) -> limits.Cgroup | None:
+        """The running head's cgroup (its memory is the cluster's), None while none runs."""
+        return self._cgroup
+
+    def running(self) -> bool:
+        info = self._info
+        return info is not None and recorded_alive(info)
+
     def warm(self) -> None:
         """Start the head on a thread of its own, if it is not up; the next ensure() waits for it."""
         with self._lock:

@@ -9,7 +9,10 @@ above): a notebook's session is shared by its runners (console/server/kernels.py
 is the notebook owner's (admins own everything): the policy table's `member notebook:owner`.
 Memory and CPU are the session's cgroup's (kernel, Python worker and their children together);
 `ray` is the last Ray usage a cell of the session reported (server/ray_usage.py): its job's
-actors, tasks and CPUs in use, while that cell ran or when it ended.
+actors, tasks and CPUs in use, while that cell ran or when it ended. `cluster` says where its Ray
+work runs and who else's runs there (docs/security.md): its own head (with that head's memory),
+the data dir's shared head, a team's cluster of CONSOLE_RAY_CLUSTER_MAP, or CONSOLE_RAY_ADDRESS;
+the addresses only to admins.
 """
 from __future__ import annotations
 
@@ -77,6 +80,25 @@ def _tree_usage(root: int) -> tuple[int | None, float | None]:
     return rss * os.sysconf("SC_PAGE_SIZE"), ticks / os.sysconf("SC_CLK_TCK")
 
 
+def cluster_of(kernel: Any, manager: Any, admin: bool) -> dict[str, Any]:
+    """Where a kernel's Ray work runs, and whether that is shared (the Running page's Cluster column)."""
+    own = getattr(kernel, "cluster", None)
+    if own is not None:
+        group = own.cgroup
+        return {"kind": "own", "shared": False, "up": own.running(),
+                "memory_bytes": group.memory_usage() if group is not None else None}
+    address = kernel.cfg.get("RAY_ADDRESS")
+    if not address:
+        return {"kind": "shared", "shared": True}
+    mapped = manager.ray_map
+    team = next((c for c in mapped.clusters.values() if c.address == address), None) if mapped is not None else None
+    entry: dict[str, Any] = {"kind": "team" if team is not None else "external", "shared": True,
+                             "name": team.name if team is not None else None}
+    if admin:
+        entry["address"] = address
+    return entry
+
+
 def describe(session: Any, user: Any, store: Any, manager: Any) -> dict[str, Any] | None:
     """One listed session, or None when `user` may not see it (or it has no kernel)."""
     from console.server.access import role_of
@@ -115,6 +137,7 @@ def describe(session: Any, user: Any, store: Any, manager: Any) -> dict[str, Any
         "memory_bytes": memory,
         "cpu_seconds": cpu,  # no host pid: nothing of the machine's process table reaches a member
         "ray": ray,  # the last Ray usage its cells reported (None: no Ray cell ran in this kernel)
+        "cluster": cluster_of(kernel, manager, user.site_role == "admin"),
         "can_stop": not session.lane and at_least(role, STOP_ROLE),
         "now": now,
     }

@@ -39,6 +39,23 @@ export function rayText(ray) {
   return `${actors}${tasks}, ${Number(ray.cpus_in_use || 0).toFixed(1)} CPU`;
 }
 
+// Where a session's Ray work runs, and who else's runs there (docs/security.md, Isolation).
+export function clusterText(c) {
+  if (!c) return "—";
+  if (c.kind === "own") return c.up ? `its own (${formatBytes(c.memory_bytes)})` : "its own (not started)";
+  if (c.kind === "shared") return "the shared head";
+  if (c.kind === "team") return `team ${c.name}`;
+  return "the server's cluster";
+}
+
+function clusterCell(c) {
+  const title = !c ? "" : c.shared
+    ? "Shared: every session on this cluster can reach the others' actors, objects and logs"
+      + (c.address ? ` (${c.address})` : "")
+    : "A Ray head of this session alone: no other session reaches its actors, objects or logs";
+  return h("td", { dataset: { role: "session-cluster", kind: c ? c.kind : "" }, title, text: clusterText(c) });
+}
+
 function rayCell(ray) {
   const names = ray ? [...new Set((ray.actors || []).map((a) => a.class_name))].join(", ") : "";
   return h("td", { dataset: { role: "session-ray", running: ray && ray.running ? "1" : "0" },
@@ -70,7 +87,7 @@ export class SessionsPage {
       this.list.replaceChildren(h("p.muted", { dataset: { role: "no-sessions" }, text: "No session is running." }));
       return;
     }
-    const head = h("tr", {}, ["Notebook", "Started by", "Ran cells", "State", "Started", "Idle", "Memory", "CPU", "Ray", ""]
+    const head = h("tr", {}, ["Notebook", "Started by", "Ran cells", "State", "Started", "Idle", "Memory", "CPU", "Ray", "Ray cluster", ""]
       .map((t) => h("th", { text: t })));
     this.list.replaceChildren(h("table.sessions", {}, h("thead", {}, head),
       h("tbody", {}, sessions.map((s) => this.row(s)))));
@@ -93,6 +110,7 @@ export class SessionsPage {
       h("td", { dataset: { role: "session-memory" }, text: formatBytes(s.memory_bytes) }),
       h("td", { text: s.cpu_seconds === null || s.cpu_seconds === undefined ? "—" : `${s.cpu_seconds.toFixed(1)} s` }),
       rayCell(s.ray),
+      clusterCell(s.cluster),
       h("td", {}, stop));
   }
 

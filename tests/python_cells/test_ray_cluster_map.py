@@ -105,6 +105,14 @@ def test_each_owner_runs_on_the_cluster_mapped_to_them(teams: Teams, tmp_path: P
         assert "TEAMS team_b FOUND True" in _run(live, "bob", probe="bobs")
         # carol is not mapped: a head of her session's own (the server's settings), no team's.
         assert "TEAMS - FOUND False" in _run(live, "carol", probe="bobs")
+        # The Running page says where each session's Ray work runs; the address only to admins.
+        status, mine = http(live, "GET", "/api/sessions", user="alice")
+        assert status == 200 and {s["cluster"]["kind"] for s in mine["sessions"]} == {"team"}, mine
+        assert all(s["cluster"]["name"] == "team-a" and "address" not in s["cluster"] for s in mine["sessions"])
+        status, every = http(live, "GET", "/api/sessions", user="admin")
+        seen = {s["cluster"].get("name"): s["cluster"] for s in every["sessions"]}
+        assert seen["team-b"]["address"] == f"ray://{teams.b.client_address}" and seen["team-b"]["shared"]
+        assert seen[None]["kind"] == "own" and not seen[None]["shared"], seen  # carol's own head
     finally:
         live.close()
 
