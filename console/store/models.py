@@ -324,3 +324,34 @@ class JobRun(Base):
     lease_holder: Mapped[str] = mapped_column(String(128), default="")
     lease_until: Mapped[datetime | None] = mapped_column()
     not_before: Mapped[datetime | None] = mapped_column()  # a queued retry waits for its job's retry delay
+
+
+class Comment(Base):
+    """A comment on a cell: a thread's first comment (thread_id NULL), or a reply in a thread.
+
+    cell_id is not a foreign key, as for runs: a comment outlives an edit that deletes its cell
+    (the page shows it "on a deleted cell"), and a restored revision brings the cell (same id) back
+    to its comments. A thread may be anchored to a range of its cell's text (anchor_start and
+    anchor_end, offsets in the source when it was made, and the text quoted then); resolved, and
+    who resolved it, are the thread's own, kept on its first comment. A first comment its author
+    deleted while replies remained stays as deleted (no text), so the replies keep their thread.
+    """
+
+    __tablename__ = "comments"
+    __table_args__ = (Index("ix_comments_notebook_created", "notebook_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    notebook_id: Mapped[str] = mapped_column(ForeignKey("notebooks.id", ondelete="CASCADE"))
+    cell_id: Mapped[str] = mapped_column(String(32))
+    thread_id: Mapped[str | None] = mapped_column(ForeignKey("comments.id", ondelete="CASCADE"), index=True)
+    author_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    text: Mapped[str] = mapped_column(Text, default="")
+    anchor_start: Mapped[int | None] = mapped_column(Integer)
+    anchor_end: Mapped[int | None] = mapped_column(Integer)
+    anchor_text: Mapped[str | None] = mapped_column(Text)
+    resolved: Mapped[bool] = mapped_column(Boolean, default=False)
+    resolved_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    resolved_at: Mapped[datetime | None] = mapped_column()
+    deleted: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    edited_at: Mapped[datetime | None] = mapped_column()
