@@ -77,6 +77,12 @@ POLICIES: dict[str, str] = {
     # completion and hover ask the notebook's kernel, which only a runner may use
     "api.complete.complete": "member notebook:runner",
     "api.complete.inspect": "member notebook:runner",
+    # comments on cells (console/server/api/comments.py): whoever reads the notebook comments, replies,
+    # resolves and reopens; changing a comment's text or deleting it is its author's (the handler)
+    "api.comments.list": "reader notebook:viewer",
+    "api.comments.create": "reader notebook:viewer",
+    "api.comments.update": "reader notebook:viewer",
+    "api.comments.delete": "reader notebook:viewer",
     "api.revisions.list": "reader notebook:viewer",
     "api.revisions.get": "reader notebook:viewer",
     "api.revisions.diff": "reader notebook:viewer",

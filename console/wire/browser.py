@@ -355,6 +355,23 @@ class PresenceEvent(Message):
     left: list[int] = field(default_factory=list)
 
 
+CommentAction = Literal["created", "edited", "resolved", "reopened", "deleted"]
+
+
+@dataclass(frozen=True)
+class CommentsChangedEvent(Message):
+    """A comment on one of the notebook's cells was made, edited, resolved, reopened or deleted
+    (console/server/api/comments.py). It carries no text: a page reads the notebook's comments
+    again over REST. by: the name of who did it."""
+
+    type: ClassVar[str] = "comments_changed"
+    notebook_id: NotebookId
+    cell_id: CellId
+    comment_id: str
+    action: CommentAction
+    by: str = ""
+
+
 EVENTS: tuple[type[Message], ...] = (
     OutputEvent, MetricsEvent, ResultEvent, ErrorEvent, CellStatusEvent, KernelStatusEvent, OutputHiddenEvent,
-    DocChangedEvent, DocSavedEvent, PresenceEvent, RayUsageEvent)
+    DocChangedEvent, DocSavedEvent, PresenceEvent, RayUsageEvent, CommentsChangedEvent)

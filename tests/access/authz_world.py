@@ -58,6 +58,10 @@ SPEC: dict[str, str] = {
     "sessions.page": "login", "sessions.list": "login", "sessions.stop": "owner",
     # the user docs (console/server/userdocs.py): anyone logged in, readers too
     "docs.page": "login", "docs.markdown": "login",
+    # comments on cells (console/server/api/comments.py): whoever reads the notebook comments and
+    # resolves (the request resolves a thread); deleting is the author's, and the world's comment is alice's
+    "api.comments.list": "viewer", "api.comments.create": "viewer", "api.comments.update": "viewer",
+    "api.comments.delete": "owner",
 }
 
 # Endpoints that make a notebook or folder the caller owns (and so could run): members only, even
@@ -88,6 +92,7 @@ class World:
     folder_share: int
     sub: str
     job: str
+    comment: str  # a thread alice began on the first cell
 
 
 def build_world(store: Any) -> World:
@@ -111,7 +116,9 @@ def build_world(store: Any) -> World:
     sub = store.create_folder(f"{folder}/proj/sub", owner_id=users["alice"].id)
     job = store.create_job(nb.id, users["alice"].id, "nightly", schedule_kind="cron", cron="0 2 * * *",
                            next_run_at=None)
-    return World(folder, nb.id, [c.id for c in nb.cells], run.id, link.token, share.id, fshare.id, sub, job.id)
+    comment = store.create_comment(nb.id, users["alice"].id, "a note", cell_id=nb.cells[0].id)
+    return World(folder, nb.id, [c.id for c in nb.cells], run.id, link.token, share.id, fshare.id, sub, job.id,
+                 comment.id)
 
 
 Request = tuple[str, str, Any]
@@ -210,6 +217,10 @@ def request_for(endpoint: str, w: World) -> Request:
         "jobs.run": lambda: ("POST", f"/api/jobs/{w.job}/run", {}),
         "jobs.update": lambda: ("PATCH", f"/api/jobs/{w.job}", {"retries": 1}),
         "jobs.delete": lambda: ("DELETE", f"/api/jobs/{w.job}", None),
+        "api.comments.list": lambda: ("GET", f"{nb}/comments", None),
+        "api.comments.create": lambda: ("POST", f"{nb}/comments", {"cell_id": c0, "text": "a question"}),
+        "api.comments.update": lambda: ("PATCH", f"{nb}/comments/{w.comment}", {"resolved": True}),
+        "api.comments.delete": lambda: ("DELETE", f"{nb}/comments/{w.comment}", None),
     }
     return table[endpoint]()
 

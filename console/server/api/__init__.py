@@ -6,7 +6,7 @@ from flask.typing import ResponseReturnValue
 
 from console.server.deps import get_store
 from console.server.api import (
-    cells, complete, folders, notebooks, outputs, results, revisions, search, transfer, workspace,
+    cells, comments, complete, folders, notebooks, outputs, results, revisions, search, transfer, workspace,
 )
 
 
@@ -19,6 +19,7 @@ def create_api() -> Blueprint:
     # Built per app: a module-level blueprint is shared state across app instances in tests.
     api = Blueprint("api", __name__, url_prefix="/api")
     api.add_url_rule("/health", "health", _health, methods=["GET"])
-    for module in (transfer, notebooks, folders, cells, complete, results, revisions, workspace, outputs, search):
+    for module in (transfer, notebooks, folders, cells, complete, results, revisions, workspace, outputs, search,
+                   comments):
         api.register_blueprint(module.create_blueprint())
     return api
