@@ -187,6 +187,8 @@ export function createEditor(parent, opts) {
   watch(parent, mount);
   return {
     text: () => (real ? real.text() : doc),
+    // The selected range ({from, to}); null before the editor is mounted (nothing can be selected).
+    selection: () => (real ? real.selection() : null),
     setText(text) {
       if (real) return real.setText(text);
       if (text === doc) return;
@@ -290,6 +292,7 @@ function mountEditor(parent, { doc, kind, onChange, keys = [], readOnly = false,
   return {
     view,
     text: () => view.state.doc.toString(),
+    selection: () => ({ from: view.state.selection.main.from, to: view.state.selection.main.to }),
     setText(text) {
       if (text === view.state.doc.toString()) return;
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });

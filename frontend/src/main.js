@@ -4,12 +4,14 @@
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
 import "./jobs.css";
+import "./comments.css";
 import { createApi } from "./api.js";
 import { WorkspacePage } from "./workspace.js";
 import { NotebookPage } from "./notebook.js";
 import { JobsPage, attachJobs } from "./jobs.js";
 import { SessionsPage } from "./sessions.js";
 import { DocsPage } from "./docs.js";
+import { attachComments } from "./comments.js";
 
 function start() {
   const root = document.getElementById("app");
@@ -38,6 +40,7 @@ function start() {
   window.consolePage = page;
   page.start();
   if (m) attachJobs(page, api); // Schedule…, the parameter form, "run by job" (jobs.js)
+  if (m) attachComments(page, api); // comments on cells (comments.js)
 }
 
 start();

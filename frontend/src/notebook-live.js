@@ -18,7 +18,10 @@ export function connectLive(page) {
     notebookId: page.id,
     cursors: () => ({ since: cursorMap(page, page.outputSeq), metrics_since: cursorMap(page, page.metricSeq) }),
     onEvent: (type, ev) => page.shared.onEvent(type, ev) || onLiveEvent(page, type, ev),
-    onJoined: () => page.syncDoc(),
+    onJoined: () => {
+      page.syncDoc();
+      page.root.dispatchEvent(new CustomEvent("live-joined")); // comments.js reads what it missed
+    },
     onConnection: (state) => {
       page.connBadge.dataset.state = state;
       page.connBadge.textContent = state;
@@ -41,6 +44,8 @@ function cursorMap(page, tracker) {
 export function onLiveEvent(page, type, ev) {
   if (ev.notebook_id && ev.notebook_id !== page.id) return;
   if (type === "kernel_status") return onKernel(page, ev);
+  // Comments (comments.js) read the list again; the event carries no text.
+  if (type === "comments_changed") return void page.root.dispatchEvent(new CustomEvent("comments-changed", { detail: ev }));
   const cell = page.cells.get(ev.cell_id);
   if (!cell) {
     if (type === "error") page.banners.show("kernel-error", `${ev.kind || "error"}: ${ev.message}`);
