@@ -355,3 +355,22 @@ class Comment(Base):
     deleted: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     edited_at: Mapped[datetime | None] = mapped_column()
+
+
+class Dashboard(Base):
+    """A notebook's dashboard: the tiles pinned from its cells' results and charts, in order.
+
+    One per notebook (its id is the notebook's). tiles is a list of {cell_id, kind, width, height}
+    checked by console/store/dashboards.py; cell ids are no foreign keys, as for comments: a tile
+    outlives an edit that deletes its cell (the page says so) and shows it again when a revision
+    brings the cell back. revision counts the dashboard's own changes, so two editors arranging
+    it at once cannot overwrite each other unseen.
+    """
+
+    __tablename__ = "dashboards"
+
+    notebook_id: Mapped[str] = mapped_column(ForeignKey("notebooks.id", ondelete="CASCADE"), primary_key=True)
+    tiles: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    revision: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_by: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
