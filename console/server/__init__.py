@@ -88,6 +88,9 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     from console.server.running import create_blueprint as create_running
 
     app.register_blueprint(create_running())  # running sessions and Shut down (console/server/running.py)
+    from console.server.dashboards import create_blueprint as create_dashboards
+
+    app.register_blueprint(create_dashboards())  # dashboards of pinned results (console/server/dashboards.py)
     from console.server.userdocs import init_docs
 
     init_docs(app)  # the docs/ folder as pages (console/server/userdocs.py)

@@ -83,6 +83,15 @@ POLICIES: dict[str, str] = {
     "api.comments.create": "reader notebook:viewer",
     "api.comments.update": "reader notebook:viewer",
     "api.comments.delete": "reader notebook:viewer",
+    # dashboards (console/server/dashboards.py): viewers read a notebook's dashboard, editors pin and
+    # arrange; its Refresh is the run endpoint (runs.run, runners). Through a link: the handler checks the token
+    "dashboards.page": "public",  # the single page; its data comes from the rows below
+    "dashboards.get": "reader notebook:viewer",
+    "dashboards.replace": "member notebook:editor",
+    "dashboards.pin": "member notebook:editor",
+    "dashboards.unpin": "member notebook:editor",
+    "dashboards.link_page": "public",
+    "dashboards.link": "public",
     "api.revisions.list": "reader notebook:viewer",
     "api.revisions.get": "reader notebook:viewer",
     "api.revisions.diff": "reader notebook:viewer",

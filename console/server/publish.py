@@ -45,7 +45,9 @@ class ShownCell:
     charts: list[Chart]
 
 
-def _linked_notebook(token: str) -> tuple[NotebookRecord, dict[str, RunView]]:
+def linked_notebook(token: str, with_views: bool = True) -> tuple[NotebookRecord, dict[str, RunView]]:
+    """The notebook of an active link and its cells' latest runs (none without with_views); NotFound
+    (a 404) for a revoked or unknown token. The link's dashboard (console/server/dashboards.py) asks too."""
     store = get_store()
     try:
         link = store.get_link(token)
@@ -54,12 +56,15 @@ def _linked_notebook(token: str) -> tuple[NotebookRecord, dict[str, RunView]]:
     if link is None or not link.active:
         raise NotFound("this link does not exist or was revoked")
     nb = store.get_notebook(link.notebook_id)
+    if not with_views:
+        return nb, {}
     cfg = get_config()
     views = latest_views(store, NotebookId(nb.id), inline_bytes=cfg.OUTPUT_INLINE_BYTES, result_rows=cfg.RESULT_ROWS)
     return nb, views
 
 
-def _published_run(view: RunView | None) -> dict[str, Any] | None:
+def published_run(view: RunView | None) -> dict[str, Any] | None:
+    """A stored run as a link shows it (a dashboard's tiles too): no run ids, the cell's own frames."""
     if view is None:
         return None
     run = view.run
@@ -91,14 +96,14 @@ def _without_ids(event: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def link_view(token: str) -> dict[str, Any]:
-    return _view_data(*_linked_notebook(token))
+    return _view_data(*linked_notebook(token))
 
 
 def _view_data(nb: NotebookRecord, views: dict[str, RunView]) -> dict[str, Any]:
     return {
         "name": nb.name, "revision": nb.revision, "updated_at": nb.updated_at.isoformat(),
         "cells": [{"id": c.id, "kind": c.kind, "source": c.source, "view": c.view,
-                   "last_run": _published_run(views.get(c.id))} for c in nb.cells],
+                   "last_run": published_run(views.get(c.id))} for c in nb.cells],
     }
 
 
@@ -126,7 +131,7 @@ def charts(metrics: list[MetricRecord]) -> list[Chart]:
 
 
 def page(token: str) -> ResponseReturnValue:
-    nb, views = _linked_notebook(token)
+    nb, views = linked_notebook(token)
     cells = []
     for c in nb.cells:
         view = views.get(c.id)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from console.roles import ROLES as NOTEBOOK_ROLES, at_least
+from console.store.dashboards import Tile
 
 # The matrix's columns: callers with no notebook role, the reader, then each notebook role, weakest first.
 CALLERS = ("anonymous", "link", "stranger", "reader", *NOTEBOOK_ROLES)
@@ -62,6 +63,10 @@ SPEC: dict[str, str] = {
     # resolves (the request resolves a thread); deleting is the author's, and the world's comment is alice's
     "api.comments.list": "viewer", "api.comments.create": "viewer", "api.comments.update": "viewer",
     "api.comments.delete": "owner",
+    # dashboards (console/server/dashboards.py): viewers read, editors pin and arrange; a link shows it
+    "dashboards.page": "login", "dashboards.get": "viewer", "dashboards.replace": "editor",
+    "dashboards.pin": "editor", "dashboards.unpin": "editor", "dashboards.link_page": "anyone",
+    "dashboards.link": "anyone",
 }
 
 # Endpoints that make a notebook or folder the caller owns (and so could run): members only, even
@@ -117,6 +122,7 @@ def build_world(store: Any) -> World:
     job = store.create_job(nb.id, users["alice"].id, "nightly", schedule_kind="cron", cron="0 2 * * *",
                            next_run_at=None)
     comment = store.create_comment(nb.id, users["alice"].id, "a note", cell_id=nb.cells[0].id)
+    store.pin_tile(nb.id, Tile(nb.cells[0].id, "chart"), users["alice"].id)  # the dashboard's one tile
     return World(folder, nb.id, [c.id for c in nb.cells], run.id, link.token, share.id, fshare.id, sub, job.id,
                  comment.id)
 
@@ -221,6 +227,14 @@ def request_for(endpoint: str, w: World) -> Request:
         "api.comments.create": lambda: ("POST", f"{nb}/comments", {"cell_id": c0, "text": "a question"}),
         "api.comments.update": lambda: ("PATCH", f"{nb}/comments/{w.comment}", {"resolved": True}),
         "api.comments.delete": lambda: ("DELETE", f"{nb}/comments/{w.comment}", None),
+        "dashboards.page": lambda: ("GET", f"/d/{w.nb}", None),
+        "dashboards.get": lambda: ("GET", f"{nb}/dashboard", None),
+        "dashboards.replace": lambda: ("PUT", f"{nb}/dashboard",
+                                       {"tiles": [{"cell_id": c0, "kind": "chart", "width": 4}]}),
+        "dashboards.pin": lambda: ("POST", f"{nb}/dashboard/tiles", {"cell_id": c1, "kind": "result"}),
+        "dashboards.unpin": lambda: ("DELETE", f"{nb}/dashboard/tiles/chart/{c0}", None),
+        "dashboards.link_page": lambda: ("GET", f"/p/{w.token}/dashboard", None),
+        "dashboards.link": lambda: ("GET", f"/api/links/{w.token}/dashboard", None),
     }
     return table[endpoint]()
 
