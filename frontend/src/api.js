@@ -86,6 +86,9 @@ export function createApi(base = "/api") {
     putNotebook: (id, body) => request("PUT", nb(id), body),
     addCell: (id, body) => request("POST", `${nb(id)}/cells`, body),
     patchCell: (id, cellId, body) => request("PATCH", cell(id, cellId), body),
+    // a cell's result or chart onto the notebook's dashboard (console/server/dashboards.py); url: its page
+    pinTile: (id, cellId, kind) => request("POST", `${nb(id)}/dashboard/tiles`, { cell_id: cellId, kind })
+      .then((d) => ({ ...d, url: `/d/${encodeURIComponent(id)}` })),
     moveCell: (id, cellId, body) => request("POST", `${cell(id, cellId)}/move`, body),
     deleteCell: (id, cellId, baseRevision) => request("DELETE", `${cell(id, cellId)}${q({ base_revision: baseRevision })}`, { base_revision: baseRevision }),
     // The latest run of each cell as replay events (output head + hidden marker + tail).

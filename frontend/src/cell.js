@@ -21,7 +21,8 @@ const STATUS_TEXT = {
 
 export class Cell {
   // role: the user's role on the notebook; controls it does not allow are not drawn at all.
-  // results: {api, notebookId, saveView(cellId, view)} for result paging, downloads and charts.
+  // results: {api, notebookId, saveView(cellId, view), pin(cellId, kind)} for result paging,
+  // downloads, charts and pinning to the dashboard.
   constructor({ id, kind, source, view = null }, { downloadUrl, role = "owner", results = null }) {
     this.id = id;
     this.kind = kind;
@@ -55,6 +56,7 @@ export class Cell {
       download: (format, sort) => results.api.downloadResult(results.notebookId, id, format, sort),
       view: () => this.view,
       onView: allows(role, "edit") ? (v) => { this.view = v; results.saveView(id, v); } : (v) => { this.view = v; },
+      pin: allows(role, "edit") && results.pin ? (kind) => results.pin(id, kind) : null, // to the dashboard
     } });
 
     this.el = h("section.cell", { dataset: { cellId: id, kind }, tabIndex: -1 },

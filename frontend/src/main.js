@@ -5,6 +5,7 @@ import "uplot/dist/uPlot.min.css";
 import "./style.css";
 import "./jobs.css";
 import "./comments.css";
+import "./dashboard.css";
 import { createApi } from "./api.js";
 import { WorkspacePage } from "./workspace.js";
 import { NotebookPage } from "./notebook.js";
@@ -12,6 +13,7 @@ import { JobsPage, attachJobs } from "./jobs.js";
 import { SessionsPage } from "./sessions.js";
 import { DocsPage } from "./docs.js";
 import { attachComments } from "./comments.js";
+import { DashboardPage, attachDashboardLink } from "./dashboard.js";
 
 function start() {
   const root = document.getElementById("app");
@@ -31,7 +33,8 @@ function start() {
   const jobs = /^\/jobs\/?$/.test(location.pathname);
   const running = /^\/running\/?$/.test(location.pathname);
   const doc = location.pathname.match(/^\/docs\/([^/]+)\/?$/); // the user docs (docs.js)
-  const page = m
+  const dash = location.pathname.match(/^\/d\/([^/]+)\/?$/); // a notebook's dashboard (dashboard.js)
+  const page = dash ? new DashboardPage(root, { api, notebookId: decodeURIComponent(dash[1]) }) : m
     ? new NotebookPage(root, { api, config, notebookId: decodeURIComponent(m[1]) })
     : jobs ? new JobsPage(root, { api })
       : running ? new SessionsPage(root, { api })
@@ -41,6 +44,7 @@ function start() {
   page.start();
   if (m) attachJobs(page, api); // Schedule…, the parameter form, "run by job" (jobs.js)
   if (m) attachComments(page, api); // comments on cells (comments.js)
+  if (m) attachDashboardLink(page); // the toolbar's link to the notebook's dashboard (dashboard.js)
 }
 
 start();

@@ -151,6 +151,7 @@ export class NotebookPage {
     const cell = new Cell(data, { downloadUrl: (runId) => this.api.logUrl(runId), role: this.role, results: {
       api: this.api, notebookId: this.id,
       saveView: (cellId, view) => this.saver.saveView(cellId, view, (v, base) => this.api.patchCell(this.id, cellId, { view: v, base_revision: base })),
+      pin: (cellId, kind) => this.api.pinTile(this.id, cellId, kind), // the dashboard (dashboard.js)
     } });
     this.cells.set(cell.id, cell);
     return cell;

@@ -4,31 +4,22 @@
 // tables and the cell's saved chart (results.js), the metrics chart with axes (chart.js), error
 // cards, figures. It asks the server for nothing and runs nothing: no kernel, no socket, no
 // paging beyond the rows the page holds. Every value goes in as text; Markdown is sanitized.
+// The same bundle draws the link's dashboard (/p/<token>/dashboard: dashboard.js), which reads
+// GET /api/links/<token>/dashboard again every few seconds.
 
 import "uplot/dist/uPlot.min.css";
 import "./style.css";
+import "./dashboard.css";
 import { h } from "./dom.js";
 import { CellOutput } from "./output.js";
 import { allowRemoteImages, renderMarkdown } from "./markdown.js";
 import { formatElapsed } from "./paging.js";
+import { fillOutput } from "./storedrun.js";
+import { startLinkDashboard } from "./dashboard.js";
+
+export { fillOutput };
 
 const KIND_NAMES = { mlsql: "MLSQL", python: "Python", markdown: "Markdown" };
-
-// A stored run into a CellOutput, in the order the live page would have received it.
-export function fillOutput(output, cellId, run) {
-  const runId = `published-${cellId}`;
-  output.startRun(runId);
-  const outputs = run.outputs || [];
-  const head = run.hidden ? Math.min(run.head_count ?? outputs.length, outputs.length) : outputs.length;
-  for (const ev of outputs.slice(0, head)) output.output(ev);
-  if (run.hidden) {
-    output.hiddenOutput({ hidden_bytes: run.hidden.hidden_bytes, log_url: "" }); // the download needs a login
-    for (const ev of outputs.slice(head)) output.output(ev);
-  }
-  for (const m of run.metrics || []) output.metrics(m);
-  if (run.result) output.result(run.result);
-  if (run.error) output.error(run.error);
-}
 
 function cellView(cell) {
   const head = h("div.cell-head", {}, h("span.kind-name", { text: KIND_NAMES[cell.kind] || cell.kind }));
@@ -66,6 +57,7 @@ export function renderPublished(root, data) {
 }
 
 function start() {
+  if (startLinkDashboard()) return; // /p/<token>/dashboard: the link's dashboard (dashboard.js)
   const island = document.getElementById("published-data");
   const root = document.getElementById("published-app");
   if (!island || !root) return;

@@ -64,13 +64,17 @@ export class ResultView {
       b.addEventListener("click", () => this.download(f, b));
       return b;
     }) : [];
+    // 📌 Pin: this result (as the table, or as the chart when it shows one) to the notebook's
+    // dashboard (dashboard.js); only where the page may (an editor's notebook page: ctx.pin).
+    this.pinButton = ctx.pin ? button("pin", "📌 Pin", "Pin this result (or its chart) to the notebook's dashboard") : null;
+    this.pinButton?.addEventListener("click", () => this.pin());
     this.tableBox = h("div.result-table", {}, this.grid.el, this.pager);
     this.chartBox = h("div.result-chart-slot");
     this.el = h("div.result", { dataset: { role: "result", table: this.name, totalRows: String(this.total) } },
       h("div.result-title", {},
         h("span", { text: this.name ? `table ${this.name}` : "result" }),
         h("span.result-modes", {}, this.tableButton, this.chartButton),
-        h("span.spacer"), ...downloads),
+        h("span.spacer"), this.pinButton, ...downloads),
       this.note, this.tableBox, this.chartBox);
     this.load(0);
     this.setMode(this.view.mode, false);
@@ -194,6 +198,21 @@ export class ResultView {
     } catch (err) {
       this.goLocal(err);
       this.chartRows();
+    }
+  }
+
+  async pin() {
+    const kind = this.view.mode === "chart" ? "chart" : "result";
+    this.pinButton.disabled = true;
+    try {
+      const dashboard = await this.ctx.pin(kind);
+      this.pinButton.textContent = "📌 Pinned";
+      this.pinButton.dataset.pinned = "1";
+      this.pinButton.title = `On the dashboard as a ${kind === "chart" ? "chart" : "table"}: ${dashboard?.url || ""}`;
+    } catch (err) {
+      this.setNote(`Pin failed: ${err.message}`);
+    } finally {
+      this.pinButton.disabled = false;
     }
   }
 
