@@ -71,8 +71,9 @@ def own_session():
     return own
 
 def walk(own, server_uid, kill=(), zone=False):
-    """own: the pids of its own session; zone: skip its own uid's too (the Ray zone's), unless that
-    is the server's."""
+    """own: the pids of its own session; zone: skip its own uid's too (the session's own Ray cluster,
+    which runs as the session's uid; with RAY_CLUSTERS=shared the Ray zone's), unless that is the
+    server's."""
     me = os.getuid()
     report = {"uid": me, "checked": 0, "crossed": [], "killed": [], "seccomp": {}}
     for entry in os.listdir("/proc"):
@@ -157,7 +158,9 @@ def test_a_python_cell_reaches_no_other_process(walled: Walled) -> None:
     alice, nb, session_id = _alice_session(walled)
     secret = walled.key_path.read_text().strip()
     cell = WALK + (
-        f"\nr = walk(own_session(), {os.getuid()}, kill=({session_id!r},))\n"
+        # zone: its own uid's processes are its own session's (the cell's text names Ray, so the
+        # server warmed the session's own Ray head, which runs as the session's uid)
+        f"\nr = walk(own_session(), {os.getuid()}, kill=({session_id!r},), zone=True)\n"
         f"try:\n    r['key'] = open('/proc/1/root{walled.key_path}').read()\nexcept OSError as e:\n"
         "    r['key'] = 'REFUSED ' + type(e).__name__\n"
         "print('WALK ' + json.dumps(r))\n")
