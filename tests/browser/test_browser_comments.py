@@ -4,7 +4,9 @@ opens it from the keyboard, finds the comment shown as text (a script in it stay
 replies; alice sees the reply and resolves the thread, and vera's page follows."""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,6 +91,9 @@ def test_a_comment_reaches_a_viewer_who_replies_and_the_author_resolves(browser:
         v_thread.locator("[data-role=reply-text]").fill("A smoke test, from vera")
         v_thread.locator("[data-role=reply-send]").click()
         vera.wait_for_function("() => document.querySelectorAll('[data-role=comment-text-shown]').length === 2")
+        if os.environ.get("UPDATE_SCREENSHOTS") == "1":  # docs/img/comments.png, for the README
+            vera.set_viewport_size({"width": 1200, "height": 700})
+            vera.screenshot(path=str(Path(__file__).parents[2] / "docs" / "img" / "comments.png"))
         assert v_cell.locator("[data-role=comment-count]").inner_text() == "1"  # replies are no new thread
         # Her own reply she may edit or delete; the cell itself she still cannot edit.
         mine = v_thread.locator(".comment[data-mine='1']")
