@@ -61,7 +61,7 @@ def test_a_pinned_chart_is_refreshed_by_a_job_run(page: Any, server: Server, ope
 
     # The notebook's job runs with n = 10 (fired now rather than at 02:00): the open dashboard's
     # tile shows the new values once the run ends, without a reload.
-    job = server.api("POST", "/jobs", {"notebook_id": nb_id, "name": "nightly", "cron": "0 2 * * *",
+    job = server.api("POST", "/jobs", {"notebook_id": nb_id, "name": "dashboard refresh", "cron": "0 2 * * *",
                                        "params": {"n": "10"}})
     server.api("POST", f"/jobs/{job['id']}/run", {})
     page.wait_for_function(
