@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, render_template
+from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
 from console.ids import NotebookId
@@ -39,8 +39,8 @@ from console.server import access, auth
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
 from console.server.jobrun import cell_label, declared_params
-from console.server.pages import index, page_csp
-from console.server.publish import linked_notebook, published_run
+from console.server.pages import index
+from console.server.publish import link_response, linked_notebook, published_run
 from console.server.validate import field, json_body
 
 ID_CHARS = 32
@@ -212,12 +212,7 @@ def link_json(token: str) -> ResponseReturnValue:
 def link_page(token: str) -> ResponseReturnValue:
     data = link_view(token)
     remote_images = bool(data["markdown_remote_images"])
-    resp = Response(render_template("dashboard.html", name=data["name"], data=data), mimetype="text/html")
-    resp.headers["Content-Security-Policy"] = page_csp(remote_images)
-    resp.headers["Cache-Control"] = "no-store"
-    resp.headers["Referrer-Policy"] = "no-referrer"  # the token is in the URL: keep it off other sites
-    resp.headers["X-Content-Type-Options"] = "nosniff"
-    return resp
+    return link_response("dashboard.html", remote_images, name=data["name"], data=data)
 
 
 def create_blueprint() -> Blueprint:

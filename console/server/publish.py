@@ -139,7 +139,13 @@ def page(token: str) -> ResponseReturnValue:
     remote_images = bool(current_app.extensions["config"].MARKDOWN_REMOTE_IMAGES)
     # What GET /api/links/<token> answers, for the page's bundle to draw.
     data = {**_view_data(nb, views), "markdown_remote_images": remote_images}
-    resp = Response(render_template("publish.html", nb=nb, cells=cells, data=data), mimetype="text/html")
+    return link_response("publish.html", remote_images, nb=nb, cells=cells, data=data)
+
+
+def link_response(template: str, remote_images: bool, **context: Any) -> Response:
+    """A page reached by a link's token (/p/<token>, its dashboard): rendered with the headers that
+    keep the token and the page to themselves."""
+    resp = Response(render_template(template, **context), mimetype="text/html")
     resp.headers["Content-Security-Policy"] = page_csp(remote_images)
     resp.headers["Cache-Control"] = "no-store"
     resp.headers["Referrer-Policy"] = "no-referrer"  # the token is in the URL: keep it off other sites
