@@ -40,6 +40,32 @@ def test_the_harness_is_big_enough() -> None:
     assert harness.GOLDEN["spark"].startswith("3.5")
 
 
+def test_no_golden_answer_depends_on_the_day() -> None:
+    """An answer that holds the clock, chance or the machine is no answer to compare: it fails
+    the day after it was made (`SELECT current_date` did, in CI)."""
+    from tests.spark.make_golden import _SKIP
+
+    moving = [k for k, e in harness.GOLDEN["statements"].items() if _SKIP.search(e["sql"])]
+    assert not moving, f"golden.json holds answers that change between runs: {moving[:10]}"
+
+
+def test_the_clock_is_today_in_the_session_time_zone(tmp_path: Path) -> None:
+    """What the goldens leave out, checked against the clock instead: Spark's current_date is
+    the day in the session time zone (UTC here), and current_timestamp is now."""
+    import datetime as dt
+
+    engine = harness.local_engine(tmp_path)
+    try:
+        before = dt.datetime.now(dt.timezone.utc)
+        row = engine.query("SELECT current_date AS d, current_timestamp AS t", {}).to_pylist()[0]
+        after = dt.datetime.now(dt.timezone.utc)
+    finally:
+        engine.close()
+    assert row["d"] in {before.date(), after.date()}
+    stamp = row["t"] if row["t"].tzinfo else row["t"].replace(tzinfo=dt.timezone.utc)
+    assert before - dt.timedelta(seconds=1) <= stamp <= after + dt.timedelta(seconds=1)
+
+
 def test_no_internal_errors(outcomes: dict[str, tuple[str, str]]) -> None:
     internal = sorted(k for k, (how, _) in outcomes.items() if how == "internal")
     assert not internal, "internal errors (a statement must end in an answer or a clear error):\n" + _listing(
