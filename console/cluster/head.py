@@ -112,6 +112,7 @@ def start_head(
     auth_token: str | None = None,
     after_start: Callable[[Path], None] | None = None,
     object_store_memory: int | None = None,
+    autoscaler: bool = True,
 ) -> ClusterInfo:
     """Start a Ray node with `ray start --block`: a head, or with `address` a node joining one.
 
@@ -123,6 +124,8 @@ def start_head(
     auth_token: a head with Ray's token authentication (clients without it are refused).
     after_start: called with the temp dir once the node answers (the sandbox opens Ray's session
     folders to the members group there).
+    autoscaler: a head's autoscaler monitor (a Python process of ~50 MB); a head that never
+    grows (a session's own) goes without it.
     """
     temp_dir.mkdir(parents=True, exist_ok=True)
     if log_path is not None:
@@ -151,6 +154,8 @@ def start_head(
         cmd += ["--head", f"--port={gcs_port}", "--include-dashboard=false"]
         if client_port:
             cmd.append(f"--ray-client-server-port={client_port}")
+        if not autoscaler:
+            cmd.append("--no-monitor")
     else:
         cmd.append(f"--address={address}")
     if num_cpus is not None:
@@ -171,6 +176,7 @@ def start_head(
         env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"
     env.pop("RAY_ADDRESS", None)  # would make `ray start --head` try to join that cluster
     log = open(log_path or temp_dir.parent / "ray-start.log", "ab")
+    said_from = log.seek(0, os.SEEK_END)  # the log is appended to: only this start's lines count
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True, cwd=str(temp_dir.parent), pass_fds=fds)
     log.close()
@@ -182,8 +188,14 @@ def start_head(
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             break
-        if gcs_port is not None:  # a head: its GCS port answers
-            ready = port_open("127.0.0.1", gcs_port) and (not client_port or port_open("127.0.0.1", client_port))
+        if gcs_port is not None:
+            # A head is up once `ray start` says so: it says it after the raylet registered with
+            # the GCS. An open GCS port alone is too early: a driver connecting then found no
+            # raylet ("Failed to register worker to Raylet"); the Ray Client server, checked
+            # alone before, happened to start late enough.
+            ready = (port_open("127.0.0.1", gcs_port) and _said_started(log_path or temp_dir.parent / "ray-start.log",
+                                                                        said_from)
+                     and (not client_port or port_open("127.0.0.1", client_port)))
         else:
             ready = _node_registered(temp_dir, started)
         if ready:
@@ -199,6 +211,15 @@ def start_head(
     return ClusterInfo(address=gcs_address, client_address=client, pid=proc.pid, started=process_start(proc.pid),
                        temp_dir=str(temp_dir), num_cpus=num_cpus or os.cpu_count(), embedded=True,
                        auth_token=auth_token)
+
+
+def _said_started(log_path: Path, offset: int) -> bool:
+    try:
+        with open(log_path, "rb") as fh:
+            fh.seek(offset)
+            return b"Ray runtime started." in fh.read()
+    except OSError:
+        return False
 
 
 def _node_registered(temp_dir: Path, since: float) -> bool:

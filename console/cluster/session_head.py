@@ -37,7 +37,8 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,11 @@ def session_temp_dir(cfg: Mapping[str, Any], session_id: str, nonce: str) -> Pat
     return Path(tempfile.gettempdir()) / f"mlsr-{digest}"
 
 
+# How often a session's head may be replaced after it died, before the kernel must restart.
+MAX_RESTARTS = 3
+RESTART_WINDOW_S = 600.0
+
+
 class SessionCluster:
     """One kernel's own Ray head: started on the first ensure(), stopped by stop() (idempotent)."""
 
@@ -95,6 +101,8 @@ class SessionCluster:
         self._stopped = False
         self._warming = False
         self._log: Path | None = None  # the head's start log (kept while the session lives)
+        self._restarts: list[float] = []  # when a dead head was replaced (clock() times)
+        self.clock: Callable[[], float] = time.monotonic  # tests move it instead of waiting
 
     def prepare(self) -> None:
         """Make the temp dir the session's alone, before its kernel's sandbox binds it."""
@@ -113,11 +121,24 @@ class SessionCluster:
             if self._info is not None and recorded_alive(self._info):
                 return self._info
             if self._info is not None:  # died under the session (OOM, a killed raylet): a new one
+                now = self.clock()
+                self._restarts = [t for t in self._restarts if now - t < RESTART_WINDOW_S]
+                if len(self._restarts) >= MAX_RESTARTS:
+                    # A kernel that kills its own head and asks again would burn ~2 s of the
+                    # machine's CPU per start, for ever: past a few it has to restart itself.
+                    raise RuntimeError(f"this session's Ray cluster stopped {len(self._restarts) + 1} times in "
+                                       f"{RESTART_WINDOW_S / 60:.0f} minutes; restart the kernel to start it again")
+                self._restarts.append(now)
                 log.warning("session %s: its Ray head (pid %s) died; starting another", self.session_id,
                             self._info.pid)
                 self._stop_locked()
             self._info = self._start()
             return self._info
+
+    @property
+    def info(self) -> ClusterInfo | None:
+        """The running head's address, token and pid; None before the first ensure() or after stop()."""
+        return self._info
 
     @property
     def cgroup(self) -> limits.Cgroup | None:
@@ -169,9 +190,13 @@ class SessionCluster:
                                 cwd=str(state_dir), wall=wall)
 
         try:
+            # It never grows: no autoscaler monitor (~50 MB). Its Ray Client server would serve
+            # nobody (the kernel drives it over the GCS address), but `ray start` has no way to
+            # leave it out (no port means 10001, where a second session's failed to bind and
+            # `ray start --block` then took the whole head down): a free port of its own.
             return start_head(self.temp_dir, num_cpus=self.cfg.get("RAY_NUM_CPUS"), client_port=_free_client_port(),
-                              log_path=log_path, wrap=wrap,
-                              auth_token=secrets.token_hex(32), object_store_memory=store)
+                              log_path=log_path, wrap=wrap, auth_token=secrets.token_hex(32),
+                              object_store_memory=store, autoscaler=False)
         except BaseException:
             self._remove_cgroup()
             raise

@@ -103,7 +103,7 @@ def test_a_member_cannot_list_call_or_kill_another_sessions_actors(walled: Walle
     (run,) = alice.run_in(nb, 0)
     assert _line(run, "KEPT ").strip() == "True"
     alice_cluster = _kernel(walled, "alice", nb).cluster
-    assert alice_cluster is not None and alice_cluster._info is not None, "alice's session has no cluster of its own"
+    assert alice_cluster is not None and alice_cluster.info is not None, "alice's session has no cluster of its own"
     # A host /dev/shm entry a shared /dev/shm would show her.
     marker = Path("/dev/shm") / f"host-marker-{secrets.token_hex(4)}"
     marker.write_text("host")
@@ -115,16 +115,16 @@ def test_a_member_cannot_list_call_or_kill_another_sessions_actors(walled: Walle
     finally:
         marker.unlink()
     mallory_cluster = _kernel(walled, "mallory", mnb).cluster
-    assert mallory_cluster is not None and mallory_cluster._info is not None
-    assert mallory_cluster._info.address != alice_cluster._info.address
+    assert mallory_cluster is not None and mallory_cluster.info is not None
+    assert mallory_cluster.info.address != alice_cluster.info.address
     # Finding 1: nothing of alice's to list, get, call or kill.
     assert "alicevault" not in report["named"], report
     assert "got" not in report and "killed" not in report and report.get("refused") == "ValueError", report
     # Finding 2: the only Ray token mallory can read anywhere is her own session's.
     own = report["own_token"]
-    assert own and own != alice_cluster._info.auth_token
+    assert own and own != alice_cluster.info.auth_token
     assert report["task"]["tokens"] in ([], [own]), report["task"]["tokens"]
-    assert alice_cluster._info.auth_token not in json.dumps(report)
+    assert alice_cluster.info.auth_token not in json.dumps(report)
     # Finding 3: a Ray task's /dev/shm is private (no host entry, no other server's folders) and bounded.
     shm = report["task"]["shm"]
     assert marker.name not in shm and not any(n.startswith("console-") and n != _handoff_parent(walled) for n in shm)
@@ -156,7 +156,7 @@ def test_a_sessions_cluster_ends_with_its_kernel(walled: Walled) -> None:
     (run,) = alice.run_in(nb, 0)
     assert _line(run, "NODES ").strip() == "1"
     kernel = _kernel(walled, "alice", nb)
-    info, temp_dir = kernel.cluster._info, kernel.cluster.root
+    info, temp_dir = kernel.cluster.info, kernel.cluster.root
     assert info is not None and info.pid and kernel.cluster.temp_dir.is_dir()
     # Ray makes its temp dir 0777; the folder around it is the session's alone.
     assert temp_dir.stat().st_uid == kernel.cluster.wall.lease.uid and temp_dir.stat().st_mode & 0o077 == 0
@@ -199,3 +199,34 @@ def test_a_symlink_in_the_sessions_ray_folder_aims_no_server_write(walled: Walle
     assert second["status"] == "done", text_of(second)[-2000:]
     assert (key.read_bytes(), key.stat().st_mtime_ns) == before
     assert before[0].decode(errors="replace").strip() not in text_of(second)
+
+
+def test_a_head_killed_again_and_again_is_not_restarted_for_ever(walled: Walled,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session may kill its own head (its tasks run as its uid) and ask for another, ~2 s of the
+    machine's CPU each time: past MAX_RESTARTS in the window, the kernel must restart instead."""
+    from console.cluster import session_head
+    from console.cluster.procs import stop_process_group
+
+    monkeypatch.setattr(session_head, "MAX_RESTARTS", 1)
+    alice = walled.member("alice")
+    nb = alice.notebook(("python", "--%python\nimport ray\nfrom pyjava.api.mlsql import RayContext\n"
+                                   "RayContext.connect(globals(), '127.0.0.1:10001')\nprint('UP')\n"))
+    (run,) = alice.run_in(nb, 0)
+    assert run["status"] == "done", text_of(run)[-2000:]
+    cluster = _kernel(walled, "alice", nb).cluster
+
+    def kill() -> None:
+        info = cluster.info
+        assert info is not None and info.pid
+        stop_process_group(info.pid, grace=0.5)
+        assert not cluster.running()
+
+    kill()
+    assert cluster.ensure().pid  # the first death: a new head, as the kernel asks again
+    kill()
+    with pytest.raises(RuntimeError, match="restart the kernel"):
+        cluster.ensure()
+    later = cluster.clock() + session_head.RESTART_WINDOW_S + 1
+    cluster.clock = lambda: later  # the window passed: one more is allowed
+    assert cluster.ensure().pid and cluster.running()

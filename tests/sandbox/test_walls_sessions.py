@@ -291,7 +291,7 @@ def test_a_ray_driver_without_the_token_is_refused(walled: Walled, how: str) -> 
     user = walled.app.extensions["store"].get_user_by_name("mallory")
     kernel = walled.app.extensions["sessions"].get().session(user.id, nb["id"]).kernel
     # Her session's own head (console/cluster/session_head.py), with a token of its own.
-    info = kernel.cluster._info
+    info = kernel.cluster.info
     assert info is not None and info.client_address and info.auth_token
     address = info.address if how == "gcs" else f"ray://{info.client_address}"
     refused = _driver(address, None)
