@@ -30,28 +30,36 @@ class ApiError(Exception):
         self.extra = extra
 
 
-def _reply(status: int, message: str, **extra: Any) -> ResponseReturnValue:
-    return jsonify({"error": message, "status": status, **extra}), status
+def _body(status: int, message: str, **extra: Any) -> dict[str, Any]:
+    return {"error": message, "status": status, **extra}
+
+
+def error_body(exc: Exception) -> dict[str, Any]:
+    """`{error, status, ...}` for any failure: the HTTP answer's body and a socket command's
+    refused ack (console/server/sockets.py) both come from here, so a refusal reads the same
+    whichever way the request came."""
+    if isinstance(exc, ApiError):
+        return _body(exc.status, exc.message, **exc.extra)
+    if isinstance(exc, Conflict):
+        return _body(409, exc.message, current_revision=exc.current_revision)
+    if isinstance(exc, StoreError):
+        return _body(exc.status, exc.message)
+    if isinstance(exc, RequestEntityTooLarge):
+        limit = current_app.config.get("MAX_CONTENT_LENGTH")
+        return _body(413, f"request body is larger than the limit of {limit} bytes")
+    if isinstance(exc, HTTPException):
+        code = exc.code or 500
+        return _body(code, exc.description or exc.name)
+    if isinstance(exc, (OverflowError, DataError, UnicodeEncodeError)):
+        current_app.logger.warning("bad input reached the store: %s: %s", type(exc).__name__, exc)
+        return _body(400, "a value in the request is out of range or not valid text")
+    current_app.logger.exception("unhandled error in %s", type(exc).__name__)
+    return _body(500, "internal server error (the server log has the details)")
 
 
 def handle_error(exc: Exception) -> ResponseReturnValue:
-    if isinstance(exc, ApiError):
-        return _reply(exc.status, exc.message, **exc.extra)
-    if isinstance(exc, Conflict):
-        return _reply(409, exc.message, current_revision=exc.current_revision)
-    if isinstance(exc, StoreError):
-        return _reply(exc.status, exc.message)
-    if isinstance(exc, RequestEntityTooLarge):
-        limit = current_app.config.get("MAX_CONTENT_LENGTH")
-        return _reply(413, f"request body is larger than the limit of {limit} bytes")
-    if isinstance(exc, HTTPException):
-        code = exc.code or 500
-        return _reply(code, exc.description or exc.name)
-    if isinstance(exc, (OverflowError, DataError, UnicodeEncodeError)):
-        current_app.logger.warning("bad input reached the store: %s: %s", type(exc).__name__, exc)
-        return _reply(400, "a value in the request is out of range or not valid text")
-    current_app.logger.exception("unhandled error in %s", type(exc).__name__)
-    return _reply(500, "internal server error (the server log has the details)")
+    body = error_body(exc)
+    return jsonify(body), body["status"]
 
 
 def register_error_handler(app: Flask) -> None:

@@ -18,7 +18,6 @@ console/server/membership.py, so logout and share changes take it out of rooms a
 """
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -44,12 +43,11 @@ from console.server import auth
 from console.server.coedit import COEDIT_KEY, CoEdit, CoEditError
 from console.server.access import authorize_command, can, command_types
 from console.server.deps import get_manager
-from console.server.errors import ApiError
+from console.server.errors import ApiError, error_body
 from console.server.jobs import checked_params
 from console.server.membership import NAMESPACE, init_registry, registry, room
 from console.server.wsgi import socket_gate
 
-log = logging.getLogger(__name__)
 
 def broadcaster(socketio: SocketIO) -> Callable[[str, list[dict[str, Any]]], None]:
     """What the kernel manager calls to send a notebook's events to everyone in its room."""
@@ -126,14 +124,10 @@ def _command(data: Any = None, *_extra: Any) -> dict[str, Any]:
         # execute) is refused there, so only commands with a policy reach a handler.
         user = authorize_command(msg.type, getattr(msg, "notebook_id", None))
         return {"ok": True, **_HANDLERS[type(msg)](msg, user)}
-    except (ApiError, CoEditError) as exc:
-        return {"ok": False, "status": exc.status, "error": exc.message, **getattr(exc, "extra", {})}
-    except Exception as exc:  # store errors carry their status; others are 500s
-        status = getattr(exc, "status", None)
-        if isinstance(status, int):
-            return {"ok": False, "status": status, "error": getattr(exc, "message", str(exc))}
-        log.exception("socket command failed")
-        return {"ok": False, "status": 500, "error": "internal server error (the server log has the details)"}
+    except CoEditError as exc:
+        return {"ok": False, **error_body(ApiError(exc.status, exc.message))}
+    except Exception as exc:  # the HTTP API's mapping: the same status, message and fields
+        return {"ok": False, **error_body(exc)}
 
 
 def _join(msg: JoinCommand, user: Any) -> dict[str, Any]:
