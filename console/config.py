@@ -174,8 +174,8 @@ class Config(Mapping[str, Any]):
                 "see the server's files: on, off, or auto (on where bwrap works). Without it a login-mode server "
                 "refuses to start unless this is off.", _sandbox_mode)
     SESSION_MEMORY: str = _setting(
-        "4G", "Memory one kernel session (its kernel and Python workers) may use; past it the session's "
-              "largest process is stopped and the cell says so.", _size)
+        "8G", "Memory one kernel session (its kernel, Python workers and, behind the sandbox, its own Ray "
+              "cluster) may use; past it the session's largest process is stopped and the cell says so.", _size)
     SESSION_PROCESSES: int = _setting(
         256, "Processes and threads one kernel session may run at once; past it no new one starts and the "
              "cell says so.", int)

@@ -127,6 +127,16 @@ class Cgroup:
         text = _read(d / ("memory.current" if self.v2 else "memory.usage_in_bytes")).strip() if d else ""
         return int(text) if text.isdigit() else None
 
+    def resident_bytes(self) -> int:
+        """Resident memory of the group's processes now: what a group without a memory controller
+        of its own (a session's head on cgroup v1, charged to its session) holds."""
+        total = 0
+        for procs in self.procs_files():
+            for pid in _read(procs).split():
+                fields = _read(Path(f"/proc/{pid}/statm")).split()
+                total += int(fields[1]) * os.sysconf("SC_PAGE_SIZE") if len(fields) > 1 else 0
+        return total
+
     def cpu_seconds(self) -> float | None:
         """CPU time the group's processes used so far (cgroup v2's cpu.stat; None on v1)."""
         d = self._dir("cpu")
@@ -234,6 +244,16 @@ def make(cfg: Mapping[str, Any], name: str, memory: int | None, processes: int |
                 pass
         return None
     return Cgroup(tuple(dirs), what, memory_setting, processes_setting) if dirs else None
+
+
+def part(group: Cgroup | None, controller: str) -> Cgroup | None:
+    """One controller's folder of a cgroup v1 group, alone: a process written there is limited by
+    that controller of `group` and stays in its own group for the others. None on v2 (one folder
+    holds every controller) or when the group has no such controller."""
+    if group is None or group.v2:
+        return None
+    dirs = tuple((c, path) for c, path in group.dirs if c == controller)
+    return Cgroup(dirs, group.what, group.memory_setting, None) if dirs else None
 
 
 def unavailable_reason() -> str | None:

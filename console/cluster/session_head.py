@@ -13,7 +13,9 @@ its first Ray cell the server starts a head for it alone, made of what the sessi
   since Ray's socket paths must stay under 107 bytes;
 - a private /dev/shm sized CONSOLE_SESSION_OBJECT_STORE (Ray's object store), with the hand-off
   folder bound back in, so nothing it writes lands in the host's /dev/shm;
-- a cgroup of its own (CONSOLE_RAY_MEMORY), so a runaway actor is stopped before the server;
+- its session's memory limit (CONSOLE_SESSION_MEMORY covers the kernel, its workers and this
+  cluster together, cgroup v1; on v2 a group of CONSOLE_RAY_MEMORY of its own), so a runaway
+  actor is stopped before the server, and a pids group of its own;
 - ports picked free at start; the cell worker maps the seed's `127.0.0.1:10001` to this head
   (worker/cell.py: a loopback address means "the notebook's own cluster").
 It stops with the session: when the kernel ends (its head channel closes) or is stopped.
@@ -53,6 +55,9 @@ from console.cluster.walls import SessionWall
 log = logging.getLogger(__name__)
 
 _SHM_SLACK = 64 << 20  # Ray's own files on /dev/shm beside the object store
+# A session's head, workers and actors, threads included (TensorFlow starts dozens per actor):
+# a bound for a fork storm in an actor, far above what a notebook's training needs.
+_HEAD_PROCESSES = max(4096, 64 * (os.cpu_count() or 1))
 
 
 def per_session(cfg: Mapping[str, Any], sandboxed: bool) -> bool:
@@ -171,10 +176,27 @@ class SessionCluster:
         # The kernel's uid, without the lease: the kernel's SessionWall gives the id back, once.
         identity = Identity(who.uid, who.gid, who.groups, "a session's Ray cluster") if who is not None else None
         tag = "".join(c if c.isalnum() else "_" for c in self.session_id)[:60]
-        self._cgroup = limits.make(self.cfg, f"ray-{tag}-{secrets.token_hex(3)}", limits.ray_memory(self.cfg), None,
-                                   "the session's Ray cluster's", "CONSOLE_RAY_MEMORY", None)
+        name = f"ray-{tag}-{secrets.token_hex(3)}"
+        session_memory = limits.part(self.wall.cgroup, "memory")
+        groups: tuple[limits.Cgroup | None, ...]
+        if session_memory is not None:
+            # cgroup v1: the head and every worker and actor it starts are charged to the
+            # session's own memory (CONSOLE_SESSION_MEMORY covers its kernel, its cell workers and
+            # its cluster together), and sit in a pids group of their own: the one this object
+            # stops and empties (never the session's, which holds the kernel), and which keeps a
+            # fork storm in an actor from the kernel's process limit and the kernel's from it.
+            self._cgroup = limits.make(self.cfg, name, None, _HEAD_PROCESSES, "the session's Ray cluster's",
+                                       "CONSOLE_SESSION_MEMORY", None)
+            groups = (self._cgroup, session_memory)
+        else:
+            # cgroup v2 (one folder for every controller, and a folder with processes cannot
+            # have limited children), or no session cgroup: a memory group of its own, as big
+            # as CONSOLE_RAY_MEMORY.
+            self._cgroup = limits.make(self.cfg, name, limits.ray_memory(self.cfg), None,
+                                       "the session's Ray cluster's", "CONSOLE_RAY_MEMORY", None)
+            groups = (self._cgroup,)
         store = limits.parse_size(str(self.cfg.get("SESSION_OBJECT_STORE") or "512M"))
-        wall = Wall(identity=identity, cgroups=(self._cgroup,), oom_score_adj=limits.RAY_OOM_SCORE_ADJ,
+        wall = Wall(identity=identity, cgroups=groups, oom_score_adj=limits.RAY_OOM_SCORE_ADJ,
                     handoff=self.wall.handoff, shm_size=store + _SHM_SLACK)
         data_dir = Path(str(self.cfg.get("DATA_DIR") or "./console-data")).resolve()
         state_dir = data_dir / "ray"

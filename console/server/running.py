@@ -85,8 +85,10 @@ def cluster_of(kernel: Any, manager: Any, admin: bool) -> dict[str, Any]:
     own = getattr(kernel, "cluster", None)
     if own is not None:
         group = own.cgroup
-        return {"kind": "own", "shared": False, "up": own.running(),
-                "memory_bytes": group.memory_usage() if group is not None else None}
+        memory = group.memory_usage() if group is not None else None
+        if group is not None and memory is None:  # charged to the session's memory (cgroup v1)
+            memory = group.resident_bytes()
+        return {"kind": "own", "shared": False, "up": own.running(), "memory_bytes": memory}
     address = kernel.cfg.get("RAY_ADDRESS")
     if not address:
         return {"kind": "shared", "shared": True}

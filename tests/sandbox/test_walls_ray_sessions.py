@@ -230,3 +230,30 @@ def test_a_head_killed_again_and_again_is_not_restarted_for_ever(walled: Walled,
     later = cluster.clock() + session_head.RESTART_WINDOW_S + 1
     cluster.clock = lambda: later  # the window passed: one more is allowed
     assert cluster.ensure().pid and cluster.running()
+
+
+def test_an_actor_past_the_sessions_memory_is_stopped_naming_the_sessions_limit(walled: Walled) -> None:
+    """CONSOLE_SESSION_MEMORY (1 GiB here) covers the session's cluster too (cgroup v1): an actor
+    that takes more is stopped, the cell says which limit, and the session goes on."""
+    from console.cluster.limits import CGROUP_ROOT
+
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        pytest.skip("cgroup v2: a session's head has a CONSOLE_RAY_MEMORY group of its own")
+    mallory = walled.member()
+    nb = mallory.notebook(("python", "--%python\nimport ray\nfrom pyjava.api.mlsql import RayContext\n"
+                                     "RayContext.connect(globals(), '127.0.0.1:10001')\n"
+                                     "@ray.remote(max_retries=0)\ndef hog():\n"
+                                     "    chunks = []\n"
+                                     "    for _ in range(64):\n"
+                                     "        chunks.append(bytearray(64 << 20))  # touched: resident\n"
+                                     "    return len(chunks)\n"
+                                     "print('GOT', ray.get(hog.remote()))\n"),
+                          ("python", "--%python\nimport ray\nfrom pyjava.api.mlsql import RayContext\n"
+                                     "RayContext.connect(globals(), '127.0.0.1:10001')\n"
+                                     "print('STILL', ray.get(ray.remote(lambda: 41 + 1).remote()))\n"))
+    (hogged,) = mallory.run_in(nb, 0)
+    shown = text_of(hogged)
+    assert hogged["status"] == "error" and "GOT 64" not in shown, shown[-2000:]
+    assert "CONSOLE_SESSION_MEMORY = 1 GiB" in shown, shown[-2000:]
+    (after,) = mallory.run_in(nb, 1)
+    assert _line(after, "STILL ").strip() == "42", text_of(after)[-2000:]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from console.cluster.limits import CGROUP_ROOT
 from walled_support import Member, Walled, text_of
 
 # A walk over every pid the probe can see: for each one outside its own session (or, in an actor,
@@ -194,9 +195,13 @@ print('WALK ' + json.dumps(ray.get(probe.remote())))
     report = _seen(run)
     assert report["uid"] != os.getuid(), "actors run as the server's uid"
     _assert_walled(report)
-    # In the session's Ray cluster's cgroup (CONSOLE_RAY_MEMORY); the head starts at 800, and Ray
+    # Charged to its session's memory (CONSOLE_SESSION_MEMORY covers the session's cluster too,
+    # cgroup v1; on v2 a group of CONSOLE_RAY_MEMORY of its own); the head starts at 800, and Ray
     # raises its workers to 1000 itself: never below the server's.
-    assert report["cgroup"][0].rsplit("/", 1)[-1].startswith("ray-") and report["oom_score_adj"] >= 800, report
+    memory_group = report["cgroup"][0].rsplit("/", 1)[-1]
+    v2 = (CGROUP_ROOT / "cgroup.controllers").exists()
+    assert memory_group.startswith("ray-" if v2 else "session-"), report
+    assert report["oom_score_adj"] >= 800, report
     _alice_still_has_her_table(alice, nb)
 
 
