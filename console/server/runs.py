@@ -11,17 +11,19 @@
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, stream_with_context
+from flask import Blueprint, Response, current_app, jsonify, stream_with_context
 from flask.typing import ResponseReturnValue
 
-from console.ids import NotebookId, UserId
+from console.ids import CellId, NotebookId, RunId, UserId
 from console.outputs import replay
 from console.outputs.view import latest_views, view_run
 from console.server.kernels import NOT_STARTED
 
 from console.server import auth, serialize
+from console.server.coedit import COEDIT_KEY, CoEdit
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
 from console.server.jobs import checked_params, decode_params
@@ -34,6 +36,23 @@ from console.server.validate import field, json_body, query_int
 
 def _user_id() -> UserId:
     return UserId(auth.signed_in().id)
+
+
+def start(user_id: UserId, notebook_id: str, mode: str, cell_id: str | None, *,
+          params: Mapping[str, str] | None = None, sources: Mapping[str, str] | None = None) -> list[RunId]:
+    """The one entry of a run someone asks for (the page's socket command, POST .../run): the
+    kernel runs the stored source, so the live document's edits are stored first, and it must be
+    what the asking page shows (`sources`: cell id -> source_digest, coedit.settle). Without it a
+    REST run (the parameter form's, a script's) ran the text stored before the latest typing."""
+    coedit: CoEdit | None = current_app.extensions.get(COEDIT_KEY)
+    if coedit is not None:
+        if not sources:
+            coedit.flush(notebook_id)
+        elif stale := coedit.settle(notebook_id, sources):
+            raise ApiError(409, "the server does not hold this page's latest edits of the cells to run, so "
+                                "nothing was run: the page syncs again; run them again", stale=stale)
+    return get_manager().run(user_id, NotebookId(notebook_id), mode, CellId(cell_id) if cell_id else None,
+                             params=params)
 
 
 def run_cells(notebook_id: str) -> ResponseReturnValue:
@@ -49,7 +68,7 @@ def run_cells(notebook_id: str) -> ResponseReturnValue:
     params = None
     if body.get("params") is not None:  # values for the notebook's parameters (console/lang/params.py)
         params = checked_params(notebook_id, decode_params(body["params"]))
-    ids = get_manager().run(_user_id(), NotebookId(notebook_id), mode, cell_id, params=params)
+    ids = start(_user_id(), notebook_id, mode, cell_id, params=params)
     return jsonify({"run_ids": ids}), 202
 
 

@@ -46,6 +46,7 @@ from console.server.deps import get_manager
 from console.server.errors import ApiError, error_body
 from console.server.jobs import checked_params
 from console.server.membership import NAMESPACE, init_registry, registry, room
+from console.server.runs import start as start_run
 from console.server.wsgi import socket_gate
 
 
@@ -181,17 +182,10 @@ def _awareness(msg: AwarenessCommand, user: Any) -> dict[str, Any]:
 
 def _run(msg: RunCellCommand | RunAllCommand | RunFromCommand, user: Any) -> dict[str, Any]:
     mode = {RunCellCommand: "cell", RunAllCommand: "all", RunFromCommand: "from"}[type(msg)]
-    # The kernel runs the stored source: what was typed live is stored first, and it must be what
-    # the page shows (coedit.settle); a page that sent no digests gets what is stored.
-    if not msg.sources:
-        _coedit().flush(msg.notebook_id)
-    elif stale := _coedit().settle(msg.notebook_id, msg.sources):
-        raise ApiError(409, "the server does not hold this page's latest edits of the cells to run, so nothing "
-                            "was run: the page syncs again; run them again", stale=stale)
     # The page's parameter form, checked as POST /run's params are (a name not declared: 400).
     params = checked_params(msg.notebook_id, dict(msg.params)) if msg.params else None
-    ids = get_manager().run(user.id, msg.notebook_id, mode, getattr(msg, "cell_id", None), params=params)
-    return {"run_ids": ids}
+    return {"run_ids": start_run(user.id, msg.notebook_id, mode, getattr(msg, "cell_id", None), params=params,
+                                 sources=msg.sources)}
 
 
 def _interrupt(msg: InterruptCommand, user: Any) -> dict[str, Any]:
