@@ -7,7 +7,9 @@ ordinary stored run, so the notebook page shows its output. The first cell that 
 the editor role on the notebook when it fires; if not, the job is disabled with the reason.
 Then a retry is queued (trigger `retry`, to start after the job's retry delay) while attempts
 remain, and the webhook (webhook.py) is told of the final outcome (every failure, successes when
-asked), retried with backoff and recorded.
+asked), retried with backoff and recorded. The timeout, the retry's delay and the webhook's
+backoff are on the runner's clock (console/clock.py), which tests move; the cell runs themselves
+are watched in real time, since kernels run in it.
 """
 from __future__ import annotations
 
@@ -15,9 +17,10 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
+from console.clock import Clock, SystemClock
 from console.ids import CellId, NotebookId, RunId, UserId
 from console.lang import params as notebook_params
 from console.protocols import KernelManager
@@ -89,33 +92,38 @@ class JobRunner:
     """Runs claimed job runs; `renew` keeps their leases while they go (called by the scheduler)."""
 
     def __init__(self, store: Store, manager: Callable[[], KernelManager], base_url: str,
-                 webhook_backoff: float = 1.0, webhook_private: bool = False) -> None:
+                 webhook_backoff: float = 1.0, webhook_private: bool = False, clock: Clock | None = None) -> None:
         self.store = store
+        self.clock: Clock = clock or SystemClock()
         self.manager = manager
         self.base_url = base_url.rstrip("/")
         self.webhook_backoff = webhook_backoff
         self.webhook_private = webhook_private  # CONSOLE_WEBHOOK_PRIVATE: may it call loopback and private addresses
 
-    def run(self, run: JobRunRecord, stopping: Callable[[], bool] = lambda: False) -> JobRunRecord:
+    def run(self, run: JobRunRecord, stopping: Callable[[], bool] = lambda: False,
+            stepped: Callable[[], None] = lambda: None) -> JobRunRecord:
+        """Run it to its end; `stepped` is told each time a cell run of it was queued."""
         job = self.store.get_job(run.job_id)
         problem = owner_problem(self.store, job)
         if problem is not None:
             self.store.update_job(job.id, enabled=False, disabled_reason=f"disabled: {problem}")
-            ended = self.store.finish_job_run(run.id, "error", f"not run: {problem}")
+            ended = self.store.finish_job_run(run.id, "error", f"not run: {problem}", self.clock.now())
             self._notify(job, ended)
             return ended
-        status, error = self._run_cells(job, run, stopping)
-        ended = self.store.finish_job_run(run.id, status, error)
+        status, error = self._run_cells(job, run, stopping, stepped)
+        ended_at = self.clock.now()
+        ended = self.store.finish_job_run(run.id, status, error, ended_at)
         if status != "done" and run.attempt <= job.retries and not stopping():
             wait = timedelta(seconds=job.retry_delay_seconds)
             self.store.queue_job_run(job.id, "retry", run.params, attempt=run.attempt + 1,
                                      scheduled_for=run.scheduled_for, triggered_by=run.triggered_by,
-                                     not_before=(datetime.now(timezone.utc) + wait) if wait else None)
+                                     not_before=(ended_at + wait) if wait else None)
         elif status != "done" or job.notify_success:
             self._notify(job, ended)
         return ended
 
-    def _run_cells(self, job: JobRecord, run: JobRunRecord, stopping: Callable[[], bool]) -> tuple[str, str]:
+    def _run_cells(self, job: JobRecord, run: JobRunRecord, stopping: Callable[[], bool],
+                   stepped: Callable[[], None]) -> tuple[str, str]:
         owner, nb_id, lane = UserId(job.owner_id or 0), NotebookId(job.notebook_id), lane_of(job.id)
         self.store.snapshot_notebook(nb_id, author_id=owner)  # the revision it runs is in the history
         nb = self.store.get_notebook(nb_id)
@@ -127,7 +135,7 @@ class JobRunner:
             self.store.set_job_run(run.id, revision=nb.revision)
             return "error", str(exc)
         self.store.set_job_run(run.id, revision=nb.revision)
-        deadline = time.monotonic() + job.timeout_seconds
+        deadline = self.clock.monotonic() + job.timeout_seconds
         manager, ran = self.manager(), []
         position = {c.id: i + 1 for i, c in enumerate(nb.cells)}
         try:
@@ -137,10 +145,12 @@ class JobRunner:
                 (rid,) = manager.queue_cells(owner, nb_id, [(CellId(c.id), source, c.kind)], lane=lane)
                 ran.append(rid)
                 self.store.set_job_run(run.id, run_ids=list(ran))
-                status = self._wait(rid, deadline, stopping)
+                stepped()
+                status = self._wait(rid, deadline, self.clock.monotonic, stopping)
                 if status is None:
                     manager.interrupt(owner, nb_id, lane)
-                    self._wait(rid, time.monotonic() + 10, stopping)
+                    # Real seconds: the kernel answers an interrupt in real time, whatever the clock says.
+                    self._wait(rid, time.monotonic() + 10, time.monotonic, stopping)
                     if stopping():
                         return "interrupted", "the server stopped while the job ran"
                     return "timeout", f"timed out after {job.timeout_seconds} s (in {label})"
@@ -151,9 +161,10 @@ class JobRunner:
         finally:
             manager.close(owner, nb_id, lane)
 
-    def _wait(self, run_id: RunId, deadline: float, stopping: Callable[[], bool]) -> str | None:
-        """The cell run's final status; None at the deadline (or when the server stops)."""
-        while time.monotonic() < deadline and not stopping():
+    def _wait(self, run_id: RunId, deadline: float, clock: Callable[[], float],
+              stopping: Callable[[], bool]) -> str | None:
+        """The cell run's final status; None at `deadline` on `clock` (or when the server stops)."""
+        while clock() < deadline and not stopping():
             status = self.store.get_run(run_id).status
             if status in FINAL_STATES:
                 return status
@@ -188,7 +199,7 @@ class JobRunner:
         tries: list[dict[str, Any]] = []
         for n in range(WEBHOOK_TRIES):
             if n:
-                time.sleep(self.webhook_backoff * 2 ** (n - 1))
+                self.clock.sleep(self.webhook_backoff * 2 ** (n - 1))
             try:  # http(s) only: jobs.py checks
                 code = webhook.post(job.webhook_url, body, allow_private=self.webhook_private, timeout=WEBHOOK_TIMEOUT)
             except webhook.Refused as exc:

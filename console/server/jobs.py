@@ -9,12 +9,13 @@ the job's owner. Bodies are decoded by `decode_job`: every field typed, unknown 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from flask import Blueprint, Flask, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from console.clock import CLOCK_KEY, Clock, SystemClock
 from console.outputs.view import view_run
 from console.server import access, auth, schedule, serialize, webhook
 from console.server.deps import SESSIONS_KEY, get_config, get_store
@@ -134,7 +135,7 @@ def _scheduler() -> JobScheduler:
 
 
 def _preview(sched: schedule.Schedule, anchor: datetime | None = None) -> dict[str, Any]:
-    times = schedule.next_times(sched, datetime.now(timezone.utc), 3, anchor)
+    times = schedule.next_times(sched, _scheduler().clock.now(), 3, anchor)
     return {"description": sched.describe(), "next": [t.isoformat() for t in times],
             "readable": [schedule.readable(t) for t in times]}
 
@@ -172,7 +173,7 @@ def create() -> ResponseReturnValue:
     user, nb = access.require(spec.notebook_id, SCHEDULE_ROLE)
     sched = _schedule(spec.cron, spec.every_minutes, spec.timezone)
     params = checked_params(nb.id, spec.params or {})
-    now = datetime.now(timezone.utc)
+    now = _scheduler().clock.now()
     enabled = True if spec.enabled is None else spec.enabled
     job = get_store().create_job(
         nb.id, user.id, (spec.name or f"{nb.name} job").strip(), schedule_kind=sched.kind, cron=sched.cron,
@@ -180,7 +181,7 @@ def create() -> ResponseReturnValue:
         retry_delay_seconds=spec.retry_delay_seconds or 0,
         timeout_seconds=spec.timeout_seconds or 3600, overlap=spec.overlap or "skip",
         webhook_url=spec.webhook_url or "", notify_success=bool(spec.notify_success), enabled=enabled,
-        next_run_at=schedule.first_after(sched, now, anchor=now))
+        next_run_at=schedule.first_after(sched, now, anchor=now), now=now)
     _scheduler().wake()
     return jsonify(_job_json(job)), 201
 
@@ -257,7 +258,7 @@ def update(job_id: str) -> ResponseReturnValue:
     if spec.enabled is not None:
         changes["enabled"] = enabled
     if enabled and (spec.touches_schedule or not job.enabled):
-        now = datetime.now(timezone.utc)
+        now = _scheduler().clock.now()
         changes["next_run_at"] = schedule.first_after(sched, now, anchor=job.created_at)
     job = store.update_job(job_id, **changes)
     _scheduler().wake()
@@ -335,14 +336,19 @@ def create_blueprint() -> Blueprint:
 
 
 def init_jobs(app: Flask) -> JobScheduler:
-    """The jobs blueprint and this app's scheduler (started by the serving process, not here)."""
+    """The jobs blueprint and this app's scheduler (started by the serving process, not here).
+
+    The clock is the app's (CLOCK_KEY): the system's, or the one a test passes as config CLOCK.
+    """
     cfg = app.extensions["config"]
     store = app.extensions["store"]
     holder = app.extensions[SESSIONS_KEY]
+    clock: Clock = app.extensions.setdefault(CLOCK_KEY, app.config.get("CLOCK") or SystemClock())
     app.register_blueprint(create_blueprint())
     runner = JobRunner(store, holder.get, base_url=f"http://{cfg.HOST}:{cfg.PORT}",
-                       webhook_private=cfg.WEBHOOK_PRIVATE)
-    scheduler = JobScheduler(store, runner, lease_seconds=float(app.config.get("JOBS_LEASE_SECONDS", 30.0)))
+                       webhook_private=cfg.WEBHOOK_PRIVATE, clock=clock)
+    scheduler = JobScheduler(store, runner, lease_seconds=float(app.config.get("JOBS_LEASE_SECONDS", 30.0)),
+                             clock=clock)
     app.extensions[JOBS_KEY] = scheduler
     return scheduler
 

@@ -7,6 +7,8 @@ is claimed by one process only), starts the queued runs whose job is free and wh
 each on a thread of its own, and renews its own runs' leases.
 Started by the serving process (gunicorn's post_fork, `serve --dev`), never at import or by
 create_app alone, so tests and the gunicorn arbiter do not fire jobs.
+Time is the app's clock (console/clock.py), in the store's stamps too: a test moves it to fire a
+cron, end a retry's wait or a timeout. `passed` is the test's event: a pass ended, a run ended.
 """
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ import socket
 import threading
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
+from console.clock import Clock
 from console.server import schedule
 from console.server.jobrun import JobRunner
 from console.store import Store
@@ -39,9 +42,10 @@ def next_of(job: JobRecord, due: datetime, now: datetime) -> datetime | None:
 
 class JobScheduler:
     def __init__(self, store: Store, runner: JobRunner, lease_seconds: float = LEASE_SECONDS,
-                 execute: Callable[[JobRunRecord], object] | None = None) -> None:
+                 execute: Callable[[JobRunRecord], object] | None = None, clock: Clock | None = None) -> None:
         self.store = store
         self.runner = runner
+        self.clock: Clock = clock or runner.clock
         self.lease = timedelta(seconds=lease_seconds)
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._execute = execute or self._run_job
@@ -51,6 +55,11 @@ class JobScheduler:
         self._pid = 0
         self._mine: dict[str, threading.Thread] = {}
         self._guard = threading.Lock()
+        # Notified after each pass, each cell a run queued and each run's end (what tests wait on);
+        # `last_pass` is the clock's time of the latest pass: a test that moved the clock knows
+        # from it that the scheduler has looked at the store since.
+        self.passed = threading.Condition()
+        self.last_pass: datetime | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> JobScheduler:
@@ -89,30 +98,36 @@ class JobScheduler:
                 self.tick()
             except Exception:  # a database hiccup must not end the scheduler
                 log.exception("job scheduler tick failed")
-            self._wake.wait(self._sleep_for())
+            self.clock.sleep_until(self._wake_at(), until=self._wake)
             self._wake.clear()
 
-    def _sleep_for(self) -> float:
-        longest = self.lease.total_seconds() / 3
+    def _wake_at(self) -> datetime:
+        """The next due time, or a third of the lease from now (to renew leases and reap in time)."""
+        now = self.clock.now()
+        latest = now + self.lease / 3
         try:
-            due = self.store.next_due()
+            due = self.store.next_due(now)
         except Exception:
-            return longest
-        if due is None:
-            return longest
-        return max(0.0, min(longest, (due - datetime.now(timezone.utc)).total_seconds()))
+            return latest
+        return latest if due is None else min(latest, due)
 
     def tick(self, now: datetime | None = None) -> list[JobRunRecord]:
         """One pass; returns the runs this process started."""
-        for lapsed in self.store.reap_lapsed():
+        now = now or self.clock.now()
+        # Ours first, then others': a pass that came late (a stalled process, a moved clock) must
+        # not take this process's own runs for a dead server's.
+        with self._guard:
+            mine = list(self._mine)
+        for run_id in mine:
+            self.store.renew_lease(run_id, self.holder, self.lease, now)
+        for lapsed in self.store.reap_lapsed(now):
             log.warning("job run %s of job %s was interrupted: %s", lapsed.id, lapsed.job_id, lapsed.error)
-        now = now or datetime.now(timezone.utc)
         self.store.claim_due(now, next_of)
         started = []
         for queued in self.store.queued_job_runs(now):
             if self._stop.is_set():
                 break
-            run: JobRunRecord | None = self.store.start_job_run(queued.id, self.holder, self.lease)
+            run: JobRunRecord | None = self.store.start_job_run(queued.id, self.holder, self.lease, now)
             if run is None:
                 continue  # another run of that job holds its slot, or another process took this one
             started.append(run)
@@ -120,11 +135,14 @@ class JobScheduler:
             with self._guard:
                 self._mine[run.id] = t
             t.start()
-        with self._guard:
-            mine = list(self._mine)
-        for run_id in mine:
-            self.store.renew_lease(run_id, self.holder, self.lease)
+        self._passed(now)
         return started
+
+    def _passed(self, when: datetime | None = None) -> None:
+        with self.passed:
+            if when is not None and (self.last_pass is None or when > self.last_pass):
+                self.last_pass = when
+            self.passed.notify_all()
 
     def _guarded(self, run: JobRunRecord) -> None:
         try:
@@ -132,13 +150,15 @@ class JobScheduler:
         except Exception as exc:
             log.exception("job run %s failed in the server", run.id)
             try:
-                self.store.finish_job_run(run.id, "error", f"the server failed running it: {type(exc).__name__}")
+                self.store.finish_job_run(run.id, "error", f"the server failed running it: {type(exc).__name__}",
+                                          self.clock.now())
             except Exception:
                 log.exception("recording the end of job run %s failed", run.id)
         finally:
             with self._guard:
                 self._mine.pop(run.id, None)
             self._wake.set()  # a queued or retry run of the job may start now
+            self._passed()
 
     def _run_job(self, run: JobRunRecord) -> None:
-        self.runner.run(run, stopping=self._stop.is_set)
+        self.runner.run(run, stopping=self._stop.is_set, stepped=self._passed)

@@ -8,7 +8,9 @@ Exactly once, with any number of server processes on one database:
 - a job run starts by taking the job's slot (running_run_id IS NULL -> its id, the same kind of
   UPDATE) and holds a lease that its server renews; a run whose lease lapsed belonged to a server
   that died, and `reap_lapsed` marks it interrupted and frees the slot.
-The cron arithmetic is the caller's (`next_of`): the store only keeps and compares times.
+The cron arithmetic is the caller's (`next_of`): the store only keeps and compares times, and
+takes "now" from its caller where one is given (the scheduler's clock, console/clock.py), so that
+a test that moves the clock moves every time on the job path, leases and stamps included.
 """
 from __future__ import annotations
 
@@ -111,7 +113,10 @@ class JobsMixin(StoreBase):
                    next_run_at: datetime | None, cron: str = "", every_minutes: int | None = None,
                    timezone: str = "UTC", params: dict[str, str] | None = None, retries: int = 0,
                    retry_delay_seconds: int = 0, timeout_seconds: int = 3600, overlap: str = "skip",
-                   webhook_url: str = "", notify_success: bool = False, enabled: bool = True) -> JobRecord:
+                   webhook_url: str = "", notify_success: bool = False, enabled: bool = True,
+                   now: datetime | None = None) -> JobRecord:
+        """`now`: the caller's clock, which the job's created_at takes (an every-N-minutes schedule counts
+        from it, so it must be on the scheduler's clock)."""
         if overlap not in OVERLAPS:
             raise Invalid(f"overlap must be one of {', '.join(OVERLAPS)}, not {overlap!r}")
         with self._write() as s:
@@ -122,7 +127,8 @@ class JobsMixin(StoreBase):
                       params=dict(params or {}), retries=retries,
                       retry_delay_seconds=retry_delay_seconds, timeout_seconds=timeout_seconds,
                       overlap=overlap, webhook_url=webhook_url, notify_success=notify_success, enabled=enabled,
-                      disabled_reason="", next_run_at=next_run_at if enabled else None)
+                      disabled_reason="", next_run_at=next_run_at if enabled else None,
+                      created_at=now or utcnow(), updated_at=now or utcnow())
             s.add(job)
             s.flush()
             return _job(job)
@@ -197,7 +203,7 @@ class JobsMixin(StoreBase):
                              status="skipped" if skipped else "queued", scheduled_for=job.next_run_at,
                              params=dict(job.params), run_ids=[], lease_holder="",
                              error="the previous run was still going (overlap: skip)" if skipped else "",
-                             ended_at=utcnow() if skipped else None)
+                             ended_at=now if skipped else None)
                 s.add(run)
                 s.flush()
                 made.append(_job_run(run))
@@ -219,7 +225,8 @@ class JobsMixin(StoreBase):
             s.flush()
             return _job_run(run)
 
-    def start_job_run(self, run_id: str, holder: str, lease: timedelta) -> JobRunRecord | None:
+    def start_job_run(self, run_id: str, holder: str, lease: timedelta,
+                      now: datetime | None = None) -> JobRunRecord | None:
         """Take the job's slot for a queued run; None when another run holds it or someone else took this one.
 
         Both steps are compare-and-set UPDATEs in one transaction: a run read as queued may have
@@ -234,7 +241,7 @@ class JobsMixin(StoreBase):
                                  .values(running_run_id=run_id))
                 if took.rowcount != 1:  # type: ignore[attr-defined]
                     return None
-                now = utcnow()
+                now = now or utcnow()
                 moved = s.execute(update(JobRun).where(JobRun.id == run_id, JobRun.status == "queued").values(
                     status="running", started_at=now, lease_holder=holder, lease_until=now + lease))
                 if moved.rowcount != 1:  # type: ignore[attr-defined]
@@ -243,12 +250,12 @@ class JobsMixin(StoreBase):
         except _Lost:
             return None
 
-    def renew_lease(self, run_id: str, holder: str, lease: timedelta) -> bool:
+    def renew_lease(self, run_id: str, holder: str, lease: timedelta, now: datetime | None = None) -> bool:
         """Extend a running run's lease; False when it is no longer this holder's (it was reaped)."""
         with self._write() as s:
             done = s.execute(update(JobRun).where(JobRun.id == run_id, JobRun.status == "running",
                                                   JobRun.lease_holder == holder)
-                             .values(lease_until=utcnow() + lease))
+                             .values(lease_until=(now or utcnow()) + lease))
             return bool(done.rowcount == 1)  # type: ignore[attr-defined]
 
     def set_job_run(self, run_id: str, *, revision: int | None = None, run_ids: list[str] | None = None) -> None:
@@ -261,7 +268,7 @@ class JobsMixin(StoreBase):
             if run_ids is not None:
                 run.run_ids = list(run_ids)
 
-    def finish_job_run(self, run_id: str, status: str, error: str = "") -> JobRunRecord:
+    def finish_job_run(self, run_id: str, status: str, error: str = "", now: datetime | None = None) -> JobRunRecord:
         """How a run ended; frees the job's slot when the run held it."""
         if status not in JOB_RUN_FINAL:
             raise Invalid(f"a job run ends as one of {', '.join(JOB_RUN_FINAL)}, not {status!r}")
@@ -271,7 +278,7 @@ class JobsMixin(StoreBase):
                 raise NotFound(f"no job run {run_id!r}")
             # Only a run still going ends here: a reaped one stays interrupted.
             s.execute(update(JobRun).where(JobRun.id == run_id, JobRun.status.not_in(JOB_RUN_FINAL))
-                      .values(status=status, error=error[:2000], ended_at=utcnow()))
+                      .values(status=status, error=error[:2000], ended_at=now or utcnow()))
             s.execute(update(JobRun).where(JobRun.id == run_id).values(lease_until=None))
             s.execute(update(Job).where(Job.id == job_id, Job.running_run_id == run_id)
                       .values(running_run_id=None))
