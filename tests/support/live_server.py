@@ -172,8 +172,10 @@ class ServerProcess:
 
 
 def start_server(data_dir: Path, env: dict[str, str] | None = None, *, kernel_module: str = SCRIPTED_KERNEL,
-                 threads: int = 32) -> ServerProcess:
+                 threads: int = 32, clock_ahead: float = 0.0) -> ServerProcess:
     """Serve `data_dir` with gunicorn in a child process; single-user unless env says otherwise.
+
+    clock_ahead: the server's clock that many seconds ahead of the machine's (serve.py).
 
     Its output goes to server.log beside the data dir.
     """
@@ -186,7 +188,8 @@ def start_server(data_dir: Path, env: dict[str, str] | None = None, *, kernel_mo
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         proc = subprocess.Popen(
             [sys.executable, "-m", "tests.support.serve", "--host", "127.0.0.1", "--port", str(port),
-             "--data-dir", str(data_dir), "--threads", str(threads), "--kernel-module", kernel_module],
+             "--data-dir", str(data_dir), "--threads", str(threads), "--kernel-module", kernel_module,
+             *(["--clock-ahead", str(clock_ahead)] if clock_ahead else [])],
             cwd=REPO, env=full_env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
