@@ -2,27 +2,21 @@
 address check answers a 400 naming the field (console/server/jobs.py, schedule.py, webhook.py)."""
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from console.server.scheduler import JOBS_KEY
 from tests.support.clients import http
+from tests.support.jobs import after_runs, jobs_server
 from tests.support.live_server import LiveServer
 from tests.support.webhooks import Receiver
 
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(str(tmp_path_factory.mktemp("jobs-hostile")), JOBS_LEASE_SECONDS=3.0)
-    server.app.extensions[JOBS_KEY].start()
-    try:
+    with jobs_server(str(tmp_path_factory.mktemp("jobs-hostile")), JOBS_LEASE_SECONDS=3.0) as server:
         yield server
-    finally:
-        server.app.extensions[JOBS_KEY].stop()
-        server.close()
 
 
 @pytest.fixture(scope="module")
@@ -87,14 +81,10 @@ def test_a_stored_webhook_in_another_spelling_is_not_called_at_delivery(live: Li
         live.store.update_job(job["id"], webhook_url=stored.format(port=hook.httpd.server_port))
         status, _ = http(live, "POST", f"/api/jobs/{job['id']}/run", {}, user="alice")
         assert status == 202
-        deadline = time.monotonic() + 90
-        sent = None
-        while time.monotonic() < deadline:
+        def delivered() -> Any:
             runs = live.store.job_runs(job["id"])
-            sent = runs[0].webhook if runs else None
-            if sent is not None:
-                break
-            time.sleep(0.1)
+            return runs[0].webhook if runs else None
+        sent = after_runs(live, delivered, "the webhook's delivery recorded")
         assert sent is not None and not sent["delivered"], sent
         assert said in sent["attempts"][0]["error"], sent
         assert live.store.job_runs(job["id"])[0].status == "error"  # the run itself ended as it did

@@ -3,15 +3,14 @@ session (console/lang/paramsafe.py). A runner's values run as the job's owner, s
 ended its literal would run the runner's SQL with the owner's rights."""
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from console.server.scheduler import JOBS_KEY
 from tests.support.clients import http
+from tests.support.jobs import after_runs, jobs_server
 from tests.support.live_server import LiveServer
 
 DECLARE = 'set day = "2026-12-01" where type="defaultParam";\nset n = "10" where type="defaultParam";'
@@ -19,13 +18,8 @@ DECLARE = 'set day = "2026-12-01" where type="defaultParam";\nset n = "10" where
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    server = LiveServer(str(tmp_path_factory.mktemp("jobs-injection")), JOBS_LEASE_SECONDS=3.0)
-    server.app.extensions[JOBS_KEY].start()
-    try:
+    with jobs_server(str(tmp_path_factory.mktemp("jobs-injection")), JOBS_LEASE_SECONDS=3.0) as server:
         yield server
-    finally:
-        server.app.extensions[JOBS_KEY].stop()
-        server.close()
 
 
 def _job(live: LiveServer, *cells: str | tuple[str, str]) -> tuple[Any, dict[str, Any]]:
@@ -43,13 +37,10 @@ def _run_now(live: LiveServer, job: dict[str, Any], params: dict[str, str]) -> t
 
 
 def _finished(live: LiveServer, job_id: str, run_id: str) -> Any:
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
+    def ended() -> Any:
         run = live.store.get_job_run(run_id)
-        if run.status not in ("queued", "running"):
-            return run
-        time.sleep(0.05)
-    raise AssertionError(f"job run {run_id} did not finish")
+        return run if run.status not in ("queued", "running") else None
+    return after_runs(live, ended, f"job run {run_id} ending")
 
 
 @pytest.mark.parametrize("value", [
