@@ -31,7 +31,6 @@ import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Protocol
 
@@ -39,7 +38,7 @@ from console.cluster.guard import WORKER_PORTS, auth_token, check_ports, externa
 from console.cluster.procs import free_ports, pid_alive, port_open, process_start, stop_process_group
 from console.config import PRIVATE_DIR_NAME
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
-from console.wire.head import TO_KERNEL as HEAD_TO_KERNEL, TO_SERVER, HeadAnswer, HeadRequest
+from console.wire.head import TO_KERNEL as HEAD_TO_KERNEL, TO_SERVER, ClusterInfo, HeadAnswer, HeadRequest
 
 log = logging.getLogger(__name__)
 
@@ -57,23 +56,6 @@ RAY_ENV: dict[str, str] = {
 HEAD_FD_ENV = "CONSOLE_RAY_HEAD_FD"
 _SOCKET_PATH_MAX = 107  # AF_UNIX sun_path limit on Linux, minus the NUL
 _SOCKET_SUFFIX = 75  # what Ray appends under --temp-dir: session_<date>_<pid>/sockets/plasma_store
-@dataclass(frozen=True)
-class ClusterInfo:
-    """Where cells connect: `address` for ray.init (GCS host:port or ray://…)."""
-
-    address: str
-    client_address: str | None = None  # host:port of the Ray Client server, when known
-    pid: int | None = None  # the `ray start --block` process (embedded only)
-    started: int | None = None  # that process's start time (/proc/<pid>/stat): a reused pid is not it
-    temp_dir: str | None = None
-    num_cpus: int | None = None
-    embedded: bool = False
-    auth_token: str | None = None  # the embedded head's (RAY_AUTH_TOKEN); only kernels get it
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 def recorded_alive(info: "ClusterInfo") -> bool:
     """The recorded node's process still runs and is the one recorded (not a reused pid)."""
     if not info.pid or not pid_alive(info.pid):
@@ -476,9 +458,9 @@ class HeadLink:
             answer = self.channel.request(HeadRequest(new_request_id()), HeadAnswer, self.TIMEOUT)
         except ConnectionError:
             raise RuntimeError("the server closed the Ray head channel") from None
-        if answer.error:
-            raise RuntimeError(answer.error)
-        return ClusterInfo(**answer.info)
+        if answer.error or answer.info is None:
+            raise RuntimeError(answer.error or "the server answered without a cluster")
+        return answer.info
 
 
 class OwnCluster(Protocol):
@@ -509,9 +491,9 @@ def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any], own: OwnClu
                     continue
                 try:
                     if own is not None:
-                        info = own.ensure().to_json()
+                        info = own.ensure()
                     else:
-                        info = RayCluster(cfg).ensure(sandboxed=sandbox.enabled(cfg)).to_json()
+                        info = RayCluster(cfg).ensure(sandboxed=sandbox.enabled(cfg))
                     answer = HeadAnswer(request.request_id, info=info)
                 except Exception as exc:  # the cell sees it as its own error
                     log.exception("the embedded Ray head did not start")

@@ -27,7 +27,7 @@ from console.kernel.job import PythonCellError, PythonJob
 from console.kernel.worker_process import FdLine, Wake, WorkerProcess, death_message
 from console.wire.browser import MetricsEvent, OutputEvent
 from console.wire.channel import new_request_id
-from console.wire.worker import (CellDone, CellMetrics, CellOutput, CellRayUsage, ClusterInfo, ClusterUnavailable,
+from console.wire.worker import (CellDone, CellMetrics, CellOutput, CellRayUsage, ClusterFound, ClusterUnavailable,
                                  NeedCluster, RunJob, WorkerComplete, WorkerCompletion, WorkerVariableList,
                                  WorkerVariables)
 
@@ -234,7 +234,7 @@ class PythonRuntime:
             elif isinstance(item, NeedCluster):  # whichever job asks: it waits for the answer
                 try:
                     self._used_cluster = True
-                    worker.send(ClusterInfo(info=self.cluster.ensure().to_json()))
+                    worker.send(ClusterFound(info=self.cluster.ensure()))
                 except Exception as exc:  # the cell sees this as its own error
                     worker.send(ClusterUnavailable(message=str(exc)))
             elif isinstance(item, CellOutput) and item.job_id and item.job_id != job_id:

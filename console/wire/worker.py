@@ -9,9 +9,10 @@ PYTHONPATH whatever PYTHON_ENV activates). docs/protocol.md lists both.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from console.wire.codec import Max, Message, Range, Vocabulary
+from console.wire.head import ClusterInfo
 
 TO_WORKER = Vocabulary("kernel->worker")
 FROM_WORKER = Vocabulary("worker->kernel")
@@ -174,11 +175,11 @@ class NeedCluster(Message):
 
 @TO_WORKER.register
 @dataclass(frozen=True)
-class ClusterInfo(Message):
-    """The notebook's Ray cluster (RayCluster.to_json(): address, client_address, …)."""
+class ClusterFound(Message):
+    """The notebook's Ray cluster (console/wire/head.py ClusterInfo: address, client_address, …)."""
 
     type: ClassVar[str] = "cluster_info"
-    info: dict[str, Any]
+    info: ClusterInfo
 
 
 @TO_WORKER.register

@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from console.actors.data import DataServer, clear_registry
 from console.worker.ray_connect import init_ray
-from console.wire.worker import (CellDone, CellError, ClusterInfo, ClusterUnavailable, NeedCluster, RunJob,
+from console.wire.head import ClusterInfo
+from console.wire.worker import (CellDone, CellError, ClusterFound, ClusterUnavailable, NeedCluster, RunJob,
                                  WorkerComplete, WorkerCompletion, WorkerVariableList, WorkerVariables, fd_mark)
 from console.worker.actorlogs import for_current_job
 from console.worker.channel import Channel, ChannelStream
@@ -173,14 +174,14 @@ class WorkerHost:
     def __init__(self, runner: "CellRunner", job: RunJob) -> None:
         self.runner = runner
         self.job = job
-        self.cluster: dict[str, Any] | None = None
+        self.cluster: ClusterInfo | None = None
 
-    def cluster_info(self) -> dict[str, Any]:
+    def cluster_info(self) -> ClusterInfo:
         if self.cluster is None:
             self.cluster = self.runner.ask_cluster()
-            os.environ["RAY_ADDRESS"] = self.cluster["address"]  # a bare ray.init() in the cell joins it
-            if self.cluster.get("auth_token"):  # the embedded head refuses drivers without it
-                os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.cluster["auth_token"]})
+            os.environ["RAY_ADDRESS"] = self.cluster.address  # a bare ray.init() in the cell joins it
+            if self.cluster.auth_token:  # the embedded head refuses drivers without it
+                os.environ.update({"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.cluster.auth_token})
                 if "ray" in sys.modules:  # Ray read its auth settings at import: it reads them again
                     from ray._raylet import AuthenticationTokenLoader, Config  # type: ignore[attr-defined]
 
@@ -194,14 +195,14 @@ class WorkerHost:
         info = self.cluster_info()
         if ray.is_initialized():
             return  # already this cell's driver on the notebook's cluster: reuse, as pyjava did
-        if url and url not in ("local", "auto", "worker") and not _loopback(url) and url != info.get("client_address"):
+        if url and url not in ("local", "auto", "worker") and not _loopback(url) and url != info.client_address:
             print(f"[console] RayContext.connect: {url} is not this notebook's Ray cluster; "
-                  f"using {info['address']}", file=sys.stderr)
+                  f"using {info.address}", file=sys.stderr)
         runtime_env = dict(kwargs.pop("runtime_env", None) or {})
         env_vars = {**self.job.actor_env, **runtime_env.get("env_vars", {})}
         runtime_env["env_vars"] = env_vars
         hook = "console.actors.capture.actor_setup_hook"
-        if info["address"].startswith("ray://"):
+        if info.address.startswith("ray://"):
             # Ray Client ignores worker_process_setup_hook; a GCS driver turns a module hook into
             # this variable, which is what workers read, so a client driver sets it itself.
             from ray._private.ray_constants import WORKER_PROCESS_SETUP_HOOK_ENV_VAR
@@ -222,13 +223,13 @@ class WorkerHost:
         if shadowing:
             os.chdir("/")
         try:
-            init_ray(info["address"], runtime_env=runtime_env, log_to_driver=True, logging_level=logging.WARNING,
+            init_ray(info.address, runtime_env=runtime_env, log_to_driver=True, logging_level=logging.WARNING,
                      **kwargs)
         except ConnectionError as exc:
-            if info.get("embedded") or info.get("auth_token"):
+            if info.embedded or info.auth_token:
                 raise
             # An existing cluster refuses a driver without its token by not answering: say what to check.
-            raise ConnectionError(f"{exc} (the cluster at {info['address']}: if it runs Ray's token "
+            raise ConnectionError(f"{exc} (the cluster at {info.address}: if it runs Ray's token "
                                   f"authentication, give the server its token with CONSOLE_RAY_AUTH_TOKEN_FILE)"
                                   ) from exc
         finally:
@@ -294,11 +295,11 @@ class CellRunner:
 
         self.channel.send(WorkerVariableList(request_id=msg.request_id, items=variables(self.globals)))
 
-    def ask_cluster(self) -> dict[str, Any]:
+    def ask_cluster(self) -> ClusterInfo:
         self.channel.send(NeedCluster(job_id=self.channel.job_id))
         while True:
             msg = self.channel.recv()
-            if isinstance(msg, ClusterInfo):
+            if isinstance(msg, ClusterFound):
                 return msg.info
             if isinstance(msg, ClusterUnavailable):
                 raise RuntimeError(f"the notebook's Ray cluster is not available: {msg.message}")

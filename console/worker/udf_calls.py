@@ -8,20 +8,20 @@ own (console/kernel/raydeploy.py): cells never run in it.
 from __future__ import annotations
 
 import linecache
-from typing import Any
 
 from console.actors.data import clear_registry
+from console.wire.head import ClusterInfo
 from console.wire.worker import CellDone, RunJob, UdfCall
 from console.worker.cell import CELL_FILE, CellRunner, WorkerHost, describe, execute, mark_fds, read_ipc, write_ipc
 from console.worker.context import PythonContext, model_servers
 
-_cluster: dict[str, Any] | None = None  # the notebook's cluster, asked for once per worker
+_cluster: ClusterInfo | None = None  # the notebook's cluster, asked for once per worker
 
 
 class _UdfHost(WorkerHost):
     """WorkerHost that asks the kernel for the cluster once, not once per batch."""
 
-    def cluster_info(self) -> dict[str, Any]:
+    def cluster_info(self) -> ClusterInfo:
         global _cluster
         if _cluster is None:
             _cluster = super().cluster_info()
