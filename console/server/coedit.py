@@ -21,6 +21,7 @@ capped at DOC_MAX_BYTES of weight (encoded bytes plus ITEM_BYTES per item: items
 are what a document costs in memory), and an edit past it is refused with 413. Presence goes
 only from a socket in the room, for its own awareness client id, with the state's `user` name
 and id replaced by the sender's account, so no page can speak as someone else.
+The save delay, the saver's ticks and a run's settle are on the app's clock (console/clock.py).
 """
 from __future__ import annotations
 
@@ -30,13 +31,13 @@ import logging
 import re
 import secrets
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pycrdt import Array, Doc, Map, Text, TransactionEvent
 
+from console.clock import Clock, SystemClock, app_clock
 from console.server.yjs_wire import ITEM_BYTES, read_awareness, update_weight, write_awareness
 from console.store import Conflict, Invalid, NotFound, Store, valid_cell_id
 from console.wire.browser import DocChangedEvent, DocSavedEvent, PresenceEvent
@@ -95,6 +96,7 @@ class _Live:
     empty_since: float | None = None
     presence: dict[str, tuple[set[int], str]] = field(default_factory=dict)  # sid -> (client ids, last update)
     weight: int = 0  # update_weight of what the document holds, at most (exact after _weigh)
+    edited: threading.Event = field(default_factory=threading.Event)  # set by each edit: wakes a settle
 
 
 def _utf8_index(text: str, index: int) -> int:
@@ -208,8 +210,9 @@ class CoEdit:
     """The live documents of one server; `tick` (on its own thread) stores and unloads them."""
 
     def __init__(self, store: Store, emit: Emit, members: Callable[[str], int], save_seconds: float,
-                 max_bytes: int = DOC_MAX_BYTES) -> None:
+                 max_bytes: int = DOC_MAX_BYTES, clock: Clock | None = None) -> None:
         self.store = store
+        self.clock: Clock = clock or SystemClock()
         self.emit = emit
         self.members = members  # notebook id -> sockets in its room now
         self.save_seconds = save_seconds
@@ -257,10 +260,11 @@ class CoEdit:
             except Exception as exc:
                 raise CoEditError(400, f"update could not be applied: {exc}") from exc
             live.weight += weight
-            now = time.monotonic()
+            now = self.clock.monotonic()
             live.first_change = live.first_change or now
             live.last_change = now
             live.author_id = author_id
+        live.edited.set()
         self.emit(DocChangedEvent(notebook_id, update, live.epoch).to_wire(), notebook_id, sid)  # type: ignore[arg-type]
 
     def awareness(self, notebook_id: str, sid: str, client_id: int, update: str, user: dict[str, Any]) -> None:
@@ -323,23 +327,29 @@ class CoEdit:
         only while edits are still being applied, or when the page or the server lost some: then
         the page is told (and syncs again) rather than its cells run with text it does not show.
         """
-        deadline = time.monotonic() + timeout
+        deadline = self.clock.monotonic() + timeout
+        live = self._get(notebook_id, load=False)
+        edited = live.edited if live is not None else threading.Event()
         while True:
+            edited.clear()
             self.flush(notebook_id)
             stored = {c.id: c.source for c in self.store.get_notebook(notebook_id).cells}
             stale = [cid for cid, digest in expected.items() if cid in stored and source_digest(stored[cid]) != digest]
-            if not stale or time.monotonic() >= deadline:
+            left = deadline - self.clock.monotonic()
+            if not stale or left <= 0:
                 if stale:
                     log.warning("notebook %s: cells %s differ from what the page that runs them shows",
                                 notebook_id, ", ".join(stale))
                 return stale
-            time.sleep(0.05)
+            # Woken by the next edit; at most a quarter second between looks (a REST write, say).
+            self.clock.sleep(min(0.25, left), until=edited)
 
     def store_changed(self, notebook_id: str) -> None:
         """The store was written outside the document (REST): fold that into the live document."""
         live = self._get(notebook_id, load=False)
         if live is not None:
             self._sync_store(live, write=False)
+            live.edited.set()
 
     def loaded(self, notebook_id: str) -> bool:
         with self._lock:
@@ -388,9 +398,9 @@ class CoEdit:
             self._sync_store(live, write=True)
 
     def _run(self) -> None:
-        while not self._stop.wait(TICK_SECONDS):
+        while not self.clock.sleep(TICK_SECONDS, until=self._stop):
             try:
-                self.tick(time.monotonic())
+                self.tick(self.clock.monotonic())
             except Exception:  # the thread must live on: the next tick tries again
                 log.exception("co-editing saver failed")
 
@@ -497,7 +507,8 @@ def init_coedit(app: Any) -> CoEdit:
         with app.app_context():
             return len(registry().memberships(None, notebook_id))
 
-    coedit = CoEdit(app.extensions["store"], emit, members, float(cfg.COEDIT_SAVE_SECONDS), int(cfg.DOC_MAX_BYTES))
+    coedit = CoEdit(app.extensions["store"], emit, members, float(cfg.COEDIT_SAVE_SECONDS), int(cfg.DOC_MAX_BYTES),
+                    clock=app_clock(app))
     app.extensions[COEDIT_KEY] = coedit
 
     def after_write(resp: Any) -> Any:

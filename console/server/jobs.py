@@ -15,7 +15,7 @@ from typing import Any
 from flask import Blueprint, Flask, jsonify, request
 from flask.typing import ResponseReturnValue
 
-from console.clock import CLOCK_KEY, Clock, SystemClock
+from console.clock import app_clock
 from console.outputs.view import view_run
 from console.server import access, auth, schedule, serialize, webhook
 from console.server.deps import SESSIONS_KEY, get_config, get_store
@@ -338,12 +338,12 @@ def create_blueprint() -> Blueprint:
 def init_jobs(app: Flask) -> JobScheduler:
     """The jobs blueprint and this app's scheduler (started by the serving process, not here).
 
-    The clock is the app's (CLOCK_KEY): the system's, or the one a test passes as config CLOCK.
+    The clock is the app's (console/clock.py app_clock): the system's, or a test's config CLOCK.
     """
     cfg = app.extensions["config"]
     store = app.extensions["store"]
     holder = app.extensions[SESSIONS_KEY]
-    clock: Clock = app.extensions.setdefault(CLOCK_KEY, app.config.get("CLOCK") or SystemClock())
+    clock = app_clock(app)
     app.register_blueprint(create_blueprint())
     runner = JobRunner(store, holder.get, base_url=f"http://{cfg.HOST}:{cfg.PORT}",
                        webhook_private=cfg.WEBHOOK_PRIVATE, clock=clock)

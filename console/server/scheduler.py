@@ -56,8 +56,9 @@ class JobScheduler:
         self._mine: dict[str, threading.Thread] = {}
         self._guard = threading.Lock()
         # Notified after each pass, each cell a run queued and each run's end (what tests wait on);
-        # `last_pass` is the clock's time of the latest pass: a test that moved the clock knows
-        # from it that the scheduler has looked at the store since.
+        # `last_pass` is the latest clock time at which the scheduler looked at the store (a pass,
+        # or finding nothing due before it sleeps): a test that moved the clock knows from it that
+        # the scheduler has seen the store at the new time.
         self.passed = threading.Condition()
         self.last_pass: datetime | None = None
 
@@ -109,7 +110,10 @@ class JobScheduler:
             due = self.store.next_due(now)
         except Exception:
             return latest
-        return latest if due is None else min(latest, due)
+        wake = latest if due is None else min(latest, due)
+        if wake > now:
+            self._passed(now)  # nothing is due before it wakes: as good as a pass at `now`
+        return wake
 
     def tick(self, now: datetime | None = None) -> list[JobRunRecord]:
         """One pass; returns the runs this process started."""

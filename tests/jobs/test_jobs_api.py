@@ -102,6 +102,7 @@ def test_a_failing_job_stops_at_the_failing_cell_retries_and_calls_the_webhook_o
         assert code == 201, job
         _fire(live, clock, job["id"])
         hook.wait(1)
+        clock.wait_sleeping(2)  # the scheduler, and the run waiting out the webhook's backoff
         # The clock stands still: the second try waits out the backoff (1 s) until the clock moves.
         assert len(hook.bodies) == 1 and live.store.job_runs(job["id"])[0].webhook is None
         clock.advance(live.app.extensions[JOBS_KEY].runner.webhook_backoff)

@@ -3,18 +3,39 @@
 Each client here is what a page is: it syncs the notebook's shared document (doc_sync), sends
 its own changes (doc_update) and applies everyone else's (doc_changed). The server stores the
 merged document, folds REST edits into it, and refuses what the policy table refuses.
+
+This module's server runs on a MovableClock (console/clock.py): the saver stores a document, and a
+run's settle gives up, when a test moves the clock, and a test waits for the room's doc_saved.
 """
 from __future__ import annotations
 
 import base64
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from pycrdt import Array, Doc, Map, Text
 
+from console.clock import CLOCK_KEY, MovableClock
 from console.server.coedit import COEDIT_KEY, SETTLE_SECONDS, read_cells, source_digest
 from tests.support.clients import Viewer, http, join
 from tests.support.live_server import LiveServer as Server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    live = Server(str(tmp_path_factory.mktemp("coedit-data")), CLOCK=MovableClock())
+    try:
+        yield live
+    finally:
+        live.close()
+
+
+def _clock(server: Server) -> MovableClock:
+    clock: MovableClock = server.app.extensions[CLOCK_KEY]
+    return clock
 
 
 class Peer:
@@ -75,11 +96,14 @@ def _stored(server: Server, notebook_id: str) -> list[str]:
     return [c.source for c in server.store.get_notebook(notebook_id).cells]
 
 
-def _wait_stored(server: Server, notebook_id: str, want: list[str], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while _stored(server, notebook_id) != want:
-        assert time.monotonic() < deadline, f"stored {_stored(server, notebook_id)!r}, want {want!r}"
-        time.sleep(0.05)
+def _saved(server: Server, peer: Peer, want: list[str]) -> dict[str, Any]:
+    """Move the clock by the save delay: the saver stores `want`, and the room hears doc_saved."""
+    seen = len(peer.v.events)
+    assert _stored(server, peer.nb) != want  # not before the delay
+    _clock(server).wait_sleeping(1)  # the saver, between ticks: it sees the move at its next one
+    _clock(server).advance(server.app.extensions["config"].COEDIT_SAVE_SECONDS)
+    return peer.v.wait_for(lambda e: e["type"] == "doc_saved" and e["notebook_id"] == peer.nb
+                           and _stored(server, peer.nb) == want, after=seen)
 
 
 def test_two_editors_typing_at_once_merge_and_the_merge_is_stored(server: Server, viewer: Any) -> None:
@@ -96,9 +120,8 @@ def test_two_editors_typing_at_once_merge_and_the_merge_is_stored(server: Server
     assert a.text() == b.text() == "-- ada\nselect 1 as a; -- bob"
     # Nothing echoes back to its sender: a's only doc_changed came from b.
     assert sum(1 for e in a.v.events if e["type"] == "doc_changed") == 1
-    _wait_stored(server, nb.id, ["-- ada\nselect 1 as a; -- bob"])
     # The room hears the new revision, so pages keep a current base for REST writes.
-    saved = a.v.wait_for(lambda e: e["type"] == "doc_saved")
+    saved = _saved(server, a, ["-- ada\nselect 1 as a; -- bob"])
     assert saved["revision"] == server.store.get_notebook(nb.id).revision
     code, body = http(server, "GET", f"/api/notebooks/{nb.id}")
     assert code == 200 and body["cells"][0]["source"] == "-- ada\nselect 1 as a; -- bob"
@@ -106,7 +129,7 @@ def test_two_editors_typing_at_once_merge_and_the_merge_is_stored(server: Server
     a.cells.append(Map({"id": "newcell1", "kind": "python", "source": Text("print(1)")}))
     a.send()
     b.receive(lambda: len(b.cells) == 2)
-    _wait_stored(server, nb.id, ["-- ada\nselect 1 as a; -- bob", "print(1)"])
+    _saved(server, a, ["-- ada\nselect 1 as a; -- bob", "print(1)"])
     assert [c.kind for c in server.store.get_notebook(nb.id).cells] == ["mlsql", "python"]
 
 
@@ -125,7 +148,7 @@ def test_a_rest_edit_reaches_the_live_document_and_a_stale_one_gets_409(server: 
             break
     assert code == 200, body
     a.receive(lambda: str(a.cells[1]["source"]) == "second, over REST")
-    _wait_stored(server, nb.id, ["first!", "second, over REST"])  # neither side lost anything
+    _saved(server, a, ["first!", "second, over REST"])  # neither side lost anything
     # A REST client still holding the old revision is refused; the merged text stands.
     code, body = http(server, "PATCH", f"/api/notebooks/{nb.id}/cells/{nb.cells[0].id}",
                       {"source": "stale", "base_revision": rev})
@@ -157,13 +180,21 @@ def test_a_run_waits_for_the_text_its_page_shows_and_refuses_other_text(server: 
     """The page sends the digest of each cell it runs as it shows it; the server runs only that."""
     nb = server.notebook("--script\nprint 1 from worker\n")
     a = Peer(viewer(), nb.id)
+    clock = _clock(server)
+    clock.wait_sleeping(1)  # the saver, started with the document
     cell_id = nb.cells[0].id
     # The page shows an edit the server never got: nothing runs, and the page learns which cell.
     shown = {cell_id: source_digest("--script\nprint 3 from worker\n")}
-    started = time.monotonic()
-    refused = a.v.command("run_cell", notebook_id=nb.id, cell_id=cell_id, sources=shown)
+    answers: list[dict[str, Any]] = []
+    asking = threading.Thread(target=lambda: answers.append(
+        a.v.command("run_cell", notebook_id=nb.id, cell_id=cell_id, sources=shown)))
+    asking.start()
+    clock.wait_sleeping(2)  # and the run, waiting for the edit
+    assert asking.is_alive() and not answers  # the clock has not moved: it still waits for the edit
+    clock.advance(SETTLE_SECONDS)
+    asking.join(30)
+    (refused,) = answers
     assert refused["ok"] is False and refused["status"] == 409 and refused["stale"] == [cell_id], refused
-    assert time.monotonic() - started >= SETTLE_SECONDS  # it waited for the edit first
     assert not [e for e in a.v.events if e["type"] == "cell_status"]
     # The edit arrives (the page syncs again): the same run now goes through, with that text.
     text: Text = a.cells[0]["source"]
