@@ -169,12 +169,28 @@ def _truncating_cast(node: exp.Cast, numeric: frozenset[str]) -> exp.Expr:
     """
     value = node.this
     if isinstance(value, exp.Literal) and not value.is_string and value.is_int:
-        return node
+        return _wrapped_literal(int(value.this), node)
     if is_number(value, numeric):
         return exp.TryCast(this=exp.Anonymous(this="TRUNC", expressions=[value]), to=node.to)
     as_decimal = exp.TryCast(this=value, to=exp.DataType.build("DECIMAL(38, 10)"))
     truncated = exp.Anonymous(this="TRUNC", expressions=[as_decimal])
     return exp.TryCast(this=truncated, to=node.to)
+
+
+# Bits of each integral type: Spark's non-ANSI cast of a whole number narrows like Java's (keeps the low bits).
+_BITS = {exp.DataType.Type.TINYINT: 8, exp.DataType.Type.SMALLINT: 16, exp.DataType.Type.INT: 32,
+         exp.DataType.Type.BIGINT: 64}
+
+
+def _wrapped_literal(number: int, node: exp.Cast) -> exp.Expr:
+    """CAST(300 AS TINYINT) is 44 in Spark (Java narrowing); DuckDB refuses or gives NULL."""
+    bits = _BITS.get(node.to.this)
+    # -32768S reaches here as -(CAST(32768 AS SMALLINT)): the sign is put inside by _negative_literal.
+    if bits is None or isinstance(node.parent, exp.Neg) or not -(1 << 63) <= number < (1 << 63):
+        return node
+    half = 1 << (bits - 1)
+    wrapped = (number + half) % (1 << bits) - half
+    return exp.Cast(this=exp.Literal.number(wrapped), to=node.to)
 
 
 def _spark_substr(node: exp.Substring) -> exp.Expr:
