@@ -32,7 +32,7 @@ import re
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
-from console.kernel.sqlengines import duckdb_functions
+from console.kernel.sqlengines import duckdb_functions, duckdb_text
 from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, function_name, java_pattern,
                                              literal_format, defined_names, is_number, parse, pieces, post_order,
                                              quarter_text, table_refs)
@@ -125,6 +125,8 @@ def _other(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
         return _truncating_cast(node, numeric)
     if isinstance(node, exp.Substring):
         return _spark_substr(node)
+    if isinstance(node, exp.StrPosition):
+        return duckdb_text.locate(node)
     if isinstance(node, exp.FromJson):
         return _from_json(node)
     if isinstance(node, exp.JSONExtractScalar):

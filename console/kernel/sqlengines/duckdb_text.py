@@ -164,3 +164,20 @@ def json_tuple(node: exp.Anonymous) -> exp.Expr:
 
 def _escape(text: str) -> str:
     return "".join("\\" + c if c in r"\.^$|?*+()[]{}" else c for c in text)
+
+
+def locate(node: exp.StrPosition) -> exp.Expr:
+    """locate/position with a start: Spark answers 0 for a NULL or < 1 start, and 1 for an empty
+    substring (its indexOf of '' is 0 wherever it starts); DuckDB gives NULL and the start."""
+    start = node.args.get("position")
+    if start is None:
+        return node
+    substr, text = node.args["substr"], node.this
+    either_null = exp.or_(exp.Is(this=substr.copy(), expression=exp.Null()),
+                          exp.Is(this=text.copy(), expression=exp.Null()))
+    return exp.Paren(this=exp.case()
+                     .when(exp.Is(this=start.copy(), expression=exp.Null()), exp.Literal.number(0))
+                     .when(either_null, exp.Null())
+                     .when(exp.LT(this=start.copy(), expression=exp.Literal.number(1)), exp.Literal.number(0))
+                     .when(exp.EQ(this=substr.copy(), expression=_s("")), exp.Literal.number(1))
+                     .else_(node))
