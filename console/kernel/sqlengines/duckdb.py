@@ -32,7 +32,7 @@ import re
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
-from console.kernel.sqlengines import duckdb_functions, duckdb_text
+from console.kernel.sqlengines import duckdb_functions, duckdb_spark_checks, duckdb_text
 from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, function_name, java_pattern,
                                              literal_format, defined_names, is_number, parse, pieces, post_order,
                                              quarter_text, table_refs)
@@ -90,6 +90,7 @@ def _guarded(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
     """A rewrite that fails on a construct it did not foresee names the construct (never an
     internal error): the statement is the user's, whatever its shape."""
     try:
+        duckdb_spark_checks.check(node)
         return _rewrite(node, numeric)
     except Untranslatable:
         raise
