@@ -18,7 +18,7 @@ def check(node: exp.Expr) -> None:
     if isinstance(node, exp.Ntile) and _null(node.this):
         raise Untranslatable("ntile(NULL)", ENGINE, "Spark refuses it too: its bucket count must be an integer")
     if isinstance(node, exp.NthValue) and _null(node.args.get("offset")):
-        raise Untranslatable("nth_value(x, NULL)", ENGINE, 
+        raise Untranslatable("nth_value(x, NULL)", ENGINE,
                              "Spark refuses it too: the offset must be a positive integer")
     if isinstance(node, exp.If) and isinstance(node.parent, exp.Case) and _null(node.this):
         raise Untranslatable("CASE WHEN NULL", ENGINE, "Spark refuses it too: a WHEN condition must be a boolean")
