@@ -181,3 +181,18 @@ def locate(node: exp.StrPosition) -> exp.Expr:
                      .when(exp.LT(this=start.copy(), expression=exp.Literal.number(1)), exp.Literal.number(0))
                      .when(exp.EQ(this=substr.copy(), expression=_s("")), exp.Literal.number(1))
                      .else_(node))
+
+
+def array_text(node: exp.Cast) -> exp.Expr:
+    """CAST(array(1, NULL, 3) AS STRING): Spark prints a NULL element as null, DuckDB as NULL.
+    Only for an array of whole numbers and text written in the statement (a double or a nested
+    value prints in Java's form, which this does not make)."""
+    xs = node.this
+    simple = all(isinstance(e, exp.Null) or (isinstance(e, exp.Literal) and (e.is_string or e.is_int))
+                 for e in xs.expressions)
+    if not simple:
+        return node
+    e = exp.to_identifier("e")
+    each = exp.func("COALESCE", exp.Cast(this=exp.column(e), to=exp.DataType.build("VARCHAR")), _s("null"))
+    listed = _fn("ARRAY_TO_STRING", exp.func("LIST_TRANSFORM", xs, exp.Lambda(this=each, expressions=[e])), _s(", "))
+    return exp.Paren(this=exp.DPipe(this=exp.DPipe(this=_s("["), expression=listed), expression=_s("]")))
