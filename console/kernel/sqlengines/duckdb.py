@@ -129,6 +129,9 @@ def _other(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
     if (isinstance(node, exp.Cast) and isinstance(node.this, exp.Array) and node.this.expressions
             and node.to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)):
         return duckdb_text.array_text(node)
+    if (isinstance(node, exp.Cast) and isinstance(node.this, exp.VarMap)
+            and node.to.this in (exp.DataType.Type.VARCHAR, exp.DataType.Type.TEXT)):
+        return duckdb_text.map_text(node)
     if isinstance(node, exp.StrPosition):
         return duckdb_text.locate(node)
     if isinstance(node, exp.FromJson):

@@ -196,3 +196,21 @@ def array_text(node: exp.Cast) -> exp.Expr:
     each = exp.func("COALESCE", exp.Cast(this=exp.column(e), to=exp.DataType.build("VARCHAR")), _s("null"))
     listed = _fn("ARRAY_TO_STRING", exp.func("LIST_TRANSFORM", xs, exp.Lambda(this=each, expressions=[e])), _s(", "))
     return exp.Paren(this=exp.DPipe(this=exp.DPipe(this=_s("["), expression=listed), expression=_s("]")))
+
+
+def map_text(node: exp.Cast) -> exp.Expr:
+    """CAST(map('a', 1) AS STRING): Spark prints {a -> 1}, DuckDB {a=1}. Only for a map of whole
+    numbers and text written in the statement (other values print in Java's form)."""
+    parts = [*node.this.args["keys"].expressions, *node.this.args["values"].expressions]
+    if not all(isinstance(e, exp.Null) or (isinstance(e, exp.Literal) and (e.is_string or e.is_int)) for e in parts):
+        return node
+    e = exp.to_identifier("e")
+
+    def text(field: str) -> exp.Expr:
+        value = exp.Dot(this=exp.column(e), expression=exp.to_identifier(field))
+        return exp.func("COALESCE", exp.Cast(this=value, to=exp.DataType.build("VARCHAR")), _s("null"))
+
+    each = exp.DPipe(this=exp.DPipe(this=text("key"), expression=_s(" -> ")), expression=text("value"))
+    entries = exp.func("LIST_TRANSFORM", _fn("MAP_ENTRIES", node.this), exp.Lambda(this=each, expressions=[e]))
+    listed = _fn("ARRAY_TO_STRING", entries, _s(", "))
+    return exp.Paren(this=exp.DPipe(this=exp.DPipe(this=_s("{"), expression=listed), expression=_s("}")))
