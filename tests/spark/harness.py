@@ -48,6 +48,11 @@ def outcome(engine: Any, entry: dict[str, Any]) -> tuple[str, str]:
         return ("both refuse" if "error" in entry else "refused"), exc.message
     except Exception as exc:  # what the harness exists to find
         return "internal", f"{type(exc).__name__}: {exc}"
+    return compare(table, entry)
+
+
+def compare(table: Any, entry: dict[str, Any]) -> tuple[str, str]:
+    """How an engine's answer (an Arrow table) ends against Spark's, and what it gave."""
     # by column: a result may repeat a column name, which rows as dicts would fold into one
     rows = [list(r) for r in zip(*(c.to_pylist() for c in table.columns), strict=True)] if table.num_columns else []
     if "error" in entry:

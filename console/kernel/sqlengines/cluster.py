@@ -89,20 +89,23 @@ class ClusterSql:
         return self._nodes
 
     def query(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
-              line: int, column: int, name: str = "result") -> DistributedTable:
-        """Run translated SQL over the catalog tables `refs` names; the result stays in files on the cluster side."""
+              line: int, column: int, name: str = "result", functions: dict[str, Any] | None = None,
+              values: dict[str, str] | None = None) -> DistributedTable:
+        """Run translated SQL over the catalog tables `refs` names; the result stays in files on the cluster side.
+        functions, values: what DuckDB computes inside it, and its VALUES (daft.DaftPlan)."""
         self._results_folder()
         out = self.results / uuid.uuid4().hex
         try:
-            files = self.write(daft_sql, refs, catalog, needs_cpu, line, column, out).files
+            files = self.write(daft_sql, refs, catalog, needs_cpu, line, column, out,
+                               functions=functions, values=values).files
             return DistributedTable(files, name, out, int(self.cfg.get("RESULT_KEEP_BYTES") or 256 << 20))
         except BaseException:
             shutil.rmtree(out, ignore_errors=True)
             raise
 
     def write(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
-              line: int, column: int, out: Path, delta: bool = False, partition_by: tuple[str, ...] = ()
-              ) -> "Written":
+              line: int, column: int, out: Path, delta: bool = False, partition_by: tuple[str, ...] = (),
+              functions: dict[str, Any] | None = None, values: dict[str, str] | None = None) -> "Written":
         """Daft's workers write the select's result as parquet files into `out` (in hive folders by
         `partition_by`); their paths in row order, and each one's partition values."""
         self._interrupted.clear()
@@ -114,7 +117,8 @@ class ClusterSql:
             if self._idle is not None:
                 self._idle.cancel()
             try:
-                extra = {"delta": delta, "partition_by": list(partition_by)}
+                extra = {"delta": delta, "partition_by": list(partition_by), "functions": functions or {},
+                         "values": values or {}}
                 return self._write(daft_sql, refs, catalog, needs_cpu, line, column, inputs, out, extra)
             finally:
                 self._touch()
@@ -128,11 +132,7 @@ class ClusterSql:
                                **extra},
                               float(self.cfg.get("SQL_CLUSTER_TIMEOUT_SECONDS") or 600.0), line, column)
             if "error" in reply:
-                why = str(reply["error"])
-                if "Permission denied" in why:
-                    why += (f" (Daft's workers write the result into {out}: the lake must be writable by the "
-                            "cluster's workers)")
-                raise CellError("sql", f"on the cluster: {why}", line, column)
+                raise reply_error(reply, out, line, column)
             self._nodes = int(reply.get("nodes", self._nodes))
             self.worker_nodes = list(reply.get("worker_nodes", []))
             self.daft_actors = dict(reply.get("daft_actors", {}))
@@ -309,6 +309,19 @@ class ClusterSql:
             text, _, self._buffer = self._buffer.partition(b"\n")
             return text.decode()
         return None
+
+
+def reply_error(reply: dict[str, Any], out: Path, line: int, column: int) -> CellError:
+    """The cell's error for the driver's {"error": …}: Daft refusing or failing the statement is said
+    as what the cluster cannot run, with the setting that runs it locally (daft_errors.py)."""
+    from console.kernel.sqlengines.daft_errors import cannot_run
+
+    why = str(reply["error"])
+    if "Permission denied" in why:  # writing the result, not the statement: the lake's permissions
+        why += f" (Daft's workers write the result into {out}: the lake must be writable by the cluster's workers)"
+    elif reply.get("cannot_run"):
+        return CellError("sql", cannot_run(why), line, column)
+    return CellError("sql", f"on the cluster: {why}", line, column)
 
 
 _PARTITION_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "string",

@@ -23,6 +23,7 @@ import os
 import sys
 from typing import Any
 
+from console.kernel.sqlengines.daft_run import message
 from console.worker.ray_connect import init_ray
 
 # Off before daft is imported: Scarf telemetry (on by default) and the progress bars; the actors
@@ -96,93 +97,18 @@ def wait_for_cpu() -> str | None:
     return None
 
 
-def _partitioned(spec: dict[str, Any]) -> Any:
-    """A partitioned table (delta, hive folders): each group's files with its partition values as
-    columns of the table's types, in the table's column order, the groups one after another."""
-    import daft
-    import pyarrow as pa
-
-    frames = []
-    for group in spec["groups"]:
-        df = daft.read_parquet(group["files"])
-        for column, value in group["values"].items():
-            arrow = pa.type_for_alias(spec["types"][column].replace("[day]", ""))
-            df = df.with_column(column, daft.lit(value).cast(daft.DataType.from_arrow_type(arrow)))
-        frames.append(df.select(*spec["columns"]))
-    out = frames[0]
-    for df in frames[1:]:
-        out = out.concat(df)
-    return out
-
-
 def run(request: dict[str, Any]) -> dict[str, Any]:
-    import daft
-    import pyarrow as pa
+    """The statement's answer (daft_run.py), with where its workers ran."""
+    from console.kernel.sqlengines.daft_run import answer
 
     if request.get("needs_cpu"):
         busy = wait_for_cpu()
         if busy:
             return {"error": busy, "nodes": cpu_nodes()}
-
-    frames = {}
-    for name, spec in request["tables"].items():
-        if "files" in spec:
-            frames[name] = daft.read_parquet(spec["files"])
-        elif "groups" in spec:
-            frames[name] = _partitioned(spec)
-        else:
-            with pa.memory_map(spec["ipc"]) as source:
-                frames[name] = daft.from_arrow(pa.ipc.open_file(source).read_all())
-    df = daft.sql(request["sql"], register_globals=False, **frames)
-    if request.get("delta"):
-        df = _microseconds(df)
-    # Daft's native parquet writer (its Python writers import pyiceberg, which 0.7.26 lacks); the
-    # answer lists the files in partition order, which is the result's order (a sort's too), and
-    # an empty result still gets one file with the schema.
-    keys = list(request.get("partition_by") or [])
-    written = df.write_parquet(request["out_dir"], write_mode="append",
-                               partition_cols=[daft.col(k) for k in keys] or None).to_pydict()
-    files = [str(f) for f in written.get("path", [])]
-    # Hive folders (key=value/, values escaped, null as __HIVE_DEFAULT_PARTITION__); each file's
-    # values as Delta writes them in its log.
-    values = [{k: _partition_text(written[k][i]) for k in keys} for i in range(len(files))] if keys else []
-    return {"files": files, "partitions": values, "nodes": cpu_nodes(), "worker_nodes": worker_nodes(),
-            "daft_actors": daft_actors()}
-
-
-def _partition_text(value: Any) -> str | None:
-    import datetime as dt
-
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
-    if isinstance(value, (bytes, bytearray)):
-        raise ValueError("a binary partitionBy column cannot be saved from the cluster")
-    return str(value)
-
-
-def _microseconds(df: Any) -> Any:
-    """Timestamp columns in microseconds (a Delta table holds no other unit)."""
-    import daft
-
-    for field in df.schema():
-        kind = field.dtype
-        if str(kind).startswith("Timestamp[") and not str(kind).startswith("Timestamp[us"):
-            tz = kind.timezone
-            df = df.with_column(field.name, daft.col(field.name).cast(daft.DataType.timestamp("us", tz)))
-    return df
-
-
-def _message(exc: BaseException) -> str:
-    """The cause's own words: a Ray task error's last line, without colours or the remote traceback."""
-    import re
-
-    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return (lines[-1] if lines else type(exc).__name__)[:2000]
+    reply = answer(request)
+    if "error" in reply:
+        return reply
+    return {**reply, "nodes": cpu_nodes(), "worker_nodes": worker_nodes(), "daft_actors": daft_actors()}
 
 
 def main() -> None:
@@ -207,7 +133,7 @@ def main() -> None:
         try:
             reply = run(json.loads(line))
         except Exception as exc:
-            reply = {"error": _message(exc)}
+            reply = {"error": message(exc)}
         out.write(json.dumps(reply) + "\n")
 
 

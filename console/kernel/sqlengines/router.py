@@ -47,21 +47,22 @@ def run_select(session: "Session", sql: str, line: int, column: int, name: str =
     elif engine == "local":
         return session.sql.query(sql, session.tables, line, column)
     try:
-        daft_sql, refs = to_daft.transpile(sql, *_columns(session, sql))
+        plan = to_daft.transpile(sql, *_inputs(session, sql))
     except Untranslatable as exc:  # no silent fallback: a statement for the cluster fails by name
         raise untranslatable_error(exc, sql, line, column) from None
     except sqlglot.errors.SqlglotError:
         return session.sql.query(sql, session.tables, line, column)  # it reports the syntax error
     try:  # a sort samples in a task that needs a free CPU (cluster_driver.wait_for_cpu)
-        needs_cpu = any(True for _ in sqlglot.parse_one(daft_sql, read="duckdb").find_all(exp.Order, exp.Window))
+        needs_cpu = any(True for _ in sqlglot.parse_one(plan.sql, read="duckdb").find_all(exp.Order, exp.Window))
     except sqlglot.errors.SqlglotError:
         needs_cpu = True
-    return session.cluster_sql.query(daft_sql, refs, session.tables, needs_cpu, line, column, name)
+    return session.cluster_sql.query(plan.sql, plan.refs, session.tables, needs_cpu, line, column, name,
+                                     functions=plan.functions, values=plan.values)
 
 
-def _columns(session: "Session", sql: str) -> tuple[tuple[str, ...], frozenset[str]]:
+def _inputs(session: "Session", sql: str) -> tuple[tuple[str, ...], frozenset[str], tuple[tuple[str, Any], ...]]:
     """The column names of the catalog tables the select names (for Spark's case-insensitive match),
-    and which of them are numbers."""
+    which of them are numbers, and each table's schema (which types what DuckDB computes on the cluster)."""
     from console.kernel.sqlengines.spark import numeric_columns, parse, table_refs
 
     names: list[str] = []
@@ -69,9 +70,9 @@ def _columns(session: "Session", sql: str) -> tuple[tuple[str, ...], frozenset[s
     for ref in table_refs(parse(sql)):
         entry = session.tables.entry(ref)
         if entry is not None:
-            schemas.append(entry.schema)
+            schemas.append((ref, entry.schema))
             names += [n for n in entry.schema.names if n not in names]
-    return tuple(names), numeric_columns(schemas)
+    return tuple(names), numeric_columns([s for _, s in schemas]), tuple(schemas)
 
 
 def _goes_to_cluster(session: "Session", refs: tuple[str, ...]) -> bool:

@@ -1,0 +1,178 @@
+"""Two reshapes of a cluster select that Daft's SQL needs (daft.py runs them):
+
+- a statement's VALUES become inline tables, `__values_<n>`, which the driver makes with DuckDB
+  as the local engine reads them (their types too: Daft SQL has no VALUES);
+- a grouped select whose DuckDB functions (daft_duck.py) take an aggregate is split in two:
+  Daft runs no function over an aggregate in the same select, so the inner select groups and
+  aggregates, and the outer one computes the rest over its rows (HAVING becomes its WHERE).
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from console.kernel.sqlengines.daft_duck import ENGINE, is_aggregate
+from console.kernel.sqlengines.daft_local import local_sql
+from console.kernel.sqlengines.spark import Untranslatable
+
+_HINT = 'run it locally: set sql.engine = "local" where type="conf";'
+
+
+def inline_values(tree: exp.Expr) -> tuple[exp.Expr, dict[str, str]]:
+    """(the statement with each VALUES as a table, each table's DuckDB SQL by name)."""
+    out: dict[str, str] = {}
+    for i, values in enumerate(list(tree.find_all(exp.Values))):
+        name = f"__values_{i}"
+        alias = values.args.get("alias")
+        out[name] = local_sql(exp.select(exp.Star()).from_(values.copy()), frozenset(), values)
+        table = exp.Table(this=exp.to_identifier(name))
+        if alias is not None and alias.name:
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(alias.name)))
+        if values is tree:  # a bare VALUES statement
+            return exp.select(exp.Star()).from_(table), out
+        values.replace(table)
+    return tree, out
+
+
+def split_groups(tree: exp.Expr) -> exp.Expr:
+    """Each grouped select with a DuckDB function over an aggregate, split (innermost first)."""
+    for select in reversed(list(tree.find_all(exp.Select))):
+        if _needs_split(select):
+            outer = _split(select)
+            if select is tree:
+                tree = outer
+            else:
+                select.replace(outer)
+    return tree
+
+
+def _own(node: exp.Expr) -> list[exp.Expr]:
+    """The nodes of an expression that belong to its select (not to a subquery inside it)."""
+    out = [node]
+    for child in node.iter_expressions():
+        if not isinstance(child, (exp.Select, exp.Subquery)):
+            out += _own(child)
+    return out
+
+
+def _post_aggregate(select: exp.Select) -> list[exp.Expr]:
+    parts: list[exp.Expr] = list(select.expressions)
+    if select.args.get("having") is not None:
+        parts.append(select.args["having"])
+    if select.args.get("order") is not None:
+        parts.append(select.args["order"])
+    return parts
+
+
+def _is_collected(node: exp.Expr) -> bool:
+    return is_aggregate(node) or isinstance(node, exp.Anonymous) and str(node.name).lower() == "__collect"
+
+
+def _duck(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Anonymous) and str(node.name).lower().startswith("__duck_")
+
+
+def _needs_split(select: exp.Select) -> bool:
+    for part in _post_aggregate(select):
+        for node in _own(part):
+            if _duck(node) and any(_is_collected(n) and not _in_window(n, node) for n in _own(node)[1:]):
+                return True
+    return False
+
+
+def _in_window(node: exp.Expr, stop: exp.Expr) -> bool:
+    parent = node.parent
+    while parent is not None and parent is not stop:
+        if isinstance(parent, exp.Window):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _split(select: exp.Select) -> exp.Select:
+    group = select.args.get("group")
+    if group is not None and any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
+        raise Untranslatable("ROLLUP, CUBE or GROUPING SETS around a function DuckDB computes", ENGINE, _HINT)
+    keys = list(group.expressions) if group is not None else []
+    aggregates: dict[str, tuple[str, exp.Expr]] = {}
+    for part in _post_aggregate(select):
+        for node in _own(part):
+            if _is_collected(node) and not _in_window(node, part) and not _inside_aggregate(node, part):
+                aggregates.setdefault(node.sql("spark"), (f"_g{len(aggregates)}", node))
+    by_key = {k.sql("spark"): f"_k{i}" for i, k in enumerate(keys)}
+    by_column = {str(k.name).lower(): f"_k{i}" for i, k in enumerate(keys) if isinstance(k, exp.Column)}
+
+    def replaced(n: exp.Expr) -> exp.Expr:
+        text = n.sql("spark")
+        name = aggregates[text][0] if text in aggregates and _is_collected(n) else by_key.get(text)
+        if name is None and isinstance(n, exp.Column):
+            name = by_column.get(str(n.name).lower())
+        if name is not None:
+            return exp.column(name)
+        for child in list(n.iter_expressions()):
+            new = replaced(child)
+            if new is not child:
+                child.replace(new)
+        return n
+
+    def outside(node: exp.Expr) -> exp.Expr:
+        return replaced(node.copy())
+
+    inner = exp.Select(expressions=[exp.alias_(k.copy(), f"_k{i}") for i, k in enumerate(keys)]
+                       + [exp.alias_(node.copy(), name) for name, node in aggregates.values()])
+    for key in ("from_", "joins", "laterals", "where"):
+        if select.args.get(key) is not None:
+            inner.set(key, select.args[key].copy())
+    if keys:
+        inner.set("group", exp.Group(expressions=[k.copy() for k in keys]))
+    projections = []
+    for proj in select.expressions:
+        if isinstance(proj, exp.Star):
+            raise Untranslatable("SELECT * with GROUP BY around a function DuckDB computes", ENGINE, _HINT)
+        body = proj.this if isinstance(proj, exp.Alias) else proj
+        projections.append(exp.alias_(outside(body), proj.alias_or_name, quoted=True))
+    outer = exp.Select(expressions=projections)
+    grouped = exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("_grouped")))
+    outer.set("from_", exp.From(this=grouped))
+    if select.args.get("having") is not None:
+        outer.set("where", exp.Where(this=outside(select.args["having"].this)))
+    if select.args.get("order") is not None:
+        outer.set("order", outside(select.args["order"]))
+    for key in ("limit", "offset", "distinct", "with_"):
+        if select.args.get(key) is not None:
+            outer.set(key, select.args[key].copy())
+    return outer
+
+
+def _inside_aggregate(node: exp.Expr, stop: exp.Expr) -> bool:
+    parent = node.parent
+    while parent is not None and parent is not stop:
+        if _is_collected(parent):
+            return True
+        parent = parent.parent
+    return False
+
+
+def align_unions(tree: exp.Expr) -> None:
+    """Daft matches a UNION's branches by column name, Spark by position: each later branch's
+    columns take the first branch's names."""
+    for union in tree.find_all(exp.Union):
+        names = _names(union.this)
+        if names is None:
+            continue
+        branch = union.expression
+        while isinstance(branch, exp.Subquery):
+            branch = branch.this
+        if isinstance(branch, exp.Select) and len(branch.expressions) == len(names) and \
+                not any(isinstance(p, exp.Star) for p in branch.expressions):
+            branch.set("expressions", [exp.alias_(p.this if isinstance(p, exp.Alias) else p, n, quoted=True)
+                                       for p, n in zip(branch.expressions, names, strict=True)])
+
+
+def _names(query: exp.Expr) -> list[str] | None:
+    while isinstance(query, exp.Subquery):
+        query = query.this
+    if isinstance(query, exp.Union):
+        return _names(query.this)
+    if not isinstance(query, exp.Select) or any(isinstance(p, exp.Star) for p in query.expressions):
+        return None
+    return [p.alias_or_name for p in query.expressions]
