@@ -38,7 +38,8 @@ _NODES: tuple[type, ...] = (
     exp.Not, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Neg, exp.Is, exp.In, exp.Between,
     exp.Like, exp.Case, exp.If, exp.Coalesce, exp.Cast, exp.DataType, exp.DataTypeParam, exp.Count,
     exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Distinct, exp.Window, exp.WindowSpec, exp.RowNumber, exp.Rank,
-    exp.DenseRank, exp.Lag, exp.Lead, exp.With, exp.CTE, exp.Subquery, exp.Union, exp.Exists, exp.Rollup,
+    exp.DenseRank, exp.Lag, exp.Lead, exp.With, exp.CTE, exp.Subquery, exp.Union, exp.Intersect, exp.Exists,
+    exp.Rollup,
     exp.ConcatWs, exp.Concat, exp.Lower, exp.Upper, exp.Length, exp.RegexpExtract, exp.Bracket,
     exp.DateDiff, exp.Stddev, exp.StddevSamp, exp.Anonymous, exp.Var, exp.RegexpReplace, exp.Left,
     exp.Right, exp.Year, exp.Month, exp.Day, exp.Quarter, exp.Tuple, exp.GroupingSets, exp.Cube,
@@ -69,6 +70,8 @@ class _DaftDialect(DuckDB):
 
         def join_sql(self, expression: exp.Join) -> str:
             kind = (expression.kind or "").upper()
+            if kind == "CROSS":  # Daft's SQL has the comma join, not CROSS JOIN
+                return f", {self.sql(expression, 'this')}"
             if kind in ("SEMI", "ANTI"):
                 on = self.sql(expression, "on")
                 return f" LEFT {kind} JOIN {self.sql(expression, 'this')} ON {on}"
@@ -108,6 +111,7 @@ def transpile(sql: str, columns: tuple[str, ...] = (), numeric: frozenset[str] =
     functions = daft_duck.place(tree, lambda node: _native(node, numeric), Inputs(schemas, values))
     tree = daft_groups.split_groups(tree)
     daft_groups.align_unions(tree)
+    daft_groups.guard_global_aggregates(tree)
     tree = post_order(tree, lambda node: rewrite(node, numeric))
     tree = _window_order(tree)
     _check_allowed(tree)
@@ -151,7 +155,7 @@ def _match_case(tree: exp.Expr, columns: tuple[str, ...]) -> None:
 
 def _refuse_sources(tree: exp.Expr) -> None:
     for table in tree.find_all(exp.Table):
-        if not isinstance(table.this, exp.Identifier):
+        if not isinstance(table.this, exp.Identifier) and not daft_groups.constant_generator(table.this):
             raise Untranslatable(f"the table function {fn_name(table.this)}", ENGINE,
                                  "a select on the cluster reads catalog tables only: load the data first")
     for fn in tree.find_all(exp.Func):

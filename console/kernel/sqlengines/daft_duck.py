@@ -32,6 +32,7 @@ from console.kernel.sqlengines.spark import Untranslatable, function_name
 ENGINE = "the cluster (Daft)"
 # Clause and select nodes: what they hold is looked at, they are never a function's argument.
 _CONTAINERS = (exp.Select, exp.From, exp.Join, exp.Where, exp.Group, exp.Having, exp.Order, exp.Limit, exp.Offset,
+               exp.Distinct,
                exp.With, exp.CTE, exp.Union, exp.Intersect, exp.Except, exp.Subquery, exp.Table, exp.TableAlias,
                exp.Alias, exp.Ordered, exp.Lateral, exp.Qualify, exp.Rollup, exp.Cube, exp.GroupingSets, exp.Values)
 _LEAVES = (exp.Column, exp.Literal, exp.Identifier, exp.Star, exp.DataType, exp.Null, exp.Boolean, exp.Var,
@@ -66,8 +67,9 @@ def is_aggregate(node: exp.Expr) -> bool:
         return is_aggregate(node.this)
     if isinstance(node, exp.Anonymous):
         return str(node.name).lower() in _AGGREGATE_NAMES
-    if isinstance(node, exp.Any):
-        return not isinstance(node.this, (exp.Subquery, exp.Select))
+    if isinstance(node, exp.Any):  # Spark's any(x), not the quantifier of `x LIKE ANY (…)`
+        return not isinstance(node.this, (exp.Subquery, exp.Select, exp.Tuple)) \
+            and not isinstance(node.parent, (exp.Predicate, exp.Binary))
     if isinstance(node, (exp.FirstValue, exp.LastValue)):  # Spark's aggregates too, outside a window
         return not isinstance(node.parent, exp.Window)
     return isinstance(node, exp.AggFunc) and not isinstance(node, _WINDOW_ONLY)
@@ -105,7 +107,7 @@ def _classify(node: exp.Expr, native: Callable[[exp.Expr], bool], regions: list[
         for part in list(node.iter_expressions()):
             _classify(part, native, regions)
         return
-    if isinstance(node, _LEAVES):
+    if isinstance(node, _LEAVES + (exp.Lambda,)):  # a lambda belongs to its function, wherever that runs
         return
     if _constant(node):  # DuckDB types literals as Spark does (INT, DECIMAL(2,1), …); Daft's differ
         regions.append(Region(node, "row", []))
@@ -113,7 +115,7 @@ def _classify(node: exp.Expr, native: Callable[[exp.Expr], bool], regions: list[
     if native(node):
         return
     if isinstance(node, exp.Window):
-        if is_aggregate(node.this) and not _own_native(node.this, native):
+        if is_aggregate(node.this) and not _own_native(node, native):
             regions.append(Region(node, "agg", _collected(node.this)))
             for key in ("partition_by", "order"):
                 for spec in _as_list(node.args.get(key)):

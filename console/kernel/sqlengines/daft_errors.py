@@ -15,13 +15,14 @@ HINT = 'run it locally: set sql.engine = "local" where type="conf";'
 
 # Daft's messages that name what it refused, and how to say that construct.
 _NAMED = (
+    (re.compile(r"write an Arrow interval type"), "an interval in the result (Daft writes no interval to parquet)"),
     (re.compile(r"Function `(\w+)` not found"), r"\1()"),
     (re.compile(r"Unsupported SQL: '([^']{1,80})"), r"\1"),
     (re.compile(r"(\w+) is not (?:yet )?(?:supported|implemented)"), r"\1"),
     (re.compile(r"[Cc]annot cast (\w+) to (\w+)"), r"a cast of \1 to \2"),
     (re.compile(r"[Cc]annot (?:perform|apply) (\w+)"), r"\1"),
 )
-_NOISE = re.compile(r"^(?:Daft error: )?(?:DaftError::\w+ )?")
+_NOISE = re.compile(r"^(?:Due to: )?(?:Daft error: )?(?:DaftError::\w+ )?")
 
 
 def construct(said: str) -> str:

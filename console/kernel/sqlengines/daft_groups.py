@@ -17,16 +17,49 @@ from console.kernel.sqlengines.spark import Untranslatable
 _HINT = 'run it locally: set sql.engine = "local" where type="conf";'
 
 
+# Functions that make rows (Spark's generators): from constants, DuckDB makes their rows.
+_GENERATORS = (exp.Explode, exp.Inline, exp.Unnest)
+_GENERATOR_NAMES = {"stack", "inline", "inline_outer", "json_tuple"}
+
+
+def _generates(node: exp.Expr) -> bool:
+    return isinstance(node, _GENERATORS) or isinstance(node, exp.Anonymous) and str(node.name).lower() in \
+        _GENERATOR_NAMES
+
+
+def constant_generator(node: exp.Expr) -> bool:
+    """A generator of constants in FROM (`posexplode(array(1, 2))`): rows of the statement's own."""
+    return _generates(node) and not any(isinstance(n, (exp.Column, exp.Select)) for n in node.walk())
+
+
 def inline_values(tree: exp.Expr) -> tuple[exp.Expr, dict[str, str]]:
-    """(the statement with each VALUES as a table, each table's DuckDB SQL by name)."""
+    """(the statement with each VALUES as a table, each table's DuckDB SQL by name). So are a
+    generator of constants in FROM (`FROM posexplode(array(1, 2))`) and a select without FROM
+    that generates rows (`SELECT posexplode(array(1, 2))`): DuckDB makes their few rows."""
     out: dict[str, str] = {}
-    for i, values in enumerate(list(tree.find_all(exp.Values))):
-        name = f"__values_{i}"
-        alias = values.args.get("alias")
-        out[name] = local_sql(exp.select(exp.Star()).from_(values.copy()), frozenset(), values)
+
+    def table_for(node: exp.Expr, statement: exp.Expr, alias: exp.Expr | None) -> exp.Table:
+        name = f"__values_{len(out)}"
+        out[name] = local_sql(statement, frozenset(), node)
         table = exp.Table(this=exp.to_identifier(name))
         if alias is not None and alias.name:
             table.set("alias", exp.TableAlias(this=exp.to_identifier(alias.name)))
+        return table
+
+    for select in reversed(list(tree.find_all(exp.Select))):
+        if select.args.get("from_") is None and any(_generates(n) for p in select.expressions for n in p.walk()):
+            made = exp.select(exp.Star()).from_(table_for(select, select.copy(), None))
+            if select is tree:
+                tree = made
+            else:
+                select.replace(made)
+    for table in list(tree.find_all(exp.Table)):
+        if constant_generator(table.this):
+            alias = table.args.get("alias")
+            table.replace(table_for(table.this, exp.select(exp.Star()).from_(table.copy()), alias))
+    for values in list(tree.find_all(exp.Values)):
+        alias = values.args.get("alias")
+        table = table_for(values, exp.select(exp.Star()).from_(values.copy()), alias)
         if values is tree:  # a bare VALUES statement
             return exp.select(exp.Star()).from_(table), out
         values.replace(table)
@@ -176,3 +209,22 @@ def _names(query: exp.Expr) -> list[str] | None:
     if not isinstance(query, exp.Select) or any(isinstance(p, exp.Star) for p in query.expressions):
         return None
     return [p.alias_or_name for p in query.expressions]
+
+
+def guard_global_aggregates(tree: exp.Expr) -> None:
+    """A global aggregate in FROM answers one row, even over no rows; Daft 0.7.26 loses that row
+    when the outer select reads none of its columns (`SELECT 1 FROM (SELECT count(1) … WHERE
+    false)` gives no row). A predicate that holds for every row keeps the column read."""
+    for subquery in list(tree.find_all(exp.Subquery)):
+        inner = subquery.this
+        outer = subquery.parent.parent if isinstance(subquery.parent, (exp.From, exp.Join)) else None
+        if not isinstance(inner, exp.Select) or not isinstance(outer, exp.Select) or inner.args.get("group") \
+                or not any(is_aggregate(n) for p in inner.expressions for n in _own(p)):
+            continue
+        first = inner.expressions[0].alias_or_name if inner.expressions else ""
+        if not first or not subquery.alias:
+            continue
+        column = exp.column(first, table=subquery.alias, quoted=True)
+        holds = exp.Paren(this=exp.Or(this=exp.Is(this=column, expression=exp.Null()),
+                                      expression=exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null()))))
+        outer.where(holds, copy=False)

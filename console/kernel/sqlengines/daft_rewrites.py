@@ -67,6 +67,14 @@ def rewrite(node: exp.Expr, numeric: frozenset[str] = frozenset()) -> exp.Expr:
                 or not is_number(node.this, numeric):
             raise refuse(node)
         return exp.Cast(this=node.this, to=node.to)
+    if isinstance(node, exp.Exists) and not isinstance(node.this, (exp.Subquery, exp.Select)):
+        raise refuse(node)  # Spark's exists(array, x -> …), the higher-order function
+    if isinstance(node, exp.Intersect) and not node.args.get("distinct"):
+        raise refuse(node, "INTERSECT ALL")
+    if isinstance(node, exp.Window) and isinstance(node.this, exp.Count) and isinstance(node.this.this, exp.Star):
+        # Daft's SQL has no count(*) over a window: the rows of the frame, counted as 1s (0 for none)
+        node.set("this", exp.Sum(this=_num(1)))
+        return exp.Coalesce(this=node, expressions=[_num(0)])
     if isinstance(node, exp.AggFunc) and isinstance(node.this, exp.Distinct) and not isinstance(node, exp.Count):
         raise refuse(node, "DISTINCT")  # Daft's SQL has DISTINCT in count only
     if isinstance(node, exp.Bracket) and not (isinstance(node.this, exp.Anonymous)

@@ -106,6 +106,8 @@ def _as(values: Any, kind: Any, rows: int) -> Any:
 
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+    if pa.types.is_null(kind):
+        return pa.nulls(rows)
     if len(values) == 1 and rows != 1:
         values = pa.repeat(values[0], rows) if hasattr(pa, "repeat") else pa.array([values[0].as_py()] * rows,
                                                                                     values.type)
@@ -161,4 +163,14 @@ def inline_tables(values: dict[str, str]) -> dict[str, Any]:
     """The statement's VALUES, made by DuckDB as the local engine reads them (their types too)."""
     import daft
 
-    return {name: daft.from_arrow(run(sql, {})) for name, sql in values.items()}
+    return {name: daft.from_arrow(_typed_nulls(run(sql, {}))) for name, sql in values.items()}
+
+
+def _typed_nulls(table: Any) -> Any:
+    """A column of NULLs only (VALUES (NULL), (NULL)) as INT: Daft has no sum or compare of its Null type."""
+    import pyarrow as pa
+
+    for i, field in enumerate(table.schema):
+        if pa.types.is_null(field.type):
+            table = table.set_column(i, field.name, pa.nulls(table.num_rows, pa.int32()))
+    return table
