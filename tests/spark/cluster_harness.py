@@ -21,6 +21,8 @@ from typing import Any
 
 from tests.spark.harness import GOLDEN, OK, counts, outcome
 
+REPORT: dict[str, int] = {}  # the last run's counts, printed at the end of a pytest run (conftest.py)
+
 
 class ClusterEngine:
     """`query(sql, tables)` as harness.outcome expects it, on the cluster's path (no catalog tables)."""

@@ -5,11 +5,13 @@ stderr). First line: {"address": …}; it connects (`ray.init`, then Daft's Ray 
 answers {"ready": true, "nodes": N}. Then per statement:
     {"sql": daft_sql, "tables": {name: {"files": [...]} | {"groups": [{"values": {column: value},
      "files": [...]}, …], "columns": [...], "types": {column: arrow type}} | {"ipc": path}}, "out_dir": folder,
-     "delta": bool, "partition_by": [column, …]}
+     "delta": bool, "partition_by": [column, …], "functions": {name: spec}, "values": {name: DuckDB SQL}}
 and it answers {"files": [...], "partitions": [{column: value text}, …], "nodes": N} once Daft's
 workers have written the result as parquet files into `out_dir` (on the nodes where its
 partitions are: the rows never come through this process), the files in the result's row order,
-or {"error": text}. "delta": timestamps are written in microseconds, the only unit a Delta table
+or {"error": text}, with "cannot_run": true when Daft refused or failed the statement
+(daft_run.py). "functions": what DuckDB computes inside Daft (daft_udf.py), "values": the
+statement's VALUES. "delta": timestamps are written in microseconds, the only unit a Delta table
 holds. "partition_by": hive folders per value, each file's values in "partitions". Being a process of its own, it is the
 unit of cancellation: the kernel kills it (its Ray job, so the Flotilla runner and the Swordfish
 actors of the query, go with it) on an interrupt or a timeout, and starts another for the next

@@ -154,9 +154,24 @@ def attach(functions: dict[str, dict[str, Any]]) -> None:
 
     if not functions:
         return
+    _by_value()
     daft.attach_function(_Collect(), "__collect")  # type: ignore[arg-type]
     for name, spec in functions.items():
         daft.attach_function(function(name, spec), name)
+
+
+def _by_value() -> None:
+    """Pickle this module's functions by value (Daft's pickler for its UDF processes, Ray's for its
+    workers), so a node that has duckdb, pyarrow and daft runs them without this project."""
+    import importlib
+    import sys
+
+    module = sys.modules[__name__]
+    for pickler in ("daft.pickle.cloudpickle", "ray.cloudpickle"):
+        try:
+            importlib.import_module(pickler).register_pickle_by_value(module)
+        except Exception:  # that pickler is not there (no Ray in the harness): nothing to register
+            pass
 
 
 def inline_tables(values: dict[str, str]) -> dict[str, Any]:
