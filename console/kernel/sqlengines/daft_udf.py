@@ -24,14 +24,16 @@ import base64
 import threading
 from typing import Any
 
-_LOCAL = threading.local()
 _CONFIG: dict[str, str | int] = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false",
                                  "threads": 1}
 
 
 def connection() -> Any:
     """This thread's DuckDB: no files, no extensions, one thread (row order kept), UTC."""
-    con = getattr(_LOCAL, "con", None)
+    # kept on the thread, not in a module global: this module is pickled by value, and a
+    # threading.local cannot be
+    thread = threading.current_thread()
+    con = getattr(thread, "_console_duckdb", None)
     if con is None:
         import duckdb
 
@@ -39,7 +41,7 @@ def connection() -> Any:
         con.execute("SET TimeZone = 'UTC'")  # the cluster computes times in UTC (docs/cluster-sql.md)
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
-        _LOCAL.con = con
+        thread._console_duckdb = con  # type: ignore[attr-defined]
     return con
 
 
