@@ -91,12 +91,24 @@ def test_cluster_refusal_names_the_construct_and_the_setting(ray_session: Sessio
     s = ray_session
     ok(s, "select 1 as id, 'a' as k as t1;")  # local: the refusals below need no driver
     ok(s, 'set sql.engine = "cluster" where type="conf";')
-    message = error(s, "select k, collect_list(id) as ids from t1 group by k as t2;")
-    assert "collect_list() is not supported on the cluster" in message and 'sql.engine = "local"' in message
+    message = error(s, "select k, ntile(2) over (order by id) as n from t1 as t2;")
+    assert "ntile() is not supported on the cluster" in message and 'sql.engine = "local"' in message
     message = error(s, "select * from read_parquet('/etc') as t3;")
     assert "read_parquet" in message
     ok(s, 'set sql.engine = "local" where type="conf";\n'
-          "select k, collect_list(id) as ids from t1 group by k as t2;")
+          "select k, ntile(2) over (order by id) as n from t1 as t2;")
+
+
+def test_what_daft_lacks_runs_on_the_cluster_in_duckdb(ray_session: Session) -> None:
+    """An aggregate Daft lacks (collect_list), a function it lacks (levenshtein) and a cast: DuckDB
+    computes them inside Daft's workers (daft_udf.py, pickled by value into them)."""
+    s = ray_session
+    ok(s, "select 1 as id, 'a' as k, 2.7 as v union all select 2, 'a', 3.2 union all select 3, 'b', NULL as t4;")
+    ok(s, 'set sql.engine = "cluster" where type="conf";\n'
+          "select k, sort_array(collect_list(id)) as ids, levenshtein(k, 'b') as d, sum(cast(v as int)) as s "
+          "from t4 group by k order by k as t5;")
+    assert s.tables["t5"].to_pylist() == [{"k": "a", "ids": [1, 2], "d": 1, "s": 5},
+                                          {"k": "b", "ids": [3], "d": 0, "s": None}]
 
 
 @pytest.mark.slow  # two driver starts (about 20 s here)

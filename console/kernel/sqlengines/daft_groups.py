@@ -67,15 +67,103 @@ def inline_values(tree: exp.Expr) -> tuple[exp.Expr, dict[str, str]]:
 
 
 def split_groups(tree: exp.Expr) -> exp.Expr:
-    """Each grouped select with a DuckDB function over an aggregate, split (innermost first)."""
+    """Each grouped select with a DuckDB function after its grouping, split in two (innermost
+    first); one with a DuckDB function inside an aggregate or a GROUP BY key computes it in a
+    select below."""
     for select in reversed(list(tree.find_all(exp.Select))):
-        if _needs_split(select):
-            outer = _split(select)
+        reshaped = _before(select) if _needs_before(select) else select
+        if _needs_split(reshaped):
+            reshaped = _split(reshaped)
+        if reshaped is not select:
             if select is tree:
-                tree = outer
+                tree = reshaped
             else:
-                select.replace(outer)
+                select.replace(reshaped)
     return tree
+
+
+def _grouping(select: exp.Select) -> bool:
+    return select.args.get("group") is not None or any(
+        _is_collected(n) and not _in_window(n, part) for part in _post_aggregate(select) for n in _own(part))
+
+
+def _parts(select: exp.Select) -> list[exp.Expr]:
+    group = select.args.get("group")
+    return _post_aggregate(select) + ([group] if group is not None else [])
+
+
+def _early(node: exp.Expr, part: exp.Expr) -> bool:
+    """A DuckDB function read before the grouping: inside an aggregate, or in a GROUP BY key."""
+    return _duck(node) and (isinstance(part, exp.Group) or _inside_aggregate(node, part))
+
+
+def _needs_before(select: exp.Select) -> bool:
+    return _grouping(select) and any(_early(n, part) for part in _parts(select) for n in _own(part))
+
+
+def _before(select: exp.Select) -> exp.Select:
+    """Daft runs no function inside an aggregation: a select below computes the DuckDB functions
+    read before the grouping (`_p0`, …) beside the columns the select reads (`_c0`, …)."""
+    aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias)}
+    early: dict[str, str] = {}
+    columns: dict[str, str] = {}
+    for part in _parts(select):
+        for n in _own(part):
+            if _early(n, part) and not any(_early(a, part) for a in _ancestry(n, part)):
+                early.setdefault(n.sql("spark"), f"_p{len(early)}")
+            elif isinstance(n, exp.Column) and (n.table or str(n.name).lower() not in aliases):
+                columns.setdefault(n.sql("spark"), f"_c{len(columns)}")
+    sources = {**early, **columns}
+    below = exp.Select(expressions=[exp.alias_(_find(select, t), n) for t, n in sources.items()])
+    for key in ("from_", "joins", "laterals", "where"):
+        if select.args.get(key) is not None:
+            below.set(key, select.args[key].copy())
+    above = select.copy()
+    for key in ("joins", "laterals", "where"):
+        above.set(key, None)
+    alias = exp.TableAlias(this=exp.to_identifier("_below"))
+    above.set("from_", exp.From(this=exp.Subquery(this=below, alias=alias)))
+
+    def replaced(n: exp.Expr) -> exp.Expr:
+        name = sources.get(n.sql("spark")) if _duck(n) or isinstance(n, exp.Column) else None
+        if name is not None:
+            return exp.column(name)
+        for child in list(n.iter_expressions()):
+            if not isinstance(child, (exp.Select, exp.Subquery)):
+                new = replaced(child)
+                if new is not child:
+                    child.replace(new)
+        return n
+
+    projections = []
+    for proj in above.expressions:
+        if isinstance(proj, exp.Star):
+            raise Untranslatable("SELECT * with GROUP BY around a function DuckDB computes", ENGINE, _HINT)
+        new = replaced(proj)
+        projections.append(new if isinstance(new, exp.Alias) else exp.alias_(new, proj.alias_or_name, quoted=True))
+    above.set("expressions", projections)
+    for key in ("group", "having", "order"):
+        if above.args.get(key) is not None:
+            above.set(key, replaced(above.args[key]))
+    return above
+
+
+def _find(select: exp.Select, text: str) -> exp.Expr:
+    """A copy of the node of the select's own whose text this is."""
+    for part in _parts(select):
+        for n in _own(part):
+            if n.sql("spark") == text:
+                return n.copy()
+    raise KeyError(text)
+
+
+def _ancestry(node: exp.Expr, stop: exp.Expr) -> list[exp.Expr]:
+    out = []
+    parent = node.parent
+    while parent is not None and parent is not stop:
+        out.append(parent)
+        parent = parent.parent
+    return out
 
 
 def _own(node: exp.Expr) -> list[exp.Expr]:
@@ -105,11 +193,9 @@ def _duck(node: exp.Expr) -> bool:
 
 
 def _needs_split(select: exp.Select) -> bool:
-    for part in _post_aggregate(select):
-        for node in _own(part):
-            if _duck(node) and any(_is_collected(n) and not _in_window(n, node) for n in _own(node)[1:]):
-                return True
-    return False
+    """A DuckDB function after the grouping (over an aggregate or a key): Daft's aggregation runs none."""
+    return _grouping(select) and any(_duck(n) and not _inside_aggregate(n, part) and not _in_window(n, part)
+                                     for part in _post_aggregate(select) for n in _own(part))
 
 
 def _in_window(node: exp.Expr, stop: exp.Expr) -> bool:

@@ -71,7 +71,7 @@ def bind(sql: str, tables: dict[str, Any], node: exp.Expr, rows: bool = False) -
 def argument_types(node: exp.Expr, args: list[exp.Expr], aggregate: bool, pristine: exp.Expr,
                    index: dict[int, int], inputs: Inputs) -> list[Any]:
     """The arguments' types as DuckDB sees them in their select: the select with them as its only
-    projections, before its GROUP BY when they are read before it (an aggregate's, a WHERE's)."""
+    projections."""
     if not args:
         return []
     copy = pristine.copy()
@@ -83,14 +83,13 @@ def argument_types(node: exp.Expr, args: list[exp.Expr], aggregate: bool, pristi
         raise Untranslatable(f"{function_name(node)}() outside a select", ENGINE, _HINT)
     from console.kernel.sqlengines.daft_duck import is_aggregate
 
-    before_groups = aggregate or any(isinstance(a, (exp.Where, exp.Join)) or is_aggregate(a)
-                                     for a in _ancestors(node, select))
-    select.set("expressions", [exp.alias_(a.copy(), f"_a{i}") for i, a in enumerate(found)])
-    for key in ("order", "limit", "offset", "distinct", "qualify"):
+    # Without the select's GROUP BY: a column's type is the same before it, and an aggregate's
+    # the same in a global aggregate, where a column beside it is read through any_value().
+    aggregates = not aggregate and any(is_aggregate(a) for a in found)
+    select.set("expressions", [exp.alias_(exp.func("any_value", a.copy()) if aggregates and isinstance(a, exp.Column)
+                                          else a.copy(), f"_a{i}") for i, a in enumerate(found)])
+    for key in ("order", "limit", "offset", "distinct", "qualify", "group", "having"):
         select.set(key, None)
-    if before_groups:
-        select.set("group", None)
-        select.set("having", None)
     with_ = copy.args.get("with_")
     if with_ is not None and select is not copy:
         select.set("with_", with_.copy())
@@ -100,12 +99,3 @@ def argument_types(node: exp.Expr, args: list[exp.Expr], aggregate: bool, pristi
         tables[name] = bind(text, {}, node, rows=True)
     schema = bind(sql, tables, node)
     return [schema.field(i).type for i in range(len(args))]
-
-
-def _ancestors(node: exp.Expr, stop: exp.Expr) -> list[exp.Expr]:
-    out = []
-    parent = node.parent
-    while parent is not None and parent is not stop:
-        out.append(parent)
-        parent = parent.parent
-    return out
