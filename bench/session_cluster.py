@@ -211,7 +211,7 @@ def main() -> None:
     print(f"session_cluster_first_ray_cell_extra: {extra:.2f} s (target <= {TARGET_EXTRA_S})")
     print(f"session_cluster_vs_shared_cold_start: {own / cold:.2f} x (reported)")
     print(f"session_cluster_idle_memory_rss: {statistics.median(idle_mb):.0f} MB (reported)")
-    print(f"session_cluster_idle_memory: {statistics.median(idle_pss_mb):.0f} MB PSS (target <= {TARGET_IDLE_MB:.0f})")
+    print(f"session_cluster_idle_memory_pss: {statistics.median(idle_pss_mb):.0f} MB (target <= {TARGET_IDLE_MB:.0f})")
     if extra > TARGET_EXTRA_S or statistics.median(idle_pss_mb) > TARGET_IDLE_MB or seed_ratio > TARGET_SEED:
         raise SystemExit(1)
 
