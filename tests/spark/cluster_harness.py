@@ -33,7 +33,11 @@ class ClusterEngine:
         os.environ.update(DAFT_ENV)  # before daft is imported, as the driver does
         import daft
 
-        daft.set_runner_native()
+        # Daft's runner is the process's, set once: a test that ran Daft before in this process
+        # (tests/kernel/test_sql_daft_parity.py, on the same pytest-xdist worker) already made it
+        # native, and a second set_runner_native() raises.
+        if daft.get_or_infer_runner_type() != "native":
+            daft.set_runner_native()
         self.folder = folder
 
     def query(self, sql: str, tables: dict[str, Any]) -> Any:
