@@ -17,7 +17,9 @@ differences the parity goldens (tests/kernel/spark_parity) found; each says what
 The parity harness (tests/spark: Spark 3.5's own answers to 3,140 statements) found many more;
 their rewrites live beside this module: duckdb_functions (Spark's semantics of functions DuckDB
 has, and Spark's refusals), duckdb_missing (functions DuckDB lacks), duckdb_dates (dates over
-text, dates that stay dates) and duckdb_text (to_json, parse_url).
+text, dates that stay dates), duckdb_text (to_json, parse_url), duckdb_edges and duckdb_folds
+(edge values, and Spark's answers for values written in the statement; run first) and
+duckdb_spark_checks (what Spark refuses at analysis).
 
 Anything else is DuckDB running sqlglot's translation, as before (DuckDB's own functions stay
 callable: notebooks use them). Whatever a rewrite trips on becomes a refusal naming the
@@ -32,7 +34,7 @@ import re
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
-from console.kernel.sqlengines import duckdb_functions, duckdb_spark_checks, duckdb_text
+from console.kernel.sqlengines import duckdb_edges, duckdb_functions, duckdb_spark_checks, duckdb_text
 from console.kernel.sqlengines.spark import (FORMATTED, QUARTER_CODES, Untranslatable, function_name, java_pattern,
                                              literal_format, defined_names, is_number, parse, pieces, post_order,
                                              quarter_text, table_refs)
@@ -100,7 +102,9 @@ def _guarded(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
 
 
 def _rewrite(node: exp.Expr, numeric: frozenset[str]) -> exp.Expr:
-    replaced = duckdb_functions.rewrite(node, numeric)
+    replaced = duckdb_edges.rewrite(node)
+    if replaced is None:
+        replaced = duckdb_functions.rewrite(node, numeric)
     if replaced is not None:
         return replaced
     if isinstance(node, (exp.StrToUnix, exp.TimeStrToUnix)):  # Spark: whole seconds, a BIGINT

@@ -39,7 +39,40 @@ def parse(sql: str) -> exp.Expr:
     tree = sqlglot.parse_one(sql, read=SparkSql)
     if tree is None:
         raise Untranslatable("an empty statement", "SQL")
+    if _null_struct_name(sql):
+        # sqlglot reads named_struct(NULL, 1)'s name as the name 'NULL', as it reads 'NULL': the
+        # tree cannot tell them apart, so such names are marked for the engines' checks (Spark
+        # refuses a NULL name; a statement with both forms has both refused)
+        for prop in tree.find_all(exp.PropertyEQ):
+            name = prop.this
+            if isinstance(prop.parent, exp.Struct) and isinstance(name, exp.Identifier) and name.this == "NULL":
+                prop.this.meta["null_name"] = True
     return tree
+
+
+def _null_struct_name(sql: str) -> bool:
+    """Whether the statement's tokens hold named_struct(…) with NULL in a name's place."""
+    from sqlglot.tokens import TokenType
+
+    tokens = SparkSql().tokenize(sql)
+    for i, tok in enumerate(tokens[:-2]):
+        if tok.text.lower() != "named_struct" or tokens[i + 1].token_type != TokenType.L_PAREN:
+            continue
+        depth, arg, start = 0, 0, i + 2
+        for j in range(i + 1, len(tokens)):
+            kind = tokens[j].token_type
+            if kind == TokenType.L_PAREN:
+                depth += 1
+                continue
+            if kind in (TokenType.R_PAREN, TokenType.COMMA) and depth == 1:
+                if arg % 2 == 0 and j == start + 1 and tokens[start].token_type == TokenType.NULL:
+                    return True
+                arg, start = arg + 1, j + 1
+            if kind == TokenType.R_PAREN:
+                depth -= 1
+                if depth == 0:
+                    break
+    return False
 
 
 def table_refs(tree: exp.Expr) -> tuple[str, ...]:
