@@ -26,7 +26,8 @@ from typing import Any, Callable, NamedTuple
 
 from sqlglot import exp
 
-from console.kernel.sqlengines.daft_local import Inputs, argument_types, bind, local_sql
+from console.kernel.sqlengines.daft_local import (_WINDOW_ONLY, Inputs, argument_types, bind, is_aggregate,
+                                                   local_sql)
 from console.kernel.sqlengines.spark import Untranslatable, function_name
 
 ENGINE = "the cluster (Daft)"
@@ -37,42 +38,14 @@ _CONTAINERS = (exp.Select, exp.From, exp.Join, exp.Where, exp.Group, exp.Having,
                exp.Alias, exp.Ordered, exp.Lateral, exp.Qualify, exp.Rollup, exp.Cube, exp.GroupingSets, exp.Values)
 _LEAVES = (exp.Column, exp.Literal, exp.Identifier, exp.Star, exp.DataType, exp.Null, exp.Boolean, exp.Var,
            exp.Placeholder, exp.Parameter)
-# Rows, not values; and window-only functions, which need their window.
+# Rows, not values (window-only functions, which need their window, are daft_local's _WINDOW_ONLY).
 _GENERATORS = (exp.Explode, exp.Inline, exp.Unnest)
-_WINDOW_ONLY = (exp.Rank, exp.DenseRank, exp.Lag, exp.Lead, exp.CumeDist, exp.Ntile, exp.NthValue,
-                exp.PercentRank, exp.FirstValue, exp.LastValue, exp.RowNumber, exp.Grouping, exp.GroupingId)
-# Spark's aggregate functions (its registry), for those sqlglot reads as plain (anonymous) functions.
-_AGGREGATE_NAMES = {
-    "any", "any_value", "approx_count_distinct", "approx_percentile", "array_agg", "avg", "bit_and", "bit_or",
-    "bit_xor", "bitmap_construct_agg", "bitmap_or_agg", "bool_and", "bool_or", "collect_list", "collect_set",
-    "corr", "count", "count_if", "count_min_sketch", "covar_pop", "covar_samp", "every", "first", "first_value",
-    "histogram_numeric", "hll_sketch_agg", "hll_union_agg", "kurtosis", "last", "last_value", "max", "max_by",
-    "mean", "median", "min", "min_by", "mode", "percentile", "percentile_approx", "regr_avgx", "regr_avgy",
-    "regr_count", "regr_intercept", "regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "skewness",
-    "some", "std", "stddev", "stddev_pop", "stddev_samp", "sum", "try_avg", "try_sum", "var_pop", "var_samp",
-    "variance"}
-_WRAPPERS = (exp.Filter, exp.IgnoreNulls, exp.RespectNulls, exp.WithinGroup)
-
-
 class Region(NamedTuple):
     """An expression DuckDB computes: its node, "row" or "agg", and its arguments (Daft's)."""
 
     node: exp.Expr
     kind: str
     args: list[exp.Expr]
-
-
-def is_aggregate(node: exp.Expr) -> bool:
-    if isinstance(node, _WRAPPERS):
-        return is_aggregate(node.this)
-    if isinstance(node, exp.Anonymous):
-        return str(node.name).lower() in _AGGREGATE_NAMES
-    if isinstance(node, exp.Any):  # Spark's any(x), not the quantifier of `x LIKE ANY (…)`
-        return not isinstance(node.this, (exp.Subquery, exp.Select, exp.Tuple)) \
-            and not isinstance(node.parent, (exp.Predicate, exp.Binary))
-    if isinstance(node, (exp.FirstValue, exp.LastValue)):  # Spark's aggregates too, outside a window
-        return not isinstance(node.parent, exp.Window)
-    return isinstance(node, exp.AggFunc) and not isinstance(node, _WINDOW_ONLY)
 
 
 class _Aggregates(Exception):

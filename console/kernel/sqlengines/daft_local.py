@@ -29,6 +29,36 @@ class Inputs(NamedTuple):
     values: dict[str, str]
 
 
+# Window-only functions, which need their window.
+_WINDOW_ONLY = (exp.Rank, exp.DenseRank, exp.Lag, exp.Lead, exp.CumeDist, exp.Ntile, exp.NthValue,
+                exp.PercentRank, exp.FirstValue, exp.LastValue, exp.RowNumber, exp.Grouping, exp.GroupingId)
+# Spark's aggregate functions (its registry), for those sqlglot reads as plain (anonymous) functions.
+_AGGREGATE_NAMES = {
+    "any", "any_value", "approx_count_distinct", "approx_percentile", "array_agg", "avg", "bit_and", "bit_or",
+    "bit_xor", "bitmap_construct_agg", "bitmap_or_agg", "bool_and", "bool_or", "collect_list", "collect_set",
+    "corr", "count", "count_if", "count_min_sketch", "covar_pop", "covar_samp", "every", "first", "first_value",
+    "histogram_numeric", "hll_sketch_agg", "hll_union_agg", "kurtosis", "last", "last_value", "max", "max_by",
+    "mean", "median", "min", "min_by", "mode", "percentile", "percentile_approx", "regr_avgx", "regr_avgy",
+    "regr_count", "regr_intercept", "regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "skewness",
+    "some", "std", "stddev", "stddev_pop", "stddev_samp", "sum", "try_avg", "try_sum", "var_pop", "var_samp",
+    "variance"}
+_WRAPPERS = (exp.Filter, exp.IgnoreNulls, exp.RespectNulls, exp.WithinGroup)
+
+
+
+def is_aggregate(node: exp.Expr) -> bool:
+    if isinstance(node, _WRAPPERS):
+        return is_aggregate(node.this)
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower() in _AGGREGATE_NAMES
+    if isinstance(node, exp.Any):  # Spark's any(x), not the quantifier of `x LIKE ANY (…)`
+        return not isinstance(node.this, (exp.Subquery, exp.Select, exp.Tuple)) \
+            and not isinstance(node.parent, (exp.Predicate, exp.Binary))
+    if isinstance(node, (exp.FirstValue, exp.LastValue)):  # Spark's aggregates too, outside a window
+        return not isinstance(node.parent, exp.Window)
+    return isinstance(node, exp.AggFunc) and not isinstance(node, _WINDOW_ONLY)
+
+
 def local_sql(tree: exp.Expr, numeric: frozenset[str], node: exp.Expr | None = None) -> str:
     """duckdb.transpile's SQL for a statement given as a tree; its refusal is the cluster's too."""
     from sqlglot.errors import ErrorLevel, UnsupportedError
@@ -81,8 +111,6 @@ def argument_types(node: exp.Expr, args: list[exp.Expr], aggregate: bool, pristi
     select = node.find_ancestor(exp.Select)
     if select is None:
         raise Untranslatable(f"{function_name(node)}() outside a select", ENGINE, _HINT)
-    from console.kernel.sqlengines.daft_duck import is_aggregate
-
     # Without the select's GROUP BY: a column's type is the same before it, and an aggregate's
     # the same in a global aggregate, where a column beside it is read through any_value().
     aggregates = not aggregate and any(is_aggregate(a) for a in found)
