@@ -52,6 +52,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.ray)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`make test` runs `-n N --dist loadscope`: units of work as tests/support/lanes.py says."""
+    from tests.support.lanes import LaneScheduling
+
+    return LaneScheduling(config, log) if config.getvalue("dist") == "loadscope" else None
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _socket_clients_close_without_waiting() -> Iterator[None]:
     """The tests' Socket.IO clients close their websocket without a 3 s wait for the echo.
