@@ -90,12 +90,12 @@ class LazyTable:
         """The rows in order, a batch at a time, without keeping them (the kept table if read)."""
         return self._stream(rows)
 
-    def _stream(self, rows: int) -> Iterator[pa.RecordBatch]:
+    def _stream(self, rows: int, ahead_files: int = READ_AHEAD_FILES) -> Iterator[pa.RecordBatch]:
         if self._table is not None:
             yield from self._table.to_batches(max_chunksize=rows)
             return
         fragments = list(self.dataset().get_fragments())
-        ahead = min(len(fragments), READ_AHEAD_FILES, os.cpu_count() or 1)
+        ahead = min(len(fragments), ahead_files, os.cpu_count() or 1)
         if ahead <= 1:
             for fragment in fragments:
                 yield from _fragment_batches(fragment, self.schema, rows)
@@ -110,7 +110,10 @@ class LazyTable:
         parts: list[pa.RecordBatch] = []
         at = 0
         if end > offset:
-            for batch in self._stream(min(STREAM_ROWS, end)):
+            # Rows within the first batch (a preview) come from the first file: reading ahead would
+            # decode the next files for nothing and wait for its threads to stop (40 ms of a cluster
+            # select's 270 in bench/cluster_sql.py's filter, whose result is 8 files).
+            for batch in self._stream(min(STREAM_ROWS, end), READ_AHEAD_FILES if end > STREAM_ROWS else 1):
                 lo, hi = max(offset, at), min(end, at + batch.num_rows)
                 if lo < hi:
                     parts.append(batch.slice(lo - at, hi - lo))
@@ -342,6 +345,9 @@ def _read_ahead(fragments: list["pads.Fragment"], schema: pa.Schema, rows: int,
             start(i + ahead)  # file i is read: the next one starts
     finally:
         stop.set()
+        for q in queues:  # a decoder blocked on a full queue puts its batch and sees the stop
+            while not q.empty():
+                q.get_nowait()
         for thread in threads:
             thread.join()
 

@@ -82,8 +82,13 @@ def test_streaming_reads_files_ahead_and_stops_with_its_reader(session: Session,
 
     assert session.run_cell("load parquet.`pq` as t;").ok
     t = _lazy(session, "t")
-    # the first rows only: the threads decoding the next files stop with the reader
+    # a preview's first rows come from the first file alone (no thread decodes the next ones)
     assert t.slice(0, 10).equals(_eager(folder).slice(0, 10))
+    # a stream read partly: the threads decoding the next files stop with the reader
+    stream = t.batches(128)
+    assert next(stream).num_rows == 128
+    assert [th for th in threading.enumerate() if th.name.startswith("read-ahead-")] or os.cpu_count() == 1
+    stream.close()  # type: ignore[attr-defined]
     assert not [th for th in threading.enumerate() if th.name.startswith("read-ahead-")]
     # a file whose bytes went bad under the same size and time: its thread's error reaches the reader
     bad = folder / "part-1.parquet"

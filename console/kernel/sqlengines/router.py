@@ -1,6 +1,7 @@
 """Runs one `select … as t` on the engine chosen for it (choice.py): DuckDB here, or Daft on the cluster."""
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Protocol
 
 from console.kernel.sqlengines import choice
@@ -30,7 +31,6 @@ def run_select(session: "Session", sql: str, line: int, column: int, name: str =
     """The select's result (a DistributedTable when it ran on the cluster, named `name`); CellError
     (by the engine that ran it, or the one that refused it) otherwise."""
     import sqlglot
-    from sqlglot import exp
 
     from console.kernel.sql import untranslatable_error
     from console.kernel.sqlengines import daft as to_daft
@@ -52,22 +52,38 @@ def run_select(session: "Session", sql: str, line: int, column: int, name: str =
         raise untranslatable_error(exc, sql, line, column) from None
     except sqlglot.errors.SqlglotError:
         return session.sql.query(sql, session.tables, line, column)  # it reports the syntax error
-    try:  # a sort samples in a task that needs a free CPU (cluster_driver.wait_for_cpu)
-        needs_cpu = any(True for _ in sqlglot.parse_one(plan.sql, read="duckdb").find_all(exp.Order, exp.Window))
-    except sqlglot.errors.SqlglotError:
-        needs_cpu = True
-    return session.cluster_sql.query(plan.sql, plan.refs, session.tables, needs_cpu, line, column, name,
+    return session.cluster_sql.query(plan.sql, plan.refs, session.tables, _needs_cpu(plan.sql), line, column, name,
                                      functions=plan.functions, values=plan.values)
+
+
+@functools.lru_cache(maxsize=256)
+def _needs_cpu(daft_sql: str) -> bool:
+    """Whether the translated select sorts: a sort samples in a task that needs a free CPU
+    (cluster_driver.wait_for_cpu). Cached as the translation is: a warm statement parses nothing."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        return any(True for _ in sqlglot.parse_one(daft_sql, read="duckdb").find_all(exp.Order, exp.Window))
+    except sqlglot.errors.SqlglotError:
+        return True
+
+
+@functools.lru_cache(maxsize=256)
+def _refs(sql: str) -> tuple[str, ...]:
+    from console.kernel.sqlengines.spark import parse, table_refs
+
+    return tuple(table_refs(parse(sql)))
 
 
 def _inputs(session: "Session", sql: str) -> tuple[tuple[str, ...], frozenset[str], tuple[tuple[str, Any], ...]]:
     """The column names of the catalog tables the select names (for Spark's case-insensitive match),
     which of them are numbers, and each table's schema (which types what DuckDB computes on the cluster)."""
-    from console.kernel.sqlengines.spark import numeric_columns, parse, table_refs
+    from console.kernel.sqlengines.spark import numeric_columns
 
     names: list[str] = []
     schemas = []
-    for ref in table_refs(parse(sql)):
+    for ref in _refs(sql):
         entry = session.tables.entry(ref)
         if entry is not None:
             schemas.append((ref, entry.schema))
