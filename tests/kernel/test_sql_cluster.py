@@ -91,12 +91,16 @@ def test_cluster_refusal_names_the_construct_and_the_setting(ray_session: Sessio
     s = ray_session
     ok(s, "select 1 as id, 'a' as k as t1;")  # local: the refusals below need no driver
     ok(s, 'set sql.engine = "cluster" where type="conf";')
-    message = error(s, "select k, ntile(2) over (order by id) as n from t1 as t2;")
-    assert "ntile() is not supported on the cluster" in message and 'sql.engine = "local"' in message
+    message = error(s, "select k, nth_value(k, 2) over (order by id) as n from t1 as t2;")
+    assert "nth_value() is not supported on the cluster" in message and 'sql.engine = "local"' in message
+    message = error(s, "select k, sum(id) over (order by id) as n from t1 as t2;")  # Daft: the whole partition's
+    assert "default frame" in message and 'sql.engine = "local"' in message
     message = error(s, "select * from read_parquet('/etc') as t3;")
     assert "read_parquet" in message
+    ok(s, "select k, ntile(2) over (order by id) as n from t1 as t2;")  # said with row_number() on the cluster
+    assert s.tables["t2"].column("n").to_pylist() == [1]
     ok(s, 'set sql.engine = "local" where type="conf";\n'
-          "select k, ntile(2) over (order by id) as n from t1 as t2;")
+          "select k, nth_value(k, 2) over (order by id) as n from t1 as t2;")
 
 
 def test_what_daft_lacks_runs_on_the_cluster_in_duckdb(ray_session: Session) -> None:

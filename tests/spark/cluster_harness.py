@@ -51,23 +51,39 @@ class ClusterEngine:
         from console.kernel.sqlengines.daft_run import answer
         from console.kernel.sqlengines.spark import Untranslatable
 
+        from console.kernel.sqlengines.spark import numeric_columns
+
+        # the tables as the router describes them (router._inputs), handed over as Arrow IPC files
+        # as cluster.py hands over a table the kernel holds
+        columns = tuple(dict.fromkeys(n for t in tables.values() for n in t.schema.names))
+        schemas = tuple((name, t.schema) for name, t in tables.items())
         try:
-            plan = to_daft.transpile(sql)
+            plan = to_daft.transpile(sql, columns, numeric_columns([s for _, s in schemas]), schemas)
         except Untranslatable as exc:
             raise untranslatable_error(exc, sql, 1, 1) from None
         except sqlglot.errors.SqlglotError as exc:  # the router hands it to the local engine, which says so
             raise CellError("sql", f"SQL syntax error: {exc}", 1, 1) from None
-        if plan.refs:
-            raise CellError("sql", f"table '{plan.refs[0]}' not found; tables in this session: none yet", 1, 1)
+        missing = [ref for ref in plan.refs if ref not in tables]
+        if missing:
+            names = ", ".join(sorted(tables)) or "none yet"
+            raise CellError("sql", f"table '{missing[0]}' not found; tables in this session: {names}", 1, 1)
         out = self.folder / uuid.uuid4().hex
         out.mkdir()
-        reply = answer({"sql": plan.sql, "tables": {}, "out_dir": str(out), "functions": plan.functions,
-                        "values": plan.values})
+        reply = answer({"sql": plan.sql, "tables": {ref: {"ipc": self._ipc(tables[ref])} for ref in plan.refs},
+                        "out_dir": str(out), "functions": plan.functions, "values": plan.values})
         if "error" in reply:
             if not reply.get("cannot_run"):  # a fault of ours, not the statement's
                 raise RuntimeError(reply["error"])
             raise reply_error(reply, out, 1, 1)
         return DistributedTable(reply["files"], "result", out, 1 << 30).table()
+
+    def _ipc(self, table: Any) -> str:
+        import pyarrow as pa
+
+        path = self.folder / f"input-{uuid.uuid4().hex}.arrow"
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        return str(path)
 
     def close(self) -> None:
         pass

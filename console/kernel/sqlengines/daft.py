@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 
-from console.kernel.sqlengines import daft_duck, daft_groups
+from console.kernel.sqlengines import daft_duck, daft_grouping, daft_groups, daft_windows
 from console.kernel.sqlengines.daft_local import Inputs
 from console.kernel.sqlengines.daft_rewrites import ENGINE, HINT, fn_name, refuse, rewrite
 from console.kernel.sqlengines.spark import Untranslatable, defined_names, parse, post_order, table_refs
@@ -39,7 +39,7 @@ _NODES: tuple[type, ...] = (
     exp.Like, exp.Case, exp.If, exp.Coalesce, exp.Cast, exp.DataType, exp.DataTypeParam, exp.Count,
     exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Distinct, exp.Window, exp.WindowSpec, exp.RowNumber, exp.Rank,
     exp.DenseRank, exp.Lag, exp.Lead, exp.With, exp.CTE, exp.Subquery, exp.Union, exp.Intersect, exp.Exists,
-    exp.Rollup,
+    exp.Rollup, exp.NullSafeEQ,
     exp.ConcatWs, exp.Concat, exp.Lower, exp.Upper, exp.Length, exp.RegexpExtract, exp.Bracket,
     exp.DateDiff, exp.Stddev, exp.StddevSamp, exp.Anonymous, exp.Var, exp.RegexpReplace, exp.Left,
     exp.Right, exp.Year, exp.Month, exp.Day, exp.Quarter, exp.Tuple, exp.GroupingSets, exp.Cube,
@@ -47,7 +47,7 @@ _NODES: tuple[type, ...] = (
 # ... and the Daft functions the rewrites call (a function the user writes is Spark's: DuckDB's).
 _FUNCTIONS = {"concat", "quarter", "strftime", "timestamp_seconds", "to_date", "to_datetime", "to_unix_epoch",
               "substr", "find", "regexp_split", "explode", "list_count", "json_tuple", "struct_get", "datediff",
-              "length", "strip"}
+              "length", "strip", "__first_value", "__last_value"}
 
 
 _Printer: Any = DuckDB.Generator  # sqlglot's class attribute, not a type mypy can subclass
@@ -67,6 +67,9 @@ class _DaftDialect(DuckDB):
             desc = bool(expression.args.get("desc"))
             nulls = "NULLS FIRST" if expression.args.get("nulls_first") else "NULLS LAST"
             return f"{self.sql(expression, 'this')}{' DESC' if desc else ' ASC'} {nulls}"
+
+        def nullsafeeq_sql(self, expression: exp.NullSafeEQ) -> str:  # Daft's SQL has <=>, not IS NOT DISTINCT FROM
+            return f"{self.sql(expression, 'this')} <=> {self.sql(expression, 'expression')}"
 
         def join_sql(self, expression: exp.Join) -> str:
             kind = (expression.kind or "").upper()
@@ -99,7 +102,7 @@ def transpile(sql: str, columns: tuple[str, ...] = (), numeric: frozenset[str] =
     columns (lower-case): a cast of a number to an integer needs no detour through DECIMAL.
     schemas: (name, Arrow schema) of the catalog tables it reads, which type what DuckDB computes.
     """
-    tree = parse(sql)
+    tree = _parsed(sql)
     _refuse_sources(tree)
     _local_refusals(sql)
     refs = table_refs(tree)
@@ -108,14 +111,32 @@ def transpile(sql: str, columns: tuple[str, ...] = (), numeric: frozenset[str] =
     tree = _lateral_views(tree)
     numeric = numeric - defined_names(tree)
     _name_projections(tree)
+    tree = daft_grouping.expand_grouping_sets(tree)
     functions = daft_duck.place(tree, lambda node: _native(node, numeric), Inputs(schemas, values))
+    tree = daft_windows.partition_aggregates(tree)
     tree = daft_groups.split_groups(tree)
     daft_groups.align_unions(tree)
+    tree = daft_groups.except_joins(tree)
     daft_groups.guard_global_aggregates(tree)
     tree = post_order(tree, lambda node: rewrite(node, numeric))
+    tree = daft_windows.spark_windows(tree)
     tree = _window_order(tree)
     _check_allowed(tree)
     return DaftPlan(tree.sql(dialect=_DaftDialect), refs, functions, values)
+
+
+def _parsed(sql: str) -> exp.Expr:
+    """The statement's tree; sqlglot tripping on the text (an IndexError for `map(1,`) is the
+    statement's error, said so, as the local engine says it (duckdb.transpile)."""
+    from sqlglot.errors import SqlglotError
+
+    try:
+        return parse(sql)
+    except (SqlglotError, Untranslatable):
+        raise
+    except Exception as exc:
+        raise Untranslatable("this statement", ENGINE,
+                             f"sqlglot could not read it ({type(exc).__name__}: {exc}); {HINT}") from None
 
 
 def _local_refusals(sql: str) -> None:

@@ -80,15 +80,17 @@ def _classify(node: exp.Expr, native: Callable[[exp.Expr], bool], regions: list[
         for part in list(node.iter_expressions()):
             _classify(part, native, regions)
         return
-    if isinstance(node, _LEAVES + (exp.Lambda,)):  # a lambda belongs to its function, wherever that runs
-        return
+    if isinstance(node, _LEAVES + (exp.Lambda, exp.WindowSpec)):  # a lambda belongs to its function, wherever
+        return  # that runs; a window's frame (1 PRECEDING) is no value
     if _constant(node):  # DuckDB types literals as Spark does (INT, DECIMAL(2,1), …); Daft's differ
         regions.append(Region(node, "row", []))
         return
     if native(node):
         return
     if isinstance(node, exp.Window):
-        if is_aggregate(node.this) and not _own_native(node, native):
+        # the aggregate itself, not the window around it: `_x OVER (…)` alone is Daft's, but Daft
+        # runs no function over a window's aggregate (`__duck(__collect(x)) OVER (…)` is refused)
+        if is_aggregate(node.this) and not _own_native(node.this, native):
             regions.append(Region(node, "agg", _collected(node.this)))
             for key in ("partition_by", "order"):
                 for spec in _as_list(node.args.get(key)):

@@ -1,10 +1,11 @@
-"""Two reshapes of a cluster select that Daft's SQL needs (daft.py runs them):
+"""Reshapes of a cluster select that Daft's SQL needs (daft.py runs them):
 
 - a statement's VALUES become inline tables, `__values_<n>`, which the driver makes with DuckDB
   as the local engine reads them (their types too: Daft SQL has no VALUES);
 - a grouped select whose DuckDB functions (daft_duck.py) take an aggregate is split in two:
   Daft runs no function over an aggregate in the same select, so the inner select groups and
-  aggregates, and the outer one computes the rest over its rows (HAVING becomes its WHERE).
+  aggregates, and the outer one computes the rest over its rows (HAVING becomes its WHERE);
+- UNION branches named as the first, EXCEPT as an anti join (align_unions, except_joins).
 """
 from __future__ import annotations
 
@@ -287,12 +288,57 @@ def align_unions(tree: exp.Expr) -> None:
                                        for p, n in zip(branch.expressions, names, strict=True)])
 
 
+def except_joins(tree: exp.Expr) -> exp.Expr:
+    """`a EXCEPT b` (Daft's SQL has no EXCEPT) as the distinct rows of `a` that no row of `b`
+    matches, column by column in order, NULL matching NULL (Spark's EXCEPT): an anti join on <=>."""
+    for node in reversed(list(tree.find_all(exp.Except))):
+        if not node.args.get("distinct"):
+            raise Untranslatable("EXCEPT ALL", ENGINE, "Daft has no EXCEPT ALL; " + _HINT)
+        left, right = _names(node.this), _names(node.expression)
+        branch = node.expression
+        while isinstance(branch, exp.Subquery):
+            branch = branch.this
+        if right is not None and isinstance(branch, exp.Select):  # its names do not matter: its positions do
+            branch.set("expressions", [exp.alias_(p.this if isinstance(p, exp.Alias) else p, f"_c{i}")
+                                       for i, p in enumerate(branch.expressions)])
+            right = [f"_c{i}" for i in range(len(branch.expressions))]
+        if left is None or right is None or len(left) != len(right) or len(set(left)) != len(left) \
+                or len(set(right)) != len(right):
+            raise Untranslatable("EXCEPT of SELECT * or of a repeated column name", ENGINE, _HINT)
+        on: exp.Expr | None = None
+        for a, b in zip(left, right, strict=True):
+            match = exp.NullSafeEQ(this=exp.column(a, table="_except_l", quoted=True),
+                                   expression=exp.column(b, table="_except_r", quoted=True))
+            on = match if on is None else exp.And(this=on, expression=match)
+
+        def side(query: exp.Expr, alias: str) -> exp.Subquery:
+            inner = query.this if isinstance(query, exp.Subquery) else query
+            return exp.Subquery(this=inner.copy(), alias=exp.TableAlias(this=exp.to_identifier(alias)))
+
+        kept = exp.Select(expressions=[exp.alias_(exp.column(a, table="_except_l", quoted=True), a, quoted=True)
+                                       for a in left], distinct=exp.Distinct())
+        kept.set("from_", exp.From(this=side(node.this, "_except_l")))
+        kept.set("joins", [exp.Join(this=side(node.expression, "_except_r"), kind="ANTI", on=on)])
+        # sorted and cut after DISTINCT (Daft's DISTINCT does not keep an order of the same select)
+        made = exp.Select(expressions=[exp.column(a, quoted=True) for a in left])
+        made.set("from_", exp.From(this=exp.Subquery(this=kept, alias=exp.TableAlias(
+            this=exp.to_identifier("_except")))))
+        for key in ("order", "limit", "offset", "with_"):
+            if node.args.get(key) is not None:
+                made.set(key, node.args[key].copy())
+        if node is tree:
+            tree = made
+        else:
+            node.replace(made)
+    return tree
+
+
 def _names(query: exp.Expr) -> list[str] | None:
     while isinstance(query, exp.Subquery):
         query = query.this
     if isinstance(query, exp.Union):
         return _names(query.this)
-    if not isinstance(query, exp.Select) or any(isinstance(p, exp.Star) for p in query.expressions):
+    if not isinstance(query, exp.Select) or any(p.is_star for p in query.expressions):
         return None
     return [p.alias_or_name for p in query.expressions]
 

@@ -34,7 +34,7 @@ def execute(request: dict[str, Any]) -> dict[str, Any]:
     frames = {name: _frame(spec) for name, spec in request["tables"].items()}
     try:
         frames.update(daft_udf.inline_tables(request.get("values") or {}))
-        daft_udf.attach(request.get("functions") or {})
+        daft_udf.attach(request.get("functions") or {}, request["sql"])
         df = daft.sql(request["sql"], register_globals=False, **frames)
         if request.get("delta"):
             df = _microseconds(df)
@@ -114,10 +114,19 @@ def _microseconds(df: Any) -> Any:
 
 def message(exc: BaseException) -> str:
     """The cause's own words: a Ray task error's last line, without colours or the remote traceback,
-    and without DuckDB's quote of the SQL it ran (ours, not the user's)."""
+    without DuckDB's quote of the SQL it ran (ours, not the user's), and with the schemas Daft
+    draws as boxes across lines said in one: (k Int32, s Utf8)."""
     import re
 
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip()
     text = re.sub(r"\n\s*LINE \d+:.*?\n\s*\^+", "", text, flags=re.DOTALL)
+    text = re.sub(r"\s*╭[^╯]*╯\s*", _schema_text, text).replace(") ,", "),")
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return (lines[-1] if lines else type(exc).__name__)[:2000]
+
+
+def _schema_text(match: Any) -> str:
+    """A table Daft drew (a header row, then one row per column) as ` (name type, …) `."""
+    rows = [[cell.strip(" │") for cell in line.strip().split("┆")] for line in match.group(0).splitlines()
+            if line.strip().startswith("│")]
+    return " (" + ", ".join(" ".join(row) for row in rows[1:]) + ") "

@@ -150,10 +150,27 @@ class _Collect:
         return to_struct(*[a.alias(f"_a{i}") for i, a in enumerate(args)]).list_agg()
 
 
-def attach(functions: dict[str, dict[str, Any]]) -> None:
-    """Make the request's functions (and `__collect`) callable by name in this session's SQL."""
+class _FrameValue:
+    """`__first_value(x)`/`__last_value(x)` in the translated SQL (daft_windows.py): Daft's window
+    functions of those names, which its SQL does not name (the OVER clause gives the frame)."""
+
+    def __init__(self, last: bool) -> None:
+        self.last = last
+        self.name = "__last_value" if last else "__first_value"
+
+    def __call__(self, value: Any) -> Any:
+        return value.last_value() if self.last else value.first_value()
+
+
+def attach(functions: dict[str, dict[str, Any]], sql: str = "") -> None:
+    """Make the request's functions (and `__collect`, and the frame values `sql` calls) callable by
+    name in this session's SQL."""
     import daft
 
+    for last in (False, True):
+        helper = _FrameValue(last)
+        if helper.name in sql.lower():
+            daft.attach_function(helper, helper.name)  # type: ignore[arg-type]
     if not functions:
         return
     _by_value()
