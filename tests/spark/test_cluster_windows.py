@@ -114,3 +114,12 @@ def test_cube_grouping_sets_and_grouping(engine: Any) -> None:
 def test_dafts_schemas_are_said_in_one_line(engine: Any) -> None:
     said = refusal(engine, "SELECT k FROM VALUES (1) AS t(k) INTERSECT SELECT 1")
     assert "(k Int32)" in said and "╭" not in said
+
+
+def test_exists_in_a_select_list(engine: Any) -> None:
+    """Daft plans EXISTS only in WHERE: the select is the union of the rows where it holds and where not."""
+    sql = ("SELECT x, EXISTS (SELECT 1 FROM VALUES (2), (NULL) AS u(y) WHERE y = x) AS e, x + 1 AS z "
+           "FROM VALUES (1), (2), (NULL) AS t(x)")
+    assert rows(engine, sql) == [(1, False, 2), (2, True, 3), (None, False, None)]
+    table = engine.query(sql + " ORDER BY x DESC LIMIT 2", {})
+    assert [tuple(r.values()) for r in table.to_pylist()] == [(2, True, 3), (1, False, 2)]

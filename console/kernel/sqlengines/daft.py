@@ -112,6 +112,7 @@ def transpile(sql: str, columns: tuple[str, ...] = (), numeric: frozenset[str] =
     numeric = numeric - defined_names(tree)
     _name_projections(tree)
     tree = daft_grouping.expand_grouping_sets(tree)
+    tree = daft_grouping.exists_branches(tree)
     functions = daft_duck.place(tree, lambda node: _native(node, numeric), Inputs(schemas, values))
     tree = daft_windows.partition_aggregates(tree)
     tree = daft_groups.split_groups(tree)

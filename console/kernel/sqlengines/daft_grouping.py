@@ -157,3 +157,57 @@ def _branch(select: exp.Select, kept: set[str], keys: list[exp.Expr], every: dic
         branch.set("having", exp.Having(this=exp.And(this=having.this, expression=rows) if having is not None
                                         else rows))
     return branch
+
+
+_MAX_EXISTS = 2  # 2^n branches, each a scan of the input
+
+
+def exists_branches(tree: exp.Expr) -> exp.Expr:
+    """`SELECT x, EXISTS (SELECT … WHERE y = x) FROM t`: Daft plans EXISTS only in WHERE (in a select
+    list its optimizer leaves it and fails). An EXISTS is never NULL, so the select is the UNION ALL
+    of its rows where it holds (TRUE in its place) and where it does not (FALSE), each a WHERE that
+    Daft turns into a semi or an anti join."""
+    for select in reversed(list(tree.find_all(exp.Select))):
+        found = [n for p in select.expressions for n in _own(p)
+                 if isinstance(n, exp.Exists) and isinstance(n.this, (exp.Select, exp.Subquery))]
+        if not found:
+            continue
+        if len(found) > _MAX_EXISTS or select.args.get("group") is not None or select.args.get("having") is not None \
+                or any(is_aggregate(n) or isinstance(n, exp.Window) for p in select.expressions for n in _own(p)):
+            raise Untranslatable("EXISTS (…) in a select list beside aggregates, windows or two other EXISTS",
+                                 ENGINE, HINT)
+        made = _exists_union(select, found)
+        if select is tree:
+            tree = made
+        else:
+            select.replace(made)
+    return tree
+
+
+def _exists_union(select: exp.Select, found: list[exp.Exists]) -> exp.Select:
+    index = {id(n): i for i, n in enumerate(select.walk())}
+    positions = [index[id(n)] for n in found]
+    branches = []
+    for holds in itertools.product((True, False), repeat=len(found)):
+        branch = select.copy()
+        nodes = list(branch.walk())  # as the select's, before any part goes
+        for key in ("order", "limit", "offset", "distinct", "with_"):
+            branch.set(key, None)
+        conditions: list[exp.Expr] = []
+        for position, value in zip(positions, holds, strict=True):
+            node = nodes[position]
+            test = node.copy()
+            conditions.append(test if value else exp.Not(this=test))
+            node.replace(exp.true() if value else exp.false())
+        for condition in conditions:
+            branch.where(condition, copy=False)
+        branches.append(branch)
+    union: exp.Expr = branches[0]
+    for branch in branches[1:]:
+        union = exp.Union(this=union, expression=branch, distinct=False)
+    outer = exp.select(exp.Star()).from_(exp.Subquery(this=union, alias=exp.TableAlias(
+        this=exp.to_identifier("_exists"))))
+    for key in ("order", "limit", "offset", "distinct", "with_"):
+        if select.args.get(key) is not None:
+            outer.set(key, select.args[key].copy())
+    return outer
