@@ -46,6 +46,9 @@ def test_a_running_aggregate_is_refused_not_answered_for_the_whole_partition(eng
     said = refusal(engine, f"SELECT k, max(v) OVER (PARTITION BY s ORDER BY k RANGE BETWEEN 1 PRECEDING AND "
                            f"CURRENT ROW) AS w FROM {T}")
     assert "RANGE frame" in said
+    # a running count(*) is the rows up to the row's last peer (n - rank over the reversed order + 1)
+    assert rows(engine, f"SELECT s, v, count(*) OVER (PARTITION BY s ORDER BY k) AS w FROM {T}") == \
+        [("a", 1, 1), ("a", 2, 3), ("a", 4, 3), ("a", 8, 4), ("b", 1, 1)]
     # a ROWS frame is Daft's, with or without PARTITION BY; so is RANGE over the whole partition
     assert rows(engine, f"SELECT s, k, v, sum(v) OVER (PARTITION BY s ORDER BY k, v ROWS BETWEEN UNBOUNDED "
                         f"PRECEDING AND CURRENT ROW) AS w FROM {T}") == \

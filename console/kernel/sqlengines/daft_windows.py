@@ -12,7 +12,8 @@ the parity harness checks against Spark):
   it becomes one partition of everything (PARTITION BY 1), which is what Spark does too;
 - percent_rank, cume_dist and ntile are missing: they are said with rank(), row_number() and the
   partition's row count, as Spark defines them (cume_dist counts the peers as rank() over the
-  reversed order does); first_value and last_value are Daft's over a ROWS frame only.
+  reversed order does, and so does a running count(*)); first_value and last_value are Daft's
+  over a ROWS frame only.
 """
 from __future__ import annotations
 
@@ -35,9 +36,27 @@ def spark_windows(tree: exp.Expr) -> exp.Expr:
             continue
         if isinstance(fn, (exp.FirstValue, exp.LastValue)):
             _first_last(window, fn)
+        if _running_count(window):
+            window.replace(_count_upto(window))
+            continue
         _check_frame(window)
         _one_partition(window)
     return tree
+
+
+def _running_count(window: exp.Window) -> bool:
+    """count(*) (said as sum(1)) over Spark's default frame with ORDER BY: the rows up to the
+    current one's last peer, which rank() over the reversed order counts."""
+    fn = window.this
+    return window.args.get("order") is not None and window.args.get("spec") is None and isinstance(fn, exp.Sum) \
+        and isinstance(fn.this, exp.Literal) and fn.this.this == "1"
+
+
+def _count_upto(window: exp.Window) -> exp.Expr:
+    order = window.args["order"]
+    rows = _bigint(_over(window, exp.Sum(this=_num(1)), None))
+    after = _bigint(_over(window, exp.Rank(), exp.Order(expressions=[_reversed(o) for o in order.expressions])))
+    return exp.Paren(this=exp.Add(this=exp.Sub(this=rows, expression=after), expression=_num(1)))
 
 
 def _aggregate(fn: exp.Expr) -> bool:
@@ -85,6 +104,8 @@ def _first_last(window: exp.Window, fn: exp.Expr) -> None:
 def _name(fn: exp.Expr) -> str:
     if isinstance(fn, exp.Anonymous):
         return "this aggregate"  # one DuckDB computes (daft_duck.py): its name is gone by now
+    if isinstance(fn, exp.Sum) and isinstance(fn.this, exp.Literal) and fn.this.this == "1":
+        return "count(*)"  # as the rewrites say count(*) over a window (sum(1) counts the same)
     return f"{function_name(fn)}()"
 
 
