@@ -88,6 +88,9 @@ def _plain(column: pa.ChunkedArray) -> bool:
     t = column.type
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_boolean(t):
         return True
+    if pa.types.is_float32(t) or pa.types.is_float64(t):
+        # Finite doubles are plain JSON; NaN and the infinities need markers.
+        return len(column) == 0 or pc.all(pc.is_finite(column)).as_py() is not False
     if not pa.types.is_integer(t):
         return False
     if t.bit_width <= 32:
