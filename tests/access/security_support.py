@@ -56,13 +56,13 @@ def socket_as(url: str, name: str, password: str = PASSWORD) -> Any:
     import json
     import urllib.request
 
-    import socketio
+    from tests.support.clients import ordered_client
 
     req = urllib.request.Request(f"{url}/api/login", method="POST", headers={"Content-Type": "application/json"},
                                  data=json.dumps({"username": name, "password": password}).encode())
     with urllib.request.urlopen(req, timeout=30) as resp:
         csrf = json.loads(resp.read())["csrf_token"]
         cookies = "; ".join(c.split(";", 1)[0] for c in resp.headers.get_all("Set-Cookie"))
-    sio = socketio.Client(reconnection=False)
+    sio = ordered_client()
     sio.connect(url, transports=["websocket"], headers={"Cookie": cookies}, auth={"csrf": csrf}, wait_timeout=10)
     return sio

@@ -27,7 +27,7 @@ class Login:
     """One login of `name` through POST /api/login, with a Socket.IO client on it that keeps its events."""
 
     def __init__(self, url: str, name: str) -> None:
-        import socketio
+        from tests.support.clients import ordered_client
 
         self.url = url
         req = urllib.request.Request(f"{url}/api/login", method="POST", headers={"Content-Type": "application/json"},
@@ -37,7 +37,7 @@ class Login:
             self.cookie = "; ".join(c.split(";", 1)[0] for c in resp.headers.get_all("Set-Cookie"))
         self.events: list[tuple[str, dict[str, Any]]] = []
         self.lock = threading.Lock()
-        self.sio = socketio.Client(reconnection=False)
+        self.sio = ordered_client()
         self.sio.on("event", lambda d: self._keep("event", d))
         self.sio.on("revoked", lambda d: self._keep("revoked", d))
         self.sio.connect(url, transports=["websocket"], headers={"Cookie": self.cookie}, auth={"csrf": self.csrf},

@@ -16,15 +16,36 @@ from typing import Any
 TEST_USER_HEADER = "X-Console-Test-User"
 
 
+def ordered_client() -> Any:
+    """A python-socketio client that handles the server's messages one after another, as a page does.
+
+    Engine.IO's Python client starts a thread per incoming message (`run_async=True`), so on a
+    loaded machine a handler for chunk 141 could record it before the one for chunk 140, and a
+    test saw output "out of order" that the server had sent in order. A browser's socket handles
+    messages in arrival order; so does this client, in its reading thread.
+    """
+    import engineio
+    import socketio
+
+    class _InOrder(engineio.Client):  # type: ignore[misc]
+        def _trigger_event(self, event: str, *args: Any, **kwargs: Any) -> Any:
+            kwargs["run_async"] = False
+            return super()._trigger_event(event, *args, **kwargs)
+
+    class _Client(socketio.Client):  # type: ignore[misc]
+        def _engineio_client_class(self) -> type:
+            return _InOrder
+
+    return _Client(reconnection=False)
+
+
 class Viewer:
     """A python-socketio client over websocket that keeps every event it receives."""
 
     def __init__(self, url: str, user: str | None = None) -> None:
-        import socketio
-
         self.events: list[dict[str, Any]] = []
         self.cond = threading.Condition()
-        self.sio = socketio.Client(reconnection=False)
+        self.sio = ordered_client()
         self.sio.on("event", self._on_event)
         headers = {TEST_USER_HEADER: user} if user else {}
         self.sio.connect(url, transports=["websocket"], headers=headers, wait_timeout=10)
