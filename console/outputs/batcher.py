@@ -14,12 +14,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from console.clock import Clock, SystemClock
 from console.ids import CellId, NotebookId, RunId
 from console.outputs.collapse import StreamCollapser
 from console.outputs.keeper import RunKeeper
@@ -113,9 +113,13 @@ class OutputBatcher:
     """Per-run buffers of OutputEvent/MetricsEvent, flushed by one background thread."""
 
     def __init__(self, sink: RunSink, publish: Publish, locks: NotebookLocks, interval: float = 0.05, *,
-                 data_dir: Path | None = None, inline_bytes: int | None = None) -> None:
+                 data_dir: Path | None = None, inline_bytes: int | None = None, clock: Clock | None = None) -> None:
         """data_dir: where runs' log files go (none without it, and every chunk is then a row);
-        inline_bytes: the inline plan's budget, what the database keeps of a run with a log file."""
+        inline_bytes: the inline plan's budget, what the database keeps of a run with a log file;
+        clock: what paces the flushes and the live tail (a test moves a MovableClock instead of
+        racing the wall clock)."""
+        self.clock: Clock = clock or SystemClock()
+        self._stop_event = threading.Event()
         self.sink = sink
         self.publish = publish
         self.locks = locks
@@ -137,6 +141,7 @@ class OutputBatcher:
         with self._cond:
             self._stopped = True
             self._cond.notify_all()
+        self._stop_event.set()  # ends the loop's pause between flushes
         if self._thread:
             self._thread.join(timeout=5)
         self.flush_all()
@@ -197,10 +202,10 @@ class OutputBatcher:
                     return
             # At most one flush per interval: a line after a quiet spell goes out at once, and a
             # burst becomes a few events a second instead of thousands.
-            wait = last + self.interval - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-            last = time.monotonic()
+            wait = last + self.interval - self.clock.monotonic()
+            if wait > 0 and self.clock.sleep(wait, self._stop_event):
+                return
+            last = self.clock.monotonic()
             self.flush_all(live_wait=True)
 
     def flush_all(self, live_wait: bool = False) -> None:
@@ -236,12 +241,12 @@ class OutputBatcher:
             for m in metrics:
                 points.append(dataclasses.replace(
                     m, notebook_id=buf.notebook_id, cell_id=buf.cell_id, run_id=run_id,
-                    seq=buf.next_metric_seq, ts=m.ts or time.time()))
+                    seq=buf.next_metric_seq, ts=m.ts or self.clock.now().timestamp()))
                 buf.next_metric_seq += 1
             with self.locks(buf.notebook_id):
                 self._store(run_id, buf, events, points)
                 live = buf.live.take(events, buf.keeper if buf.log is not None else None,
-                                     time.monotonic(), force=not live_wait)
+                                     self.clock.monotonic(), force=not live_wait)
                 if live or points:
                     self.publish(buf.notebook_id, [*live, *points])
             if buf.live.waiting:  # held back: the loop comes again within its interval

@@ -7,9 +7,9 @@ mixin of the manager, so that it reads the manager's sessions and announces thro
 from __future__ import annotations
 
 import threading
-import time
 from typing import TYPE_CHECKING
 
+from console.clock import Clock
 from console.config import Config
 from console.server.kernel_session import KernelSession
 
@@ -21,6 +21,7 @@ class Culling:
     """The manager's idle culling: start it with a thread on _cull_loop; _stop ends it."""
 
     cfg: Config
+    clock: Clock
     _stop: threading.Event
 
     def all_sessions(self) -> list[KernelSession]:
@@ -32,13 +33,13 @@ class Culling:
     def _cull_loop(self) -> None:
         idle = float(self.cfg.KERNEL_IDLE_SECONDS)
         tick = max(0.2, min(30.0, idle / 4))
-        while not self._stop.wait(tick):
+        while not self.clock.sleep(tick, self._stop):
             for s in self.all_sessions():
                 self._maybe_cull(s, idle)
 
     def _maybe_cull(self, session: KernelSession, idle: float) -> None:
         with session.lock:
-            if session.kernel is None or session.busy() or time.monotonic() - session.last_active < idle:
+            if session.kernel is None or session.busy() or self.clock.monotonic() - session.last_active < idle:
                 return
             kp, session.kernel = session.kernel, None
             self._set_status(session, "dead", f"stopped after {int(idle)} s idle; the next run starts a new kernel")

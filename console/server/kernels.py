@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from console.server import session_cap
+from console.clock import Clock, SystemClock
 from console.config import Config
 from console.store.errors import NotFound
 from console.lang import params as notebook_params
@@ -65,15 +66,17 @@ class SessionManager(Culling):
     """
 
     def __init__(self, cfg: Config, store: RunStore, broadcast: Broadcast, flush_interval: float = 0.05,
-                 kernel_env: dict[str, str] | None = None, kernel_module: str = KERNEL_MODULE) -> None:
+                 kernel_env: dict[str, str] | None = None, kernel_module: str = KERNEL_MODULE,
+                 clock: Clock | None = None) -> None:
         self.cfg = cfg
+        self.clock: Clock = clock or SystemClock()  # paces output flushes and idle culling
         self.kernel_env = dict(kernel_env or {})
         self.kernel_module = kernel_module
         self.store = store
         self.broadcast = broadcast
         self.locks = NotebookLocks()
         self.batcher = OutputBatcher(store, self._publish, self.locks, flush_interval, data_dir=cfg.data_dir,
-                                     inline_bytes=cfg.OUTPUT_INLINE_BYTES)
+                                     inline_bytes=cfg.OUTPUT_INLINE_BYTES, clock=self.clock)
         self._sessions: dict[tuple[UserId | None, NotebookId, str], KernelSession] = {}
         self._guard = threading.Lock()
         self._stop = threading.Event()
@@ -113,7 +116,7 @@ class SessionManager(Culling):
         with self._guard:
             key = (user_id if lane else None, notebook_id, lane)
             if key not in self._sessions:
-                self._sessions[key] = KernelSession(key[0], notebook_id, lane=lane)
+                self._sessions[key] = KernelSession(key[0], notebook_id, lane=lane, last_active=self.clock.monotonic())
             return self._sessions[key]
 
     def all_sessions(self) -> list[KernelSession]:
@@ -211,7 +214,7 @@ class SessionManager(Culling):
                 self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued", None, user_id,
                                                             name)])
                 ids.append(run_id)
-            session.last_active = time.monotonic()
+            session.last_active = self.clock.monotonic()
             self._pump(session)
         return ids
 
@@ -402,7 +405,7 @@ class SessionManager(Culling):
             self._finish(session, run, status, msg.elapsed_ms)
             if stops_batch:
                 self._cancel_batch(session, run.batch)
-            session.last_active = time.monotonic()
+            session.last_active = self.clock.monotonic()
             self._pump(session)
 
     def _drop(self, session: KernelSession, msg: Message, why: str = "") -> None:

@@ -81,8 +81,13 @@ def test_progress_redraws_are_collapsed_before_storing(server: Server, viewer: A
     join(v, nb)
     run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
     v.wait_status(run_id, "done")
-    stored = "".join(c.text for c in server.store.outputs_since(run_id))
-    assert stored.count("/500 [") <= 10
+    chunks = [c.text for c in server.store.outputs_since(run_id)]
+    # Collapsed: each stored chunk is the line as it last looked in its batch, a redraw only at its
+    # start. How many batches the 500 redraws span depends on the machine's speed; that count is
+    # proven on a moved clock (tests/outputs/test_batcher_clock.py).
+    assert all("\r" not in c[1:] and c.count("/500 [") <= 1 for c in chunks), chunks[:3]
+    assert len(chunks) < 500
+    stored = "".join(chunks)
     assert stored.endswith(f"500/500 [{'=' * 500}>] - loss: 0.0020\n")
 
 
