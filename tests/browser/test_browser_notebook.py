@@ -184,10 +184,8 @@ def test_interrupt_a_long_cell(page: Any, server: Server, open_notebook: Any) ->
     run_cell(page)
     wait_status(page, "running")
     page.wait_for_function("() => document.querySelectorAll('section.cell .line').length === 1")
-    started = time.time()
     page.click("header [data-action=interrupt]")
-    wait_status(page, "interrupted", timeout=15000)
-    assert time.time() - started < 15
+    wait_status(page, "interrupted", timeout=15000)  # a sleep that ran out would end "done"
     assert log_lines(page) == ["line 1"]
 
 

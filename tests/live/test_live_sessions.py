@@ -97,12 +97,10 @@ def test_interrupt_stops_the_cell_and_cancels_the_queue(server: Server, viewer: 
     join(v, nb)
     ids = v.command("run_all", notebook_id=nb.id)["run_ids"]
     v.wait_status(ids[0], "running")
-    started = time.monotonic()
     ack = v.command("interrupt", notebook_id=nb.id)
     assert ack["ok"] and ack["interrupted"] == ids[0] and ack["cancelled"] == [ids[1]]
     assert v.wait_status(ids[0], "interrupted", "error", "done")["status"] == "interrupted"
-    assert v.wait_status(ids[1], "cancelled")
-    assert time.monotonic() - started < 10
+    assert v.wait_status(ids[1], "cancelled")  # (a sleep that ran out would have ended "done")
 
 
 def test_kill_9_of_the_kernel_is_explained_and_restart_works(server: Server, viewer: Any) -> None:
