@@ -57,3 +57,14 @@ def test_documented_api_routes_exist(app) -> None:  # type: ignore[no-untyped-de
         path = re.sub(r"\[.*?\]|\?.*$", "", path)
         path = path.replace("<id>", "nb1").replace("<cell_id>", "c1").replace("<n>", "1").replace("<share_id>", "1")
         adapter.match(path, method=method)  # raises NotFound / MethodNotAllowed when undocumented
+
+
+def test_the_job_body_documented_is_the_one_decoded() -> None:
+    """docs/api.md's POST /api/jobs row names exactly the fields JobBody declares, in its order."""
+    from console.server.jobs import JOB_BODY_FIELDS
+
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    row = re.search(r"^\| `POST /api/jobs` \| `\{([^}]*)\}`", text, re.M)
+    assert row, "docs/api.md has a POST /api/jobs row with its body"
+    documented = [name.strip().rstrip("?") for part in row.group(1).split(",") for name in part.split(r"\|")]
+    assert tuple(documented) == JOB_BODY_FIELDS

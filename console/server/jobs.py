@@ -8,9 +8,10 @@ the job's owner. Bodies are decoded by `decode_job`: every field typed, unknown 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, get_type_hints
 
 from flask import Blueprint, Flask, jsonify, request
 from flask.typing import ResponseReturnValue
@@ -29,31 +30,55 @@ from console.store.jobs import OVERLAPS, JobRecord, JobRunRecord
 MAX_RETRIES = 10
 MAX_RETRY_DELAY = 24 * 3600
 MAX_TIMEOUT = 7 * 24 * 3600
-_FIELDS = ("notebook_id", "name", "cron", "every_minutes", "timezone", "params", "retries", "retry_delay_seconds",
-           "timeout_seconds", "overlap", "webhook_url", "notify_success", "enabled")
+
+
+def _setting(default: Any = None, *, bounds: tuple[int, int] | None = None, patch: bool = False) -> Any:
+    """A job body field: None = not given. `default` is what a new job gets when it is not given
+    (and what the dialog starts from), `bounds` the inclusive range of an integer, `patch` that a
+    PATCH stores it as given (the rest are checked against each other first: schedule, params,
+    enabled)."""
+    return dataclasses.field(default=None, metadata={"default": default, "bounds": bounds, "patch": patch})
 
 
 @dataclass
 class JobBody:
-    """A decoded create or PATCH body: None = not given."""
+    """A decoded create or PATCH body: the one declaration of a job's settings (decoder, defaults,
+    what PATCH changes, docs/api.md's field list, the dialog's defaults)."""
 
-    notebook_id: str | None = None
-    name: str | None = None
-    cron: str | None = None
-    every_minutes: int | None = None
-    timezone: str | None = None
-    params: dict[str, str] | None = None
-    retries: int | None = None
-    retry_delay_seconds: int | None = None
-    timeout_seconds: int | None = None
-    overlap: str | None = None
-    webhook_url: str | None = None
-    notify_success: bool | None = None
-    enabled: bool | None = None
+    notebook_id: str | None = _setting()
+    name: str | None = _setting(patch=True)
+    cron: str | None = _setting()
+    every_minutes: int | None = _setting()
+    timezone: str | None = _setting("UTC")
+    params: dict[str, str] | None = _setting({})
+    retries: int | None = _setting(0, bounds=(0, MAX_RETRIES), patch=True)
+    retry_delay_seconds: int | None = _setting(0, bounds=(0, MAX_RETRY_DELAY), patch=True)
+    timeout_seconds: int | None = _setting(3600, bounds=(1, MAX_TIMEOUT), patch=True)
+    overlap: str | None = _setting("skip", patch=True)
+    webhook_url: str | None = _setting("", patch=True)
+    notify_success: bool | None = _setting(False, patch=True)
+    enabled: bool | None = _setting(True)
 
     @property
     def touches_schedule(self) -> bool:
         return self.cron is not None or self.every_minutes is not None or self.timezone is not None
+
+    def given(self, name: str) -> Any:
+        """The field as sent, else a new job's default."""
+        value = getattr(self, name)
+        return _DEFAULTS[name] if value is None else value
+
+
+_SETTINGS = dataclasses.fields(JobBody)
+JOB_BODY_FIELDS = tuple(f.name for f in _SETTINGS)
+_DEFAULTS: dict[str, Any] = {f.name: f.metadata["default"] for f in _SETTINGS}
+_PATCHED = tuple(f.name for f in _SETTINGS if f.metadata["patch"])
+_KINDS = {str | None: str, int | None: int, bool | None: bool}
+
+
+def job_defaults() -> dict[str, Any]:
+    """What a new job gets for each field left out (None: no default, the field says what it is)."""
+    return {k: (dict(v) if isinstance(v, dict) else v) for k, v in _DEFAULTS.items()}
 
 
 def decode_params(raw: Any, name: str = "params") -> dict[str, str]:
@@ -68,28 +93,24 @@ def decode_params(raw: Any, name: str = "params") -> dict[str, str]:
 
 
 def decode_job(body: dict[str, Any]) -> JobBody:
-    unknown = sorted(set(body) - set(_FIELDS))
+    unknown = sorted(set(body) - set(JOB_BODY_FIELDS))
     if unknown:
         raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                            f"a job has {', '.join(_FIELDS)}")
-    out = JobBody(
-        notebook_id=field(body, "notebook_id", str, None), name=field(body, "name", str, None),
-        cron=field(body, "cron", str, None), every_minutes=field(body, "every_minutes", int, None),
-        timezone=field(body, "timezone", str, None), retries=field(body, "retries", int, None),
-        retry_delay_seconds=field(body, "retry_delay_seconds", int, None),
-        timeout_seconds=field(body, "timeout_seconds", int, None), overlap=field(body, "overlap", str, None),
-        webhook_url=field(body, "webhook_url", str, None), notify_success=field(body, "notify_success", bool, None),
-        enabled=field(body, "enabled", bool, None))
-    if body.get("params") is not None:
-        out.params = decode_params(body["params"])
+                            f"a job has {', '.join(JOB_BODY_FIELDS)}")
+    hints = get_type_hints(JobBody)
+    out = JobBody()
+    for f in _SETTINGS:
+        if f.name == "params":
+            if body.get("params") is not None:
+                out.params = decode_params(body["params"])
+            continue
+        value = field(body, f.name, _KINDS[hints[f.name]], None)
+        bounds = f.metadata["bounds"]
+        if value is not None and bounds is not None and not bounds[0] <= value <= bounds[1]:
+            raise ApiError(400, f"{f.name!r} must be between {bounds[0]} and {bounds[1]}")
+        setattr(out, f.name, value)
     if out.name is not None and not 1 <= len(out.name.strip()) <= 255:
         raise ApiError(400, "'name' must be 1 to 255 characters")
-    if out.retries is not None and not 0 <= out.retries <= MAX_RETRIES:
-        raise ApiError(400, f"'retries' must be between 0 and {MAX_RETRIES}")
-    if out.retry_delay_seconds is not None and not 0 <= out.retry_delay_seconds <= MAX_RETRY_DELAY:
-        raise ApiError(400, f"'retry_delay_seconds' must be between 0 and {MAX_RETRY_DELAY}")
-    if out.timeout_seconds is not None and not 1 <= out.timeout_seconds <= MAX_TIMEOUT:
-        raise ApiError(400, f"'timeout_seconds' must be between 1 and {MAX_TIMEOUT}")
     if out.overlap is not None and out.overlap not in OVERLAPS:
         raise ApiError(400, f"'overlap' must be one of {', '.join(OVERLAPS)}")
     if out.webhook_url:
@@ -174,13 +195,11 @@ def create() -> ResponseReturnValue:
     sched = _schedule(spec.cron, spec.every_minutes, spec.timezone)
     params = checked_params(nb.id, spec.params or {})
     now = _scheduler().clock.now()
-    enabled = True if spec.enabled is None else spec.enabled
+    enabled = spec.given("enabled")
     job = get_store().create_job(
         nb.id, user.id, (spec.name or f"{nb.name} job").strip(), schedule_kind=sched.kind, cron=sched.cron,
-        every_minutes=sched.every_minutes, timezone=sched.timezone, params=params, retries=spec.retries or 0,
-        retry_delay_seconds=spec.retry_delay_seconds or 0,
-        timeout_seconds=spec.timeout_seconds or 3600, overlap=spec.overlap or "skip",
-        webhook_url=spec.webhook_url or "", notify_success=bool(spec.notify_success), enabled=enabled,
+        every_minutes=sched.every_minutes, timezone=sched.timezone, params=params, enabled=enabled,
+        **{name: spec.given(name) for name in _PATCHED if name != "name"},
         next_run_at=schedule.first_after(sched, now, anchor=now), now=now)
     _scheduler().wake()
     return jsonify(_job_json(job)), 201
@@ -218,8 +237,10 @@ def notebook_jobs(notebook_id: str) -> ResponseReturnValue:
 
 
 def notebook_params_list(notebook_id: str) -> ResponseReturnValue:
+    # job_defaults: what the Schedule dialog starts from (one declaration: JobBody).
     return jsonify({"params": [{"name": p.name, "default": p.default, "cell": p.cell}
-                               for p in declared_params(get_store(), notebook_id)]})
+                               for p in declared_params(get_store(), notebook_id)],
+                    "job_defaults": job_defaults()})
 
 
 def get_job(job_id: str) -> ResponseReturnValue:
@@ -235,10 +256,7 @@ def update(job_id: str) -> ResponseReturnValue:
     spec = _decoded()
     if spec.notebook_id is not None and spec.notebook_id != job.notebook_id:
         raise ApiError(400, "a job's notebook cannot change; make a new job")
-    changes: dict[str, Any] = {k: getattr(spec, k) for k in ("name", "retries", "retry_delay_seconds",
-                                                                "timeout_seconds", "overlap", "webhook_url",
-                                                                "notify_success")
-                               if getattr(spec, k) is not None}
+    changes: dict[str, Any] = {k: getattr(spec, k) for k in _PATCHED if getattr(spec, k) is not None}
     if spec.params is not None:
         changes["params"] = checked_params(job.notebook_id, spec.params)
     sched = schedule_of(job)

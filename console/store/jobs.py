@@ -15,7 +15,7 @@ a test that moves the clock moves every time on the job path, leases and stamps 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,10 +29,6 @@ JOB_RUN_STATES = ("queued", "running", "done", "error", "timeout", "interrupted"
 JOB_RUN_FINAL = ("done", "error", "timeout", "interrupted", "skipped")
 TRIGGERS = ("schedule", "manual", "retry")
 OVERLAPS = ("skip", "queue")
-# What a job's settings may be changed to (update_job); the rest are the store's own.
-JOB_FIELDS = ("name", "schedule_kind", "cron", "every_minutes", "timezone", "params", "retries",
-              "retry_delay_seconds", "timeout_seconds", "overlap", "webhook_url", "notify_success", "enabled",
-              "disabled_reason", "next_run_at")
 
 
 @dataclass(frozen=True)
@@ -58,6 +54,11 @@ class JobRecord:
     running_run_id: str | None
     created_at: datetime
     updated_at: datetime
+
+
+# What update_job may change: every field of a job but its identity, owner and the store's own stamps.
+JOB_FIELDS = tuple(f.name for f in fields(JobRecord)
+                   if f.name not in ("id", "notebook_id", "owner_id", "running_run_id", "created_at", "updated_at"))
 
 
 @dataclass(frozen=True)

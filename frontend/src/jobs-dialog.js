@@ -24,10 +24,12 @@ export function previewQuery({ mode, cron, every, timezone }) {
 }
 
 // The POST /api/jobs body from the form's values; params keeps only values that differ from "".
+// A field left empty is left out: the server gives it its default (JobBody in console/server/jobs.py).
 export function jobBody(notebookId, v) {
-  const body = { notebook_id: notebookId, name: v.name || undefined, timezone: v.timezone || "UTC",
-    retries: Number(v.retries || 0), retry_delay_seconds: Number(v.retryDelay || 0), timeout_seconds: Number(v.timeout || 3600), overlap: v.overlap || "skip",
-    notify_success: !!v.notifySuccess };
+  const number = (x) => (x === undefined || x === null || x === "" ? undefined : Number(x));
+  const body = { notebook_id: notebookId, name: v.name || undefined, timezone: v.timezone || undefined,
+    retries: number(v.retries), retry_delay_seconds: number(v.retryDelay), timeout_seconds: number(v.timeout),
+    overlap: v.overlap || undefined, notify_success: !!v.notifySuccess };
   if (v.mode === "every") body.every_minutes = Number(v.every);
   else body.cron = v.cron;
   if (v.webhook) body.webhook_url = v.webhook;
@@ -42,7 +44,11 @@ function row(label, control, hint) {
 
 // Resolves with the created job, or null when cancelled.
 export async function openScheduleDialog(api, notebookId, { notebookName = "" } = {}) {
-  const declared = (await api.request("GET", `/notebooks/${enc(notebookId)}/params`)).params || [];
+  const answer = await api.request("GET", `/notebooks/${enc(notebookId)}/params`);
+  const declared = answer.params || [];
+  // A new job's defaults come from the server's one declaration of a job, not a copy here.
+  const defaults = answer.job_defaults || {};
+  const initial = (name) => (defaults[name] === undefined || defaults[name] === null ? "" : String(defaults[name]));
   return new Promise((resolve) => {
     const input = (role, props = {}) => h("input", { dataset: { role }, ...props });
     const name = input("job-name", { value: notebookName ? `${notebookName} job` : "", "aria-label": "Job name" });
@@ -51,9 +57,9 @@ export async function openScheduleDialog(api, notebookId, { notebookName = "" } 
     const cron = input("job-cron", { value: "0 2 * * *", placeholder: "minute hour day month weekday" });
     const every = input("job-every", { type: "number", min: "1", value: "60" });
     const zone = input("job-timezone", { value: localZone() });
-    const retries = input("job-retries", { type: "number", min: "0", max: "10", value: "0" });
-    const retryDelay = input("job-retry-delay", { type: "number", min: "0", max: "86400", value: "0" });
-    const timeout = input("job-timeout", { type: "number", min: "1", value: "3600" });
+    const retries = input("job-retries", { type: "number", min: "0", max: "10", value: initial("retries") });
+    const retryDelay = input("job-retry-delay", { type: "number", min: "0", max: "86400", value: initial("retry_delay_seconds") });
+    const timeout = input("job-timeout", { type: "number", min: "1", value: initial("timeout_seconds") });
     const overlap = h("select", { dataset: { role: "job-overlap" } },
       h("option", { value: "skip", text: "skip a firing while the last run goes" }),
       h("option", { value: "queue", text: "queue it" }));

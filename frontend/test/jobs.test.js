@@ -15,3 +15,8 @@ test("the job body keeps typed parameters only and one schedule", () => {
     timeout_seconds: 60,
     overlap: "queue", notify_success: false, every_minutes: 5, params: { day: "2026-12-01" } });
 });
+
+test("fields left empty are left out, so the server's defaults apply", () => {
+  const body = JSON.parse(JSON.stringify(jobBody("nb1", { mode: "cron", cron: "0 2 * * *", retries: "", timeout: "" })));
+  assert.deepEqual(body, { notebook_id: "nb1", notify_success: false, cron: "0 2 * * *" });
+});

@@ -174,7 +174,11 @@ def test_unknown_parameters_are_refused_with_the_declared_ones(live: LiveServer)
     code, body = http(live, "POST", f"/api/jobs/{job['id']}/run", {"params": {"month": "12"}})
     assert code == 400 and "declares day" in body["error"]
     code, body = http(live, "GET", f"/api/notebooks/{nb.id}/params")
-    assert body == {"params": [{"name": "day", "default": "x", "cell": 0}]}
+    assert body["params"] == [{"name": "day", "default": "x", "cell": 0}]
+    # A job made with no settings is what job_defaults promised the dialog.
+    defaults = body["job_defaults"]
+    assert defaults["retries"] == job["retries"] == 0 and defaults["timeout_seconds"] == job["timeout_seconds"] == 3600
+    assert defaults["overlap"] == job["overlap"] == "skip" and defaults["enabled"] is job["enabled"] is True
 
 
 def test_the_notebook_run_endpoint_takes_parameters(live: LiveServer) -> None:
