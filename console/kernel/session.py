@@ -140,6 +140,8 @@ class Session:
         an id, and the outcome's error names only that id.
         """
         self._interrupted = False
+        if self._sql is not None:
+            self._sql.begin()
         self._builtins = None
         self.flow = commands.Flow()  # an !if left open by an earlier cell does not reach this one
         run = CellRun()

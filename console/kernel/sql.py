@@ -10,6 +10,7 @@ names them and only again when the name points at a new table.
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -106,6 +107,36 @@ class SqlEngine:
         self.con = con
         self.roots = [str(r) for r in roots]
         self._registered: dict[str, object] = {}  # a table or a dataset (catalog.scannable)
+        # An interrupt is for the cell, not only for the query running at that instant: DuckDB's
+        # own interrupt does nothing while no query runs, so one that came while a statement was
+        # still being translated was lost and that statement then ran to its end (39 s in a test
+        # on a loaded machine). The stop is kept until the next cell begins (`begin`), refuses a
+        # query about to start, and is repeated while one runs; the lock keeps the repeat from
+        # reaching a query of the next cell.
+        self._guard = threading.Lock()
+        self._stop = False
+        self._busy = False
+
+    def begin(self) -> None:
+        """A new cell: an earlier interrupt is spent."""
+        with self._guard:
+            self._stop = False
+
+    def interrupt(self) -> None:
+        with self._guard:
+            self._stop = True
+            self.con.interrupt()
+        threading.Thread(target=self._repeat_interrupt, name="duckdb-interrupt", daemon=True).start()
+
+    def _repeat_interrupt(self, tries: int = 100, every: float = 0.05) -> None:
+        gone = threading.Event()
+        for _ in range(tries):  # 5 s: a query started in the gap is stopped within 50 ms
+            with self._guard:
+                if not self._stop:
+                    return
+                if self._busy:
+                    self.con.interrupt()
+            gone.wait(every)
 
     def _bind(self, refs: tuple[str, ...], tables: Mapping[str, pa.Table]) -> str | None:
         """Register the referenced tables; return the first name the catalog lacks.
@@ -156,8 +187,12 @@ class SqlEngine:
             at = find_word(sql, missing.split(".")[-1])
             raise CellError("sql", f"table '{missing}' not found; tables in this session: {names}",
                             *locate(sql, max(at, 0), line, column))
+        with self._guard:
+            if self._stop:
+                raise CellError("interrupted", "the query was interrupted", line, column)
+            self._busy = True
         try:
-            return self.con.sql(duck_sql).to_arrow_table()
+            result = self.con.sql(duck_sql).to_arrow_table()
         except self._duckdb.InterruptException:
             raise CellError("interrupted", "the query was interrupted", line, column) from None
         except self._duckdb.Error as exc:
@@ -167,6 +202,12 @@ class SqlEngine:
             # quoting half a UTF-8 character): still this statement's error, not the kernel's.
             raise CellError("sql", f"DuckDB failed on this statement ({type(exc).__name__}: {exc})",
                             line, column) from None
+        finally:
+            with self._guard:
+                self._busy = False
+        if self._stop:  # stopped as it finished: the cell was interrupted all the same
+            raise CellError("interrupted", "the query was interrupted", line, column)
+        return result
 
     def scalar(self, sql: str, tables: Mapping[str, pa.Table], line: int = 1, column: int = 1) -> object:
         """The first value of the first row (None for an empty result), for `set … where type="sql"`."""
@@ -231,9 +272,6 @@ class SqlEngine:
         self.con.create_function(name, fn, params, return_type,
                                  type=PythonUDFType.ARROW if vectorized else PythonUDFType.NATIVE,
                                  null_handling=FunctionNullHandling.SPECIAL)
-
-    def interrupt(self) -> None:
-        self.con.interrupt()
 
     def close(self) -> None:
         self.con.close()

@@ -70,7 +70,8 @@ def test_create_notebook_write_load_and_select_read_the_table(page: Any, server:
     assert rows == [["alan", "41"], ["grace", "85"]]
     assert "2 rows" in table.locator("[data-role=table-info]").inner_text()
     wait_status(page, "done", 1)
-    assert cell(page, 1).locator("[data-role=elapsed]").inner_text().endswith("ms")
+    # How long it took is the machine's business; that the page says it, in its units, is ours.
+    assert re.fullmatch(r"\d+ ms|\d+\.\d s|\d+ min \d+ s", cell(page, 1).locator("[data-role=elapsed]").inner_text())
     # What ran is what was saved.
     nb_id = page.url.rsplit("/", 1)[1]
     saved = server.api("GET", f"/notebooks/{nb_id}")

@@ -118,6 +118,20 @@ def test_unexpected_failure_is_reported_with_an_id_and_logged_not_raised(
     assert session.run_cell("select 2 as b as u;").ok  # the session goes on
 
 
+def test_an_interrupt_before_the_query_starts_is_not_lost(session: Session) -> None:
+    """An interrupt that comes while the statement is still being read or translated (DuckDB runs
+    nothing yet, so its own interrupt is a no-op) stops the query as it would have started."""
+    from console.kernel.errors import CellError
+
+    engine = session.sql
+    engine.begin()
+    engine.interrupt()  # the cell's interrupt, in the gap before the query
+    with pytest.raises(CellError) as info:
+        engine.query("select count(*) as n from range(100000000) a(x), range(1000) b(y) where x % 7 = y % 3", {})
+    assert info.value.kind == "interrupted"
+    assert session.run_cell("select 1 as a as t;").ok  # the next cell begins afresh
+
+
 def test_interrupt_stops_a_running_query_and_the_cell(session: Session) -> None:
     import threading
 

@@ -15,7 +15,7 @@ import itertools
 
 from sqlglot import exp
 
-from console.kernel.sqlengines.daft_local import is_aggregate
+from console.kernel.sqlengines.daft_local import is_aggregate, own_nodes
 from console.kernel.sqlengines.spark import Untranslatable
 
 ENGINE = "the cluster (Daft)"
@@ -43,19 +43,12 @@ def expand_grouping_sets(tree: exp.Expr) -> exp.Expr:
 
 
 def _grouping_calls(select: exp.Select) -> bool:
-    return any(isinstance(n, (exp.Grouping, exp.GroupingId)) for part in _parts(select) for n in _own(part))
+    return any(isinstance(n, (exp.Grouping, exp.GroupingId)) for part in _parts(select) for n in own_nodes(part))
 
 
 def _parts(select: exp.Select) -> list[exp.Expr]:
     return [*select.expressions, *(select.args[k] for k in ("having", "order") if select.args.get(k) is not None)]
 
-
-def _own(node: exp.Expr) -> list[exp.Expr]:
-    out = [node]
-    for child in node.iter_expressions():
-        if not isinstance(child, (exp.Select, exp.Subquery)):
-            out += _own(child)
-    return out
 
 
 def _sets(key: exp.Expr) -> list[list[exp.Expr]]:
@@ -168,12 +161,12 @@ def exists_branches(tree: exp.Expr) -> exp.Expr:
     of its rows where it holds (TRUE in its place) and where it does not (FALSE), each a WHERE that
     Daft turns into a semi or an anti join."""
     for select in reversed(list(tree.find_all(exp.Select))):
-        found = [n for p in select.expressions for n in _own(p)
+        found = [n for p in select.expressions for n in own_nodes(p)
                  if isinstance(n, exp.Exists) and isinstance(n.this, (exp.Select, exp.Subquery))]
         if not found:
             continue
         if len(found) > _MAX_EXISTS or select.args.get("group") is not None or select.args.get("having") is not None \
-                or any(is_aggregate(n) or isinstance(n, exp.Window) for p in select.expressions for n in _own(p)):
+                or any(is_aggregate(n) or isinstance(n, exp.Window) for p in select.expressions for n in own_nodes(p)):
             raise Untranslatable("EXISTS (…) in a select list beside aggregates, windows or two other EXISTS",
                                  ENGINE, HINT)
         made = _exists_union(select, found)

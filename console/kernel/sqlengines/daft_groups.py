@@ -12,7 +12,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from console.kernel.sqlengines.daft_duck import ENGINE, is_aggregate
-from console.kernel.sqlengines.daft_local import local_sql
+from console.kernel.sqlengines.daft_local import local_sql, own_nodes
 from console.kernel.sqlengines.spark import Untranslatable
 
 _HINT = 'run it locally: set sql.engine = "local" where type="conf";'
@@ -85,7 +85,7 @@ def split_groups(tree: exp.Expr) -> exp.Expr:
 
 def _grouping(select: exp.Select) -> bool:
     return select.args.get("group") is not None or any(
-        _is_collected(n) and not _in_window(n, part) for part in _post_aggregate(select) for n in _own(part))
+        _is_collected(n) and not _in_window(n, part) for part in _post_aggregate(select) for n in own_nodes(part))
 
 
 def _parts(select: exp.Select) -> list[exp.Expr]:
@@ -99,7 +99,7 @@ def _early(node: exp.Expr, part: exp.Expr) -> bool:
 
 
 def _needs_before(select: exp.Select) -> bool:
-    return _grouping(select) and any(_early(n, part) for part in _parts(select) for n in _own(part))
+    return _grouping(select) and any(_early(n, part) for part in _parts(select) for n in own_nodes(part))
 
 
 def _before(select: exp.Select) -> exp.Select:
@@ -109,7 +109,7 @@ def _before(select: exp.Select) -> exp.Select:
     early: dict[str, str] = {}
     columns: dict[str, str] = {}
     for part in _parts(select):
-        for n in _own(part):
+        for n in own_nodes(part):
             if _early(n, part) and not any(_early(a, part) for a in _ancestry(n, part)):
                 early.setdefault(n.sql("spark"), f"_p{len(early)}")
             elif isinstance(n, exp.Column) and (n.table or str(n.name).lower() not in aliases):
@@ -152,7 +152,7 @@ def _before(select: exp.Select) -> exp.Select:
 def _find(select: exp.Select, text: str) -> exp.Expr:
     """A copy of the node of the select's own whose text this is."""
     for part in _parts(select):
-        for n in _own(part):
+        for n in own_nodes(part):
             if n.sql("spark") == text:
                 return n.copy()
     raise KeyError(text)
@@ -166,14 +166,6 @@ def _ancestry(node: exp.Expr, stop: exp.Expr) -> list[exp.Expr]:
         parent = parent.parent
     return out
 
-
-def _own(node: exp.Expr) -> list[exp.Expr]:
-    """The nodes of an expression that belong to its select (not to a subquery inside it)."""
-    out = [node]
-    for child in node.iter_expressions():
-        if not isinstance(child, (exp.Select, exp.Subquery)):
-            out += _own(child)
-    return out
 
 
 def _post_aggregate(select: exp.Select) -> list[exp.Expr]:
@@ -196,7 +188,7 @@ def _duck(node: exp.Expr) -> bool:
 def _needs_split(select: exp.Select) -> bool:
     """A DuckDB function after the grouping (over an aggregate or a key): Daft's aggregation runs none."""
     return _grouping(select) and any(_duck(n) and not _inside_aggregate(n, part) and not _in_window(n, part)
-                                     for part in _post_aggregate(select) for n in _own(part))
+                                     for part in _post_aggregate(select) for n in own_nodes(part))
 
 
 def _in_window(node: exp.Expr, stop: exp.Expr) -> bool:
@@ -215,7 +207,7 @@ def _split(select: exp.Select) -> exp.Select:
     keys = list(group.expressions) if group is not None else []
     aggregates: dict[str, tuple[str, exp.Expr]] = {}
     for part in _post_aggregate(select):
-        for node in _own(part):
+        for node in own_nodes(part):
             if _is_collected(node) and not _in_window(node, part) and not _inside_aggregate(node, part):
                 aggregates.setdefault(node.sql("spark"), (f"_g{len(aggregates)}", node))
     by_key = {k.sql("spark"): f"_k{i}" for i, k in enumerate(keys)}
@@ -351,7 +343,7 @@ def guard_global_aggregates(tree: exp.Expr) -> None:
         inner = subquery.this
         outer = subquery.parent.parent if isinstance(subquery.parent, (exp.From, exp.Join)) else None
         if not isinstance(inner, exp.Select) or not isinstance(outer, exp.Select) or inner.args.get("group") \
-                or not any(is_aggregate(n) for p in inner.expressions for n in _own(p)):
+                or not any(is_aggregate(n) for p in inner.expressions for n in own_nodes(p)):
             continue
         first = inner.expressions[0].alias_or_name if inner.expressions else ""
         if not first or not subquery.alias:

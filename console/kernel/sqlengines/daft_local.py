@@ -127,3 +127,12 @@ def argument_types(node: exp.Expr, args: list[exp.Expr], aggregate: bool, pristi
         tables[name] = bind(text, {}, node, rows=True)
     schema = bind(sql, tables, node)
     return [schema.field(i).type for i in range(len(args))]
+
+
+def own_nodes(node: exp.Expr) -> list[exp.Expr]:
+    """The nodes of an expression that belong to its select (not to a subquery inside it)."""
+    out = [node]
+    for child in node.iter_expressions():
+        if not isinstance(child, (exp.Select, exp.Subquery)):
+            out += own_nodes(child)
+    return out

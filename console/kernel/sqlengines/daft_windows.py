@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from console.kernel.sqlengines.daft_local import is_aggregate
+from console.kernel.sqlengines.daft_local import is_aggregate, own_nodes
 from console.kernel.sqlengines.spark import Untranslatable, function_name
 
 ENGINE = "the cluster (Daft)"
@@ -190,7 +190,7 @@ def partition_aggregates(tree: exp.Expr) -> exp.Expr:
     the lists stay: there are as many as groups."""
     count = 0
     for select in reversed(list(tree.find_all(exp.Select))):
-        calls = [w for p in select.expressions for w in _own(p) if _collected_window(w)]
+        calls = [w for p in select.expressions for w in own_nodes(p) if _collected_window(w)]
         if not calls or select.args.get("group") is not None or select.args.get("having") is not None \
                 or any(_own_aggregate(p) for p in select.expressions) or select.args.get("from_") is None:
             continue
@@ -227,14 +227,6 @@ def partition_aggregates(tree: exp.Expr) -> exp.Expr:
     return tree
 
 
-def _own(node: exp.Expr) -> list[exp.Expr]:
-    """The nodes of an expression that belong to its select (not to a subquery inside it)."""
-    out = [node]
-    for child in node.iter_expressions():
-        if not isinstance(child, (exp.Select, exp.Subquery)):
-            out += _own(child)
-    return out
-
 
 def _collected_window(node: exp.Expr) -> bool:
     """`__duck(__collect(…) OVER (PARTITION BY …))`: no ORDER BY, no frame."""
@@ -246,7 +238,7 @@ def _collected_window(node: exp.Expr) -> bool:
 
 def _own_aggregate(node: exp.Expr) -> bool:
     """An aggregate of the select's own (outside any window): the select groups."""
-    for n in _own(node):
+    for n in own_nodes(node):
         if (is_aggregate(n) or isinstance(n, exp.Anonymous) and str(n.name).lower() == "__collect") \
                 and n.find_ancestor(exp.Window) is None:
             return True
