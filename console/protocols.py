@@ -21,6 +21,7 @@ from console.config import Config
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
 from console.wire.browser import ErrorEvent, KernelState, ResultEvent
 from console.wire.codec import Message
+from console.wire.kernel import ManifestEntry
 
 if TYPE_CHECKING:  # records of the store, for the types only
     from console.store import MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RunRecord, UserRecord
@@ -32,12 +33,15 @@ NotebookLoader = Callable[[str], list[tuple[str, str]]]
 
 @dataclass
 class CellOutcome:
-    """What run_cell reports: ok, the result (the cell's last table), the error, the tables it set."""
+    """What run_cell reports: ok, the result (the cell's last table), the error, the tables it set,
+    and what its loads read and saves wrote (the run's manifest)."""
 
     ok: bool
     result: ResultEvent | None = None
     error: ErrorEvent | None = None
     tables_changed: list[str] = field(default_factory=list)
+    io: list[ManifestEntry] = field(default_factory=list)  # what its statements read and wrote
+    io_dropped: int = 0  # entries past the cap of one manifest message
 
 
 class Engine(Protocol):
@@ -91,6 +95,9 @@ class RunStore(Protocol):
                       skipped_bytes: int = 0, drop: tuple[int, int] | None = None) -> int: ...
 
     # A run's log file (console/outputs/logfile.py), named relative to the data folder.
+    def save_manifest(self, run_id: RunId, revision: int | None, params: Mapping[str, str],
+                      entries: list[dict[str, Any]], dropped: int = 0) -> Any: ...  # a run's manifest, as it ends
+
     def set_log_file(self, run_id: RunId, path: str) -> None: ...
 
     def log_file_of(self, run_id: RunId) -> str | None: ...
@@ -142,7 +149,8 @@ class KernelManager(Protocol):
 
     # A job's headless run (console/server/scheduler.py): cells as given, in a session of its own lane.
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
-                    lane: str = "") -> list[RunId]: ...
+                    lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
+                    revision: int | None = None) -> list[RunId]: ...
 
     def close(self, user_id: UserId | None, notebook_id: NotebookId, lane: str) -> None: ...
 

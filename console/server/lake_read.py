@@ -151,6 +151,29 @@ def summary(lake: Path, t: Table, history: bool = False) -> dict[str, Any]:
         return {**out, "error": f"its _delta_log is unreadable ({type(exc).__name__})"}
 
 
+def commit(lake: Path, t: Table, version: int) -> dict[str, Any] | None:
+    """What version `version` of table `t`'s log says of its commit ({timestamp, operation,
+    parameters}; {} without a commitInfo), or None when the log holds no such version (never
+    written, or cleaned up after a checkpoint). BadLog when it is there but unreadable."""
+    if version < 0:
+        return None
+    with opened(lake, (t.db, t.table, "_delta_log")) as fd:
+        if fd is None:
+            raise BadLog("its _delta_log is not a folder of the lake (a link is not followed)")
+        name = f"{version:020d}.json"
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            raise BadLog(f"version {version}'s log is not a file")
+        info: dict[str, Any] = {}
+        for action in _actions(_read(fd, name, version, MAX_LOG_BYTES), version):
+            if "commitInfo" in action:
+                _apply(action, version, {}, info)
+        return info
+
+
 def _describe(fd: int, history: bool) -> dict[str, Any]:
     numbered = sorted((int(m.group(1)), name) for name in os.listdir(fd) if (m := _COMMIT.fullmatch(name)))
     if not numbered:
