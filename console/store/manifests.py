@@ -77,4 +77,4 @@ class ManifestsMixin(StoreBase):
         with self._read() as s:
             return [ManifestRun(_record(m), NotebookId(r.notebook_id), CellId(r.cell_id),
                                 None if r.user_id is None else UserId(r.user_id), r.started_at, r.status)
-                    for m, r in s.execute(q).tuples()]
+                    for m, r in s.execute(q).all()]
