@@ -442,12 +442,13 @@ class SessionManager(Culling):
         if run.error:  # the server's own (a restart, a dead kernel, a cancel) name no run yet
             run.error = dataclasses.replace(run.error, notebook_id=ids[0], cell_id=ids[1], run_id=ids[2])
         with self.locks(session.notebook_id):
+            # Before the run's end: whoever sees the run ended finds its manifest.
+            manifests.keep(self.store, self.cfg.data_dir / "lake", run)
             try:
                 self.store.finish_run(run.run_id, status, error=run.error.to_wire() if run.error else None,
                                       result=run.result.to_wire() if run.result else None)
             except Exception:  # viewers still learn how the run ended
                 log.exception("storing the end of run %s failed", run.run_id)
-            manifests.keep(self.store, self.cfg.data_dir / "lake", run)
             ends: list[Message] = [m for m in (run.result, run.error) if m is not None]
             ends.append(CellStatusEvent(*ids, status, elapsed_ms, run.user_id, self.user_name(run.user_id)))
             self._publish(session.notebook_id, ends)

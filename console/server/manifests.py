@@ -35,10 +35,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_RUN_ENTRIES = 1000  # entries one run keeps, whatever the kernel sends
-CLOCK_SLACK_S = 120.0  # a commit's timestamp is the writer's clock (the kernel's machine)
+CLOCK_SLACK_S = 1.0  # a commit's timestamp is its writer's clock: the kernel, on this machine (ms rounding)
 LINEAGE_RUNS = 5000  # the newest manifests a lineage looks through
 _LAKE_NAME = re.compile(r"^(?:([A-Za-z0-9_]+)\.)?([A-Za-z0-9_]+)$")
-_LAKE_PATH = re.compile(r"^(?:lake:)?/?([A-Za-z0-9_]+)/([A-Za-z0-9_]+)/?$")
+_LAKE_PATH = re.compile(r"^(?:lake:)?([A-Za-z0-9_]+)/([A-Za-z0-9_]+)/?$")  # relative: under the lake
 
 
 def accept(run: QueuedRun, msg: RunManifest) -> None:
