@@ -114,6 +114,8 @@ def file_facts(ctx: SourceContext, fmt: str, path: str) -> dict[str, Any]:
 
 def shown_path(ctx: SourceContext, path: str) -> str:
     """The path as the user may see it (the data folder's own paths as lake:…)."""
+    if not path.lstrip().startswith(("/", "~")):  # a lake name or a path under the lake: shown as written
+        return path[:4096]
     from console.sources.paths import scrub
 
     return scrub(ctx, path)[:4096]

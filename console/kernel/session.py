@@ -301,7 +301,7 @@ class Session:
                     table = LazyTable(dataset, f"{stmt.format} {stmt.path}")
                 except (OSError, pa.ArrowInvalid) as exc:
                     raise SourceError(f"cannot read {stmt.format} from {stmt.path}: {exc}") from exc
-        self._record_io(run, stmt, "read", versions)
+        self._record_io(run, stmt, "read", versions, ctx)
         self.put(stmt.table, table, run)
         self.origins[stmt.table] = record_load(ctx, stmt.format, stmt.path, options, table)
 
@@ -335,18 +335,19 @@ class Session:
         table = self.require(stmt.table, stmt)
         source = get_source(stmt.format)
         self._pin_loaded_from(stmt)
+        ctx = self.source_context()
         with watching() as versions:
-            source.write(self.source_context(), table, stmt.path, stmt.mode, dict(stmt.options),
-                         list(stmt.partition_by))
-        self._record_io(run, stmt, "write", versions)
+            source.write(ctx, table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
+        self._record_io(run, stmt, "write", versions, ctx)
         self._saved(stmt, table.num_rows)
 
-    def _record_io(self, run: CellRun, stmt: lang.Load | lang.Save, access: str, versions: list[int]) -> None:
+    def _record_io(self, run: CellRun, stmt: lang.Load | lang.Save, access: str, versions: list[int],
+                   ctx: SourceContext | None = None) -> None:
         """One manifest entry for a load (what it read) or a save (what it wrote)."""
         from console.kernel import manifest
         from console.wire.kernel import ManifestEntry
 
-        ctx = self.source_context()
+        ctx = ctx or self.source_context()
         facts = manifest.file_facts(ctx, stmt.format, stmt.path) if access == "read" else {}
         run.io.add(ManifestEntry(
             "read" if access == "read" else "write", stmt.format[:64], manifest.shown_path(ctx, stmt.path),
