@@ -111,3 +111,21 @@ def test_only_the_notebooks_viewers_see_a_manifest(live: LiveServer) -> None:
     run(live, wrote, {"cell_id": wrote.cells[0].id})
     assert http(live, "GET", "/api/lineage?table=mf.private", user="mf-stranger")[1]["versions"] == []
     assert http(live, "GET", "/api/lineage?table=../etc")[0] == 400
+
+
+def test_a_cell_run_from_the_page_over_socketio_keeps_its_manifest(live: LiveServer) -> None:
+    from tests.support.clients import Viewer, join
+
+    nb = live.notebook("select 1 as a as t;\nsave overwrite t as delta.`mf.socket`;\nload delta.`mf.socket` as back;")
+    v = Viewer(live.url)
+    try:
+        join(v, nb)
+        ack = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)
+        assert ack["ok"], ack
+        run_id = ack["run_ids"][0]
+        v.wait_status(run_id, "done", timeout=120)
+    finally:
+        v.close()
+    body = manifest(live, run_id)
+    assert [(e["access"], e["table"], e["version"], e["verified"]) for e in body["entries"]] == \
+        [("write", "mf.socket", 0, True), ("read", "mf.socket", 0, True)]
