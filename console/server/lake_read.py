@@ -124,6 +124,20 @@ def tables(lake: Path) -> list[Table]:
     return found[:MAX_ENTRIES]
 
 
+def find(lake: Path, db: str, table: str) -> Table | None:
+    """lake/<db>/<table> as `tables` would list it (real folders, a _delta_log), without listing the lake."""
+    if not (visible(db) and visible(table)) or "/" in db + table or db in (".", "..") or table in (".", ".."):
+        return None
+    with opened(lake, (db,)) as db_fd:
+        if db_fd is None:
+            return None
+        try:
+            st = os.stat(table, dir_fd=db_fd, follow_symlinks=False)
+        except (OSError, ValueError):
+            return None
+        return Table(db, table) if stat.S_ISDIR(st.st_mode) and _has_log(db_fd, table) else None
+
+
 def _has_log(db_fd: int | None, name: str) -> bool:
     try:
         st = os.stat(f"{name}/_delta_log", dir_fd=db_fd, follow_symlinks=False)

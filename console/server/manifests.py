@@ -9,7 +9,7 @@ The entries are the kernel's word (console/wire/kernel.py run_manifest), and a m
 write to its kernel's pipe: so the server takes them only for the run the kernel is executing,
 keeps at most MAX_RUN_ENTRIES of them, and treats each path as a string to show. A delta version
 is checked against the lake's own log, read by the server (console/server/lake_read.py: no link
-followed), for tables the server itself lists in the lake and whose name the entry's path spells:
+followed), for tables the server itself finds in the lake as its listing does, by the name the entry's path spells:
 a read's version must be in the log and committed before the run ended, a write's committed while
 the run ran. Anything else (a plain file, a path outside the lake's tables, a version the log does
 not hold) is kept as reported with `verified: false` and why.
@@ -70,23 +70,25 @@ def lake_name(path: str) -> str | None:
 
 def verify(lake: Path, entries: list[dict[str, Any]], since: float, until: float) -> list[dict[str, Any]]:
     """The entries, each with `verified` and `check` (why, or what was checked)."""
-    delta = [e for e in entries if str(e.get("format", "")).lower() == "delta" and e.get("version") is not None]
-    listed = {t.name: t for t in lake_read.tables(lake)} if delta else {}
+    listed: dict[str, lake_read.Table | None] = {}  # the lake's own tables, found as its listing finds them
     commits: dict[tuple[str, int], dict[str, Any] | None | str] = {}
     out = []
     for e in entries:
         verified, check = False, "recorded as the kernel reported it (not a delta version)"
-        if e in delta:
+        if str(e.get("format", "")).lower() == "delta" and e.get("version") is not None:
             verified, check = _check(lake, e, listed, commits, since, until)
         out.append({**e, "verified": verified, "check": check})
     return out
 
 
-def _check(lake: Path, e: dict[str, Any], listed: dict[str, lake_read.Table],
+def _check(lake: Path, e: dict[str, Any], listed: dict[str, lake_read.Table | None],
            commits: dict[tuple[str, int], dict[str, Any] | None | str], since: float,
            until: float) -> tuple[bool, str]:
     name = lake_name(str(e.get("path", "")))
-    if name is None or name not in listed:
+    if name is not None and name not in listed:
+        listed[name] = lake_read.find(lake, *name.split(".", 1))
+    table = listed.get(name) if name is not None else None
+    if name is None or table is None:
         return False, "not a delta table of the lake: recorded as the kernel reported it"
     if e.get("table") and e["table"] != name:
         return False, f"the entry names table {str(e['table'])[:80]!r}, but its path is {name}"
@@ -94,7 +96,7 @@ def _check(lake: Path, e: dict[str, Any], listed: dict[str, lake_read.Table],
     key = (name, version)
     if key not in commits:
         try:
-            commits[key] = lake_read.commit(lake, listed[name], version)
+            commits[key] = lake_read.commit(lake, table, version)
         except (lake_read.BadLog, OSError, ValueError, RecursionError) as exc:
             commits[key] = f"its log is unreadable ({str(exc)[:120]})"
     found = commits[key]

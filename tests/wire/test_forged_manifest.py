@@ -71,6 +71,28 @@ def test_only_lake_names_are_checked_and_nothing_outside_the_lake_is_opened(tmp_
     assert all("not a delta table of the lake" in e["check"] for e in checked), checked
 
 
+def test_versions_are_checked_against_the_lakes_own_log_and_commit_times(tmp_path: Path) -> None:
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    lake = tmp_path / "lake"
+    before = time.time() - 0.01
+    write_deltalake(str(lake / "db" / "t"), pa.table({"a": [1]}))
+    after = time.time()
+    (lake / "db" / "linked").symlink_to(lake / "db" / "t")  # a table reached through a link: never read
+    read, write = dict(ENTRY), dict(ENTRY, access="write", mode="overwrite")
+    checked = manifests.verify(lake, [read, write, dict(ENTRY, path="db/t", version=1),
+                                      dict(ENTRY, path="db.linked")], before, after)
+    assert [e["verified"] for e in checked] == [True, True, False, False], checked
+    assert checked[2]["check"] == "the lake's log of db.t has no version 1"
+    # the same write, claimed by a run that started after it (past the clock slack): not this run's
+    late = manifests.verify(lake, [write, read], after + 5, after + 6)
+    assert [e["verified"] for e in late] == [False, True] and "not committed while this run ran" in late[0]["check"]
+    # and a read of a version committed after the run ended
+    early = manifests.verify(lake, [read], before - 60, before - 5)
+    assert early[0]["verified"] is False and "after this run ended" in early[0]["check"]
+
+
 # ---------------------------------------------------------------- a cell forging on its kernel's pipe
 
 
