@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 HEAD_BYTES = 64 * 1024
 MAX_LISTED = 10_000  # files of a folder the listing digest covers (a bigger folder: the first ones, by name)
+_LAKE_NAME = re.compile(r"^(?:([A-Za-z0-9_]+)\.)?([A-Za-z0-9_]+)$")  # as sources/delta.py names lake tables
+_LAKE_PATH = re.compile(r"^([A-Za-z0-9_]+)/([A-Za-z0-9_]+)/?$")  # a relative path: under the lake
 # Formats whose path names files of the machine (jdbc, jsonStr and csvStr name no file).
 FILE_FORMATS = {"parquet", "csv", "json", "text", "excel", "binaryfile"}
 
@@ -41,21 +44,17 @@ class Recorder:
             self.dropped += 1
 
 
-def lake_table(ctx: SourceContext, fmt: str, path: str) -> str:
-    """db.table when `path` names a delta table folder of the lake (lake/<db>/<table>), else ""."""
+def lake_table(fmt: str, path: str) -> str:
+    """db.table when a delta `path` names a table of the lake (`db.table`, `table` in db default, or
+    the relative `db/table`), else "". Read from the name alone, as sources/delta.py places it (no
+    file system call on a cell's path: the read or write has just resolved it, and the server
+    checks the name against the lake itself)."""
     if fmt.lower() != "delta":
         return ""
-    from console.sources import SourceError
-    from console.sources.delta import lake_location
-
-    try:
-        location, _ = lake_location(ctx, path)
-    except SourceError:
+    m = _LAKE_NAME.match(path.strip()) or _LAKE_PATH.match(path.strip())
+    if m is None:
         return ""
-    lake = Path(os.path.realpath(ctx.lake))
-    if location.parent.parent != lake:
-        return ""
-    return f"{location.parent.name}.{location.name}"
+    return f"{m.group(1) or 'default'}.{m.group(2)}"
 
 
 def delta_version(ctx: SourceContext, fmt: str, path: str) -> list[int]:

@@ -351,7 +351,7 @@ class Session:
         facts = manifest.file_facts(ctx, stmt.format, stmt.path) if access == "read" else {}
         run.io.add(ManifestEntry(
             "read" if access == "read" else "write", stmt.format[:64], manifest.shown_path(ctx, stmt.path),
-            statement=run.io.statement, line=max(0, stmt.line), table=manifest.lake_table(ctx, stmt.format, stmt.path),
+            statement=run.io.statement, line=max(0, stmt.line), table=manifest.lake_table(stmt.format, stmt.path),
             # a version range reads several: the manifest names the last one (its versions are a column)
             version=versions[-1] if versions else None,
             mode=stmt.mode[:32] if isinstance(stmt, lang.Save) else "", **facts))
