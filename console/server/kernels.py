@@ -442,11 +442,11 @@ class SessionManager(Culling):
         if run.error:  # the server's own (a restart, a dead kernel, a cancel) name no run yet
             run.error = dataclasses.replace(run.error, notebook_id=ids[0], cell_id=ids[1], run_id=ids[2])
         with self.locks(session.notebook_id):
-            # Before the run's end: whoever sees the run ended finds its manifest.
-            manifests.keep(self.store, self.cfg.data_dir / "lake", run)
             try:
+                # With its manifest, in one commit: whoever sees the run ended finds it.
                 self.store.finish_run(run.run_id, status, error=run.error.to_wire() if run.error else None,
-                                      result=run.result.to_wire() if run.result else None)
+                                      result=run.result.to_wire() if run.result else None,
+                                      manifest=manifests.ended(self.cfg.data_dir / "lake", run))
             except Exception:  # viewers still learn how the run ended
                 log.exception("storing the end of run %s failed", run.run_id)
             ends: list[Message] = [m for m in (run.result, run.error) if m is not None]

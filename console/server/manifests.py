@@ -29,7 +29,6 @@ from console.server import lake_read
 from console.wire.kernel import ManifestEntry, RunManifest
 
 if TYPE_CHECKING:
-    from console.protocols import RunStore
     from console.server.kernel_session import QueuedRun
 
 log = logging.getLogger(__name__)
@@ -115,13 +114,15 @@ def _check(lake: Path, e: dict[str, Any], listed: dict[str, lake_read.Table | No
     return True, f"version {version} is in the lake's log of {name}"
 
 
-def keep(store: RunStore, lake: Path, run: QueuedRun) -> None:
-    """Store the ended run's manifest: revision and parameters it was queued with, checked entries."""
+def ended(lake: Path, run: QueuedRun) -> dict[str, Any] | None:
+    """The ended run's manifest for the store (finish_run): the revision and parameters it was
+    queued with and its checked entries; None when checking failed (the run's end is stored anyway)."""
     try:
         entries = verify(lake, run.io, run.queued_at, time.time())
-        store.save_manifest(run.run_id, run.revision, run.params, entries, run.io_dropped)
-    except Exception:  # the run's end is stored and shown even when its manifest is not
-        log.exception("storing the manifest of run %s failed", run.run_id)
+    except Exception:  # a fault of ours: the run ends without its manifest rather than not at all
+        log.exception("checking the manifest of run %s failed", run.run_id)
+        return None
+    return {"revision": run.revision, "params": run.params, "entries": entries, "dropped": run.io_dropped}
 
 
 # ---------------------------------------------------------------- HTTP

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from console.ids import CellId, NotebookId, RunId, UserId
 from console.store.db import StoreBase
@@ -46,6 +47,19 @@ def _record(m: RunManifest) -> ManifestRecord:
                           m.created_at)
 
 
+def put_manifest(s: Session, run_id: str, manifest: Mapping[str, Any]) -> RunManifest:
+    """Write (or replace) a run's manifest row in the open transaction `s`: {revision, params,
+    entries, dropped} (finish_run writes it with the run's end, in one commit)."""
+    row = s.get(RunManifest, run_id)
+    if row is None:
+        row = RunManifest(run_id=run_id)
+        s.add(row)
+    row.revision, row.params = manifest.get("revision"), dict(manifest.get("params") or {})
+    row.entries, row.dropped = list(manifest.get("entries") or []), int(manifest.get("dropped") or 0)
+    row.created_at = utcnow()
+    return row
+
+
 class ManifestsMixin(StoreBase):
     def save_manifest(self, run_id: str, revision: int | None, params: Mapping[str, str],
                       entries: list[dict[str, Any]], dropped: int = 0) -> ManifestRecord:
@@ -53,12 +67,8 @@ class ManifestsMixin(StoreBase):
         with self._write() as s:
             if s.get(Run, run_id) is None:
                 raise NotFound(f"no run {run_id!r}")
-            row = s.get(RunManifest, run_id)
-            if row is None:
-                row = RunManifest(run_id=run_id)
-                s.add(row)
-            row.revision, row.params, row.entries, row.dropped = revision, dict(params), list(entries), dropped
-            row.created_at = utcnow()
+            row = put_manifest(s, run_id, {"revision": revision, "params": params, "entries": entries,
+                                           "dropped": dropped})
             s.flush()
             return _record(row)
 

@@ -30,3 +30,15 @@ def test_a_manifest_is_kept_with_its_run_and_replaced_by_a_second_save(store: St
         store.get_manifest("no-such-run")
     store.delete_notebook(nb.id)
     assert [m for m in store.recent_manifests() if m.manifest.run_id == run.id] == []
+
+
+def test_a_run_ends_with_its_manifest_in_one_write(store: Store) -> None:
+    nb = store.create_notebook("m2", cells=[{"kind": "mlsql", "source": "select 1 as a as t;"}])
+    run = store.create_run(nb.id, nb.cells[0].id, "select 1 as a as t;")
+    store.finish_run(run.id, "done", manifest={"revision": 2, "params": {"d": "x"}, "entries": ENTRIES,
+                                               "dropped": 0})
+    kept = store.get_manifest(run.id)
+    assert kept is not None and (kept.revision, kept.params, kept.entries) == (2, {"d": "x"}, ENTRIES)
+    other = store.create_run(nb.id, nb.cells[0].id, "select 1 as a as t;")
+    store.finish_run(other.id, "cancelled")  # without one (a run the server never checked)
+    assert store.get_manifest(other.id) is None
