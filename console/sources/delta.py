@@ -137,6 +137,7 @@ class DeltaSource(Source):
             table.load_as_version(version)
             snap = table.to_pyarrow_table()
             parts.append(snap.append_column(VERSION_COLUMN, pa.array([version] * snap.num_rows, pa.int64())))
+        _note(table)  # the range's last version (each row names its own in VERSION_COLUMN)
         return pa.concat_tables(parts, promote_options="permissive")
 
     def write(self, ctx: SourceContext, table: "pa.Table", path: str, mode: str,

@@ -71,3 +71,18 @@ def test_a_headless_run_writes_its_manifest_even_when_a_cell_fails(tmp_path: Pat
     assert [(e["access"], e["table"], e["version"], e["mode"]) for e in first["entries"]] == \
         [("write", "h.t", 0, "overwrite")]
     assert [(e["access"], e["version"]) for e in second["entries"]] == [("read", 0), ("write", 1)]
+
+
+def test_a_version_range_and_time_travel_name_the_versions_they_read(tmp_path: Path) -> None:
+    from console.kernel.session import Session
+
+    s = Session(load_config({"DATA_DIR": str(tmp_path / "data")}))
+    try:
+        s.run_cell("select 1 as a as t;\nsave overwrite t as delta.`r.t`;\nsave append t as delta.`r.t`;\n"
+                   "save append t as delta.`r.t`;")
+        out = s.run_cell("load delta.`r.t` where startingVersion='0' and endingVersion='2' as x;\n"
+                         "load delta.`r.t` where versionAsOf='1' as y;\nload delta.`r.t` as z;")
+        assert out.ok, out.error
+        assert [(e.statement, e.version) for e in out.io] == [(1, 1), (2, 1), (3, 2)]
+    finally:
+        s.shutdown()
