@@ -35,7 +35,7 @@ class Recorder:
     def __init__(self) -> None:
         self.entries: list[ManifestEntry] = []
         self.dropped = 0
-        self.statement = 0  # the index of the statement now running in the cell
+        self.statement = 0  # the number of the statement now running in the cell (1 = the first)
 
     def add(self, entry: ManifestEntry) -> None:
         if len(self.entries) < MANIFEST_ENTRIES:

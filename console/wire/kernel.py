@@ -182,7 +182,8 @@ Count64 = Annotated[int, Range(0, 2**62)]
 class ManifestEntry:
     """One input a statement read or one output it wrote, as the kernel saw it.
 
-    statement: its index among the cell's statements; path: as written (lake:… for the lake);
+    statement: its number among the cell's statements (1 = the first); path: as written (a data-folder
+    path as lake:…);
     table: the lake's db.table when the path is a delta table of the lake; version: the delta
     version read, or the one a write made; size/mtime/digest: a plain file's (or folder's) bytes,
     modification time (s) and sha256 of its first 64 KiB (of a folder: of its file listing).
