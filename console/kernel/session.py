@@ -287,7 +287,6 @@ class Session:
     def _run_load(self, stmt: lang.Load, run: CellRun, cell: Any) -> None:
         from console.kernel.origins import record_load
         from console.sources import SourceError, get_source
-
         from console.sources.delta import watching
 
         source, ctx, options = get_source(stmt.format), self.source_context(), dict(stmt.options)

@@ -48,8 +48,7 @@ from console.wire.channel import new_request_id
 from console.wire.codec import Message
 from console.wire.kernel import (ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent, KernelQuery,
                                  KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage, RunMetrics,
-                                 RunOutput,
-                                 RunRayUsage, RunResult, RunStarted)
+                                 RunOutput, RunRayUsage, RunResult, RunStarted)
 
 log = logging.getLogger(__name__)
 
