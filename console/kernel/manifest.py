@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from console.wire.kernel import MANIFEST_ENTRIES, ManifestEntry
 
 if TYPE_CHECKING:
+    from console import lang
     from console.sources import SourceContext
 
 HEAD_BYTES = 64 * 1024
@@ -42,6 +43,18 @@ class Recorder:
             self.entries.append(entry)
         else:
             self.dropped += 1
+
+
+def entry(ctx: SourceContext, stmt: lang.Load | lang.Save, access: str, versions: list[int],
+          statement: int) -> ManifestEntry:
+    """The entry of a load that read (access "read") or a save that wrote, with the delta
+    versions it opened or made (a version range opens several: the entry names the last)."""
+    save = access != "read"
+    facts = {} if save else file_facts(ctx, stmt.format, stmt.path)
+    return ManifestEntry(
+        "write" if save else "read", stmt.format[:64], shown_path(ctx, stmt.path), statement=statement,
+        line=max(0, stmt.line), table=lake_table(stmt.format, stmt.path), version=versions[-1] if versions else None,
+        mode=getattr(stmt, "mode", "")[:32] if save else "", **facts)
 
 
 def lake_table(fmt: str, path: str) -> str:

@@ -343,17 +343,9 @@ class Session:
     def _record_io(self, run: CellRun, stmt: lang.Load | lang.Save, access: str, versions: list[int],
                    ctx: SourceContext | None = None) -> None:
         """One manifest entry for a load (what it read) or a save (what it wrote)."""
-        from console.kernel import manifest
-        from console.wire.kernel import ManifestEntry
+        from console.kernel.manifest import entry
 
-        ctx = ctx or self.source_context()
-        facts = manifest.file_facts(ctx, stmt.format, stmt.path) if access == "read" else {}
-        run.io.add(ManifestEntry(
-            "read" if access == "read" else "write", stmt.format[:64], manifest.shown_path(ctx, stmt.path),
-            statement=run.io.statement, line=max(0, stmt.line), table=manifest.lake_table(stmt.format, stmt.path),
-            # a version range reads several: the manifest names the last one (its versions are a column)
-            version=versions[-1] if versions else None,
-            mode=stmt.mode[:32] if isinstance(stmt, lang.Save) else "", **facts))
+        run.io.add(entry(ctx or self.source_context(), stmt, access, versions, run.io.statement))
 
     def _saved(self, stmt: lang.Save, num_rows: int) -> None:
         rows = f"{num_rows} row{'s' if num_rows != 1 else ''}"
