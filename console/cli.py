@@ -101,14 +101,16 @@ def init(data_dir: str | None) -> None:
 @click.option("--cell", type=int, default=None, help="Run only cell N (1-based).")
 @click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
               help="A value for a parameter (set NAME = … where type=\"defaultParam\"); repeatable.")
-def run(file: str, data_dir: str | None, cell: int | None, params: tuple[str, ...]) -> None:
+@click.option("--manifest", type=click.Path(dir_okay=False), default=None,
+              help="Write what each cell read and wrote (delta versions, file digests) to this JSON file.")
+def run(file: str, data_dir: str | None, cell: int | None, params: tuple[str, ...], manifest: str | None) -> None:
     """Run a notebook file (.json) or an MLSQL script (.mlsql) without the browser."""
     try:
         from console.kernel.headless import run_file
     except ImportError as exc:
         raise click.ClickException(f"the headless runner is not available: {exc}") from exc
     cfg = _config(data_dir)
-    sys.exit(run_file(Path(file), cfg, cell=cell, params=_param_values(params)))
+    sys.exit(run_file(Path(file), cfg, cell=cell, params=_param_values(params), manifest=manifest))
 
 
 @main.group()

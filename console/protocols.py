@@ -21,6 +21,7 @@ from console.config import Config
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
 from console.wire.browser import ErrorEvent, KernelState, ResultEvent
 from console.wire.codec import Message
+from console.wire.kernel import ManifestEntry
 
 if TYPE_CHECKING:  # records of the store, for the types only
     from console.store import MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RunRecord, UserRecord
@@ -32,12 +33,15 @@ NotebookLoader = Callable[[str], list[tuple[str, str]]]
 
 @dataclass
 class CellOutcome:
-    """What run_cell reports: ok, the result (the cell's last table), the error, the tables it set."""
+    """What run_cell reports: ok, the result (the cell's last table), the error, the tables it set,
+    and what its loads read and saves wrote (the run's manifest)."""
 
     ok: bool
     result: ResultEvent | None = None
     error: ErrorEvent | None = None
     tables_changed: list[str] = field(default_factory=list)
+    io: list[ManifestEntry] = field(default_factory=list)  # what its statements read and wrote
+    io_dropped: int = 0  # entries past the cap of one manifest message
 
 
 class Engine(Protocol):
@@ -83,7 +87,7 @@ class RunStore(Protocol):
     def set_run_status(self, run_id: RunId, status: str) -> RunRecord: ...
 
     def finish_run(self, run_id: RunId, status: str, error: dict[str, Any] | None = None,
-                   result: dict[str, Any] | None = None) -> RunRecord: ...
+                   result: dict[str, Any] | None = None, manifest: Mapping[str, Any] | None = None) -> RunRecord: ...
 
     def fail_unfinished_runs(self) -> int: ...
 
@@ -142,7 +146,8 @@ class KernelManager(Protocol):
 
     # A job's headless run (console/server/scheduler.py): cells as given, in a session of its own lane.
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
-                    lane: str = "") -> list[RunId]: ...
+                    lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
+                    revision: int | None = None) -> list[RunId]: ...
 
     def close(self, user_id: UserId | None, notebook_id: NotebookId, lane: str) -> None: ...
 

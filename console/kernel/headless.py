@@ -1,9 +1,10 @@
 """Headless runs (`mlsql-console run FILE`): a .mlsql script or a notebook JSON file in a fresh session."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from console.config import Config
 from console.kernel.results import format_table
@@ -13,6 +14,7 @@ from console.wire.browser import ErrorEvent, MetricsEvent, OutputEvent
 from console.wire.codec import Message
 
 NOTEBOOK_FORMAT = "mlsql-console-notebook"
+MANIFEST_FORMAT = "mlsql-console-manifest"
 Out = Callable[[str], None]
 
 
@@ -98,10 +100,12 @@ def describe_error(cell: int, error: ErrorEvent) -> str:
 
 
 def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = print,
-             params: Mapping[str, str] | None = None) -> int:
+             params: Mapping[str, str] | None = None, manifest: str | Path | None = None) -> int:
     """Run the file's cells in order (or only cell N, 1-based); 0 when all succeed, 1 at the first failure.
 
     params: values for the notebook's parameters (console/lang/params.py); an undeclared one is refused.
+    manifest: a JSON file to write the run's manifest to (what each cell read and wrote), also
+    when a cell fails; a headless run has no server, so nothing in it is checked against the lake.
     """
     path = Path(path)
     try:
@@ -120,11 +124,13 @@ def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = 
     printer = _Printer(out)
     session = Session(cfg, printer, session_id=f"headless-{path.stem}",
                       notebook_loader=file_loader(path.resolve().parent))
+    ran: list[dict[str, Any]] = []
     try:
         for n, (kind, source) in numbered:
             if kind == "markdown":
                 continue
             outcome = session.run_cell(source, kind=kind, cell=n)
+            ran.append({"cell": n, "entries": [_entry(e) for e in outcome.io], "dropped": outcome.io_dropped})
             printer.flush()
             if outcome.error is not None:
                 out(f"error: {describe_error(n, outcome.error)}")
@@ -137,3 +143,10 @@ def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = 
         return 0
     finally:
         session.shutdown()
+        if manifest is not None:
+            Path(manifest).write_text(json.dumps({"format": MANIFEST_FORMAT, "file": str(path), "params": dict(
+                overrides), "cells": ran}, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def _entry(e: Any) -> dict[str, Any]:
+    return {k: v for k, v in dataclasses.asdict(e).items() if v not in (None, "")}

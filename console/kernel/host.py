@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from console.config import Config
 from console.kernel.catalog import Catalog, Entry
+from console.kernel.manifest import Recorder
 from console.protocols import Emit, NotebookLoader
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ class CellRun:
     """What one cell run has done so far: its last table (the cell's result) and the names it set."""
     last: tuple[str, Entry] | None = None
     changed: list[str] = field(default_factory=list)
+    io: Recorder = field(default_factory=Recorder)  # what its loads read and saves wrote (the run's manifest)
 
     def show(self, name: str, table: pa.Table) -> None:
         """Make `table` the cell's result without putting it in the catalog (!show, !desc, …)."""

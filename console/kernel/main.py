@@ -33,7 +33,8 @@ from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_r
 from console.wire.codec import Message, fit
 from console.wire.kernel import (TO_KERNEL, ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent,
                                  KernelQuery, KernelReady, NotebookCells, NotebookRequest, RunEnd, RunEnded,
-                                 RunError, RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
+                                 RunError, RunManifest, RunMetrics, RunOutput, RunRayUsage, RunResult,
+                                 RunStarted)
 from console.wire.worker import CellRayUsage
 
 log = logging.getLogger(__name__)
@@ -182,6 +183,8 @@ class Kernel:
         error: ErrorEvent | None = None
         try:
             outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id)
+            if outcome.io or outcome.io_dropped:  # before the end: the server keeps it for its current run only
+                self.out.send(RunManifest(cmd.run_id, list(outcome.io), outcome.io_dropped))
             if outcome.result is not None:
                 r = outcome.result
                 self.out.send(RunResult(cmd.run_id, r.name[:1024], fit(r.columns), fit(r.rows), r.total_rows))

@@ -167,7 +167,8 @@ class Session:
             result = result_event(run.last[0], run.last[1], int(self.cfg.RESULT_ROWS))
             if cell is not None:
                 self.results.keep(str(cell), run.last[0], run.last[1])
-        return CellOutcome(ok=error is None, result=result, error=error, tables_changed=run.changed)
+        return CellOutcome(ok=error is None, result=result, error=error, tables_changed=run.changed,
+                           io=run.io.entries, io_dropped=run.io.dropped)
 
     def query(self, what: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """Answer a question about the session (a result page, completions) while cells may run.
@@ -242,6 +243,7 @@ class Session:
             stmt = lang.substitute_statement(stmt, self._variables(), cell, text, outside=self.outside)
             self.last_command = stmt.source
             handler = getattr(self, "_run_" + type(stmt).__name__.lower())
+            run.io.statement += 1
             try:
                 handler(stmt, run, cell)
             except SourceError as exc:
@@ -287,17 +289,20 @@ class Session:
     def _run_load(self, stmt: lang.Load, run: CellRun, cell: Any) -> None:
         from console.kernel.origins import record_load
         from console.sources import SourceError, get_source
+        from console.sources.delta import watching
 
         source, ctx, options = get_source(stmt.format), self.source_context(), dict(stmt.options)
-        dataset = source.dataset(ctx, stmt.path, options)
         table: Entry
-        if dataset is None:
-            table = source.read(ctx, stmt.path, options)
-        else:
-            try:  # the footers only: row count, schema, sizes
-                table = LazyTable(dataset, f"{stmt.format} {stmt.path}")
-            except (OSError, pa.ArrowInvalid) as exc:
-                raise SourceError(f"cannot read {stmt.format} from {stmt.path}: {exc}") from exc
+        with watching() as versions:
+            dataset = source.dataset(ctx, stmt.path, options)
+            if dataset is None:
+                table = source.read(ctx, stmt.path, options)
+            else:
+                try:  # the footers only: row count, schema, sizes
+                    table = LazyTable(dataset, f"{stmt.format} {stmt.path}")
+                except (OSError, pa.ArrowInvalid) as exc:
+                    raise SourceError(f"cannot read {stmt.format} from {stmt.path}: {exc}") from exc
+        self._record_io(run, stmt, "read", versions, ctx)
         self.put(stmt.table, table, run)
         self.origins[stmt.table] = record_load(ctx, stmt.format, stmt.path, options, table)
 
@@ -320,13 +325,29 @@ class Session:
 
             self._pin_loaded_from(stmt)
             if cluster_save(self, entry, stmt):
+                from console.kernel.manifest import delta_version
+
+                # Written by the cluster's own deltalake: the table read again names the version
+                self._record_io(run, stmt, "write", delta_version(self.source_context(), stmt.format, stmt.path))
                 self._saved(stmt, entry.num_rows)
                 return
+        from console.sources.delta import watching
+
         table = self.require(stmt.table, stmt)
         source = get_source(stmt.format)
         self._pin_loaded_from(stmt)
-        source.write(self.source_context(), table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
+        ctx = self.source_context()
+        with watching() as versions:
+            source.write(ctx, table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
+        self._record_io(run, stmt, "write", versions, ctx)
         self._saved(stmt, table.num_rows)
+
+    def _record_io(self, run: CellRun, stmt: lang.Load | lang.Save, access: str, versions: list[int],
+                   ctx: SourceContext | None = None) -> None:
+        """One manifest entry for a load (what it read) or a save (what it wrote)."""
+        from console.kernel.manifest import entry
+
+        run.io.add(entry(ctx or self.source_context(), stmt, access, versions, run.io.statement))
 
     def _saved(self, stmt: lang.Save, num_rows: int) -> None:
         rows = f"{num_rows} row{'s' if num_rows != 1 else ''}"

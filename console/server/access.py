@@ -123,6 +123,9 @@ POLICIES: dict[str, str] = {
     "runs.get_run": "reader run:viewer",
     "runs.outputs": "reader run:viewer",
     "runs.log": "reader run:viewer",
+    "runs.manifest": "reader run:viewer",  # what the run read and wrote: its notebook's viewers, as the run
+    # the lake's tables are the members' (as the data panel); each run listed is one the caller may view
+    "runs.lineage": "member login",
     # jobs (console/server/jobs.py): a job's rows name a role on the job's notebook; it runs as its owner
     "jobs.page": "public",  # the single page; its data comes from the rows below
     "jobs.preview": "member login",  # the next firing times of a schedule being written

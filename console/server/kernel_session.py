@@ -32,6 +32,13 @@ class QueuedRun:
     interrupted: bool = False  # the user asked; however the cell then stops, it was interrupted
     batch: str = ""  # the Run all / run-from-here it belongs to: its first failure cancels the rest
     user_id: UserId | None = None  # who ran it: its includes are checked against this user
+    # Its manifest (console/server/manifests.py): the revision and parameters it was queued with,
+    # and what the kernel reported it read and wrote, kept until the run ends.
+    revision: int | None = None
+    params: dict[str, str] = field(default_factory=dict)
+    queued_at: float = field(default_factory=time.time)
+    io: list[dict[str, Any]] = field(default_factory=list)
+    io_dropped: int = 0
 
 
 @dataclass

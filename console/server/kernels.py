@@ -37,7 +37,7 @@ from console.ids import CellId, NotebookId, RunId, UserId
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
-from console.server import includes, ray_usage
+from console.server import includes, manifests, ray_usage
 from console.server.culling import Culling
 from console.cluster import ray_map
 from console.cluster.session_head import wants_ray
@@ -48,8 +48,8 @@ from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, Kernel
 from console.wire.channel import new_request_id
 from console.wire.codec import Message
 from console.wire.kernel import (ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent, KernelQuery,
-                                 KernelReady, NotebookRequest, RunEnded, RunError, RunMessage, RunMetrics, RunOutput,
-                                 RunRayUsage, RunResult, RunStarted)
+                                 KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage, RunMetrics,
+                                 RunOutput, RunRayUsage, RunResult, RunStarted)
 
 log = logging.getLogger(__name__)
 
@@ -195,11 +195,16 @@ class SessionManager(Culling):
         self.store.snapshot_notebook(notebook_id, author_id=user_id)
         return self.queue_cells(user_id, notebook_id,
                                 [(CellId(c.id), notebook_params.apply(c.kind, c.source, params or {}), c.kind)
-                                 for c in cells], batch=uuid.uuid4().hex if mode != "cell" else "")
+                                 for c in cells], batch=uuid.uuid4().hex if mode != "cell" else "",
+                                params=params, revision=nb.revision)
 
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
-                    lane: str = "", batch: str = "") -> list[RunId]:
-        """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids."""
+                    lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
+                    revision: int | None = None) -> list[RunId]:
+        """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids.
+
+        params, revision: what the runs' manifests record they ran with (console/server/manifests.py).
+        """
         session = self.session(user_id, notebook_id, lane)
         if session.kernel is None:  # a new kernel: within the cap of who starts it (server/session_cap.py)
             session_cap.check(self.cfg, self.store, session, self.all_sessions(), user_id)
@@ -210,7 +215,8 @@ class SessionManager(Culling):
                 cell, rec = cell_id, self.store.create_run(notebook_id, cell_id, source, user_id=user_id)
                 run_id = RunId(rec.id)
                 self.batcher.open_run(run_id, notebook_id, cell)
-                session.queue.append(_Run(run_id, cell, source, kind, batch=batch, user_id=user_id))
+                session.queue.append(_Run(run_id, cell, source, kind, batch=batch, user_id=user_id,
+                                          revision=revision, params=dict(params or {})))
                 self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued", None, user_id,
                                                             name)])
                 ids.append(run_id)
@@ -390,6 +396,8 @@ class SessionManager(Culling):
             run.result = ResultEvent(msg.name, msg.columns, msg.rows, msg.total_rows, *ids)
         elif isinstance(msg, RunError):
             run.error = ErrorEvent(msg.kind, msg.message, msg.line, msg.column, msg.traceback, *ids)
+        elif isinstance(msg, RunManifest):
+            manifests.accept(run, msg)
         elif isinstance(msg, RunStarted):
             with self.locks(session.notebook_id):
                 self.store.set_run_status(run.run_id, "running")
@@ -437,8 +445,10 @@ class SessionManager(Culling):
             run.error = dataclasses.replace(run.error, notebook_id=ids[0], cell_id=ids[1], run_id=ids[2])
         with self.locks(session.notebook_id):
             try:
+                # With its manifest, in one commit: whoever sees the run ended finds it.
                 self.store.finish_run(run.run_id, status, error=run.error.to_wire() if run.error else None,
-                                      result=run.result.to_wire() if run.result else None)
+                                      result=run.result.to_wire() if run.result else None,
+                                      manifest=manifests.ended(self.cfg.data_dir / "lake", run))
             except Exception:  # viewers still learn how the run ended
                 log.exception("storing the end of run %s failed", run.run_id)
             ends: list[Message] = [m for m in (run.result, run.error) if m is not None]

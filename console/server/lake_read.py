@@ -124,6 +124,20 @@ def tables(lake: Path) -> list[Table]:
     return found[:MAX_ENTRIES]
 
 
+def find(lake: Path, db: str, table: str) -> Table | None:
+    """lake/<db>/<table> as `tables` would list it (real folders, a _delta_log), without listing the lake."""
+    if not (visible(db) and visible(table)) or "/" in db + table or db in (".", "..") or table in (".", ".."):
+        return None
+    with opened(lake, (db,)) as db_fd:
+        if db_fd is None:
+            return None
+        try:
+            st = os.stat(table, dir_fd=db_fd, follow_symlinks=False)
+        except (OSError, ValueError):
+            return None
+        return Table(db, table) if stat.S_ISDIR(st.st_mode) and _has_log(db_fd, table) else None
+
+
 def _has_log(db_fd: int | None, name: str) -> bool:
     try:
         st = os.stat(f"{name}/_delta_log", dir_fd=db_fd, follow_symlinks=False)
@@ -149,6 +163,29 @@ def summary(lake: Path, t: Table, history: bool = False) -> dict[str, Any]:
         # Anything else a member's files can make go wrong is that table's, never the listing's.
         log.info("lake table %s: its log is unreadable: %r", t.name, exc)
         return {**out, "error": f"its _delta_log is unreadable ({type(exc).__name__})"}
+
+
+def commit(lake: Path, t: Table, version: int) -> dict[str, Any] | None:
+    """What version `version` of table `t`'s log says of its commit ({timestamp, operation,
+    parameters}; {} without a commitInfo), or None when the log holds no such version (never
+    written, or cleaned up after a checkpoint). BadLog when it is there but unreadable."""
+    if version < 0:
+        return None
+    with opened(lake, (t.db, t.table, "_delta_log")) as fd:
+        if fd is None:
+            raise BadLog("its _delta_log is not a folder of the lake (a link is not followed)")
+        name = f"{version:020d}.json"
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            raise BadLog(f"version {version}'s log is not a file")
+        info: dict[str, Any] = {}
+        for action in _actions(_read(fd, name, version, MAX_LOG_BYTES), version):
+            if "commitInfo" in action:
+                _apply(action, version, {}, info)
+        return info
 
 
 def _describe(fd: int, history: bool) -> dict[str, Any]:

@@ -8,6 +8,9 @@
     GET  /api/runs/<run_id>             -> the run with its events
     GET  /api/runs/<run_id>/outputs?since=N&metrics_since=M -> {events}
     GET  /api/runs/<run_id>/log         -> the full output as text/plain (a download)
+    GET  /api/runs/<run_id>/manifest    -> what the run read and wrote, its revision and parameters
+                                           (console/server/manifests.py)
+    GET  /api/lineage?table=db.table    -> which runs wrote and read each version of a lake table
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from console.outputs import replay
 from console.outputs.view import latest_views, view_run
 from console.server.kernels import NOT_STARTED
 
-from console.server import auth, serialize
+from console.server import auth, manifests, serialize
 from console.server.coedit import COEDIT_KEY, CoEdit
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
@@ -131,4 +134,6 @@ def create_blueprint() -> Blueprint:
     bp.add_url_rule("/runs/<run_id>", "get_run", get_run, methods=["GET"])
     bp.add_url_rule("/runs/<run_id>/outputs", "outputs", run_outputs, methods=["GET"])
     bp.add_url_rule("/runs/<run_id>/log", "log", run_log, methods=["GET"])
+    bp.add_url_rule("/runs/<run_id>/manifest", "manifest", manifests.run_manifest, methods=["GET"])
+    bp.add_url_rule("/lineage", "lineage", manifests.lineage, methods=["GET"])
     return bp

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,6 +23,27 @@ VERSION_COLUMN = "__delta_version__"
 _LAKE_NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?$")
 _MODES: dict[str, Literal["overwrite", "append", "error", "ignore"]] = {
     "overwrite": "overwrite", "append": "append", "errorIfExists": "error", "ignore": "ignore"}
+# The versions reads opened and writes made while a caller watches (a run's manifest): taken from
+# the very DeltaTable that was read or written, since opening the table again later could see a
+# version another writer made meanwhile.
+_SEEN: ContextVar[list[int] | None] = ContextVar("delta_versions_seen", default=None)
+
+
+@contextmanager
+def watching() -> Iterator[list[int]]:
+    """The delta versions read or written inside the block, in order."""
+    seen: list[int] = []
+    token = _SEEN.set(seen)
+    try:
+        yield seen
+    finally:
+        _SEEN.reset(token)
+
+
+def _note(table: Any) -> None:
+    seen = _SEEN.get()
+    if seen is not None:
+        seen.append(int(table.version()))
 
 
 def lake_location(ctx: SourceContext, path: str, write: bool = False) -> tuple[Path, str]:
@@ -59,6 +83,7 @@ class DeltaSource(Source):
         if start is not None or end is not None:
             return self._read_range(table, shown, start, end)
         self._time_travel(table, shown, options)
+        _note(table)
         return table.to_pyarrow_table()
 
     def dataset(self, ctx: SourceContext, path: str, options: dict[str, str]) -> "pads.Dataset | None":
@@ -68,6 +93,7 @@ class DeltaSource(Source):
         location, shown = lake_location(ctx, path)
         table = self._open(location, shown, ctx)
         self._time_travel(table, shown, options)
+        _note(table)
         try:
             dataset = table.to_pyarrow_dataset()
         except Exception as exc:  # deltalake's DeltaError (e.g. a reader feature it lacks)
@@ -111,6 +137,7 @@ class DeltaSource(Source):
             table.load_as_version(version)
             snap = table.to_pyarrow_table()
             parts.append(snap.append_column(VERSION_COLUMN, pa.array([version] * snap.num_rows, pa.int64())))
+        _note(table)  # the range's last version (each row names its own in VERSION_COLUMN)
         return pa.concat_tables(parts, promote_options="permissive")
 
     def write(self, ctx: SourceContext, table: "pa.Table", path: str, mode: str,
@@ -133,9 +160,12 @@ class DeltaSource(Source):
             schema_mode = "overwrite"
         elif bool_option(options, "mergeSchema", False):
             schema_mode = "merge"
+        # An existing table is written through its DeltaTable, which then holds the version this
+        # write committed (for a watcher), not whatever is latest when someone looks again.
+        target: Any = DeltaTable(str(location)) if DeltaTable.is_deltatable(str(location)) else str(location)
         try:
             # The table goes to deltalake as is: no copy, and the commit is atomic by Delta's log.
-            write_deltalake(str(location), table, mode=_MODES[mode], partition_by=list(partition_by) or None,
+            write_deltalake(target, table, mode=_MODES[mode], partition_by=list(partition_by) or None,
                             schema_mode=schema_mode)
         except SchemaMismatchError as exc:
             raise self._mismatch(location, shown, table, mode, exc) from exc
@@ -147,6 +177,8 @@ class DeltaSource(Source):
             raise SourceError(f"cannot save to delta table {shown}: {text}") from exc
         except (ValueError, TypeError, OSError) as exc:
             raise SourceError(f"cannot save to delta table {shown}: {exc}") from exc
+        if _SEEN.get() is not None:
+            _note(target if isinstance(target, DeltaTable) else DeltaTable(str(location)))
 
     def _mismatch(self, location: Path, shown: str, table: "pa.Table", mode: str, exc: Exception) -> SourceError:
         import pyarrow as pa

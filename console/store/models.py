@@ -166,6 +166,21 @@ class Run(Base):
     log_file: Mapped[str | None] = mapped_column(String(512), nullable=True)
 
 
+class RunManifest(Base):
+    """What a run read and wrote and ran with: the notebook revision and parameters the server
+    queued it with, and the kernel's entries (loads and saves), each with the server's own check
+    of its delta version against the lake's log (verified, and why not)."""
+
+    __tablename__ = "run_manifests"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    revision: Mapped[int | None] = mapped_column(Integer)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    entries: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    dropped: Mapped[int] = mapped_column(Integer, default=0)  # entries past the caps, not kept
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class OutputChunk(Base):
     __tablename__ = "output_chunks"
     __table_args__ = (UniqueConstraint("run_id", "seq", name="uq_output_chunks_run_seq"),)

@@ -20,6 +20,7 @@ from sqlalchemy.sql.functions import FunctionElement
 from console.ids import CellId, NotebookId, RunId, UserId
 from console.store.db import StoreBase, new_id
 from console.store.errors import Exists, Invalid, NotFound
+from console.store.manifests import put_manifest
 from console.store.models import MetricPoint, Notebook, OutputChunk, Run, utcnow
 from console.store.records import MetricRecord, OutputRecord, RunRecord
 
@@ -143,9 +144,11 @@ class RunsMixin(StoreBase):
 
     def finish_run(
         self, run_id: str, status: str, error: dict[str, Any] | None = None,
-        result: dict[str, Any] | None = None,
+        result: dict[str, Any] | None = None, manifest: Mapping[str, Any] | None = None,
     ) -> RunRecord:
-        """Record how a run ended: status done|error|interrupted|cancelled, the error event or result."""
+        """Record how a run ended: status done|error|interrupted|cancelled, the error event or result,
+        and its manifest ({revision, params, entries, dropped}: console/store/manifests.py), in one
+        commit, so a run seen ended has its manifest and a cell's end costs one write."""
         if status not in FINAL_STATES:
             raise Invalid(f"a finished run's status must be one of {', '.join(FINAL_STATES)}")
         with self._write() as s:
@@ -153,6 +156,8 @@ class RunsMixin(StoreBase):
             if r is None:
                 raise NotFound(f"no run {run_id!r}")
             r.status, r.error, r.result, r.finished_at = status, error, result, utcnow()
+            if manifest is not None:
+                put_manifest(s, run_id, manifest)
             s.flush()
             return _run(r)
 

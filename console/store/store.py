@@ -7,6 +7,7 @@ from console.store.dashboards import DashboardsMixin
 from console.store.folders import FoldersMixin
 from console.store.jobs import JobsMixin
 from console.store.logins import LoginsMixin
+from console.store.manifests import ManifestsMixin
 from console.store.notebooks import NotebooksMixin
 from console.store.revisions import RevisionsMixin
 from console.store.runs import RunsMixin
@@ -16,7 +17,7 @@ from console.store.users import UsersMixin
 
 class Store(
     UsersMixin, NotebooksMixin, FoldersMixin, CellsMixin, RevisionsMixin, RunsMixin, SharingMixin,
-    LoginsMixin, JobsMixin, CommentsMixin, DashboardsMixin,
+    LoginsMixin, JobsMixin, CommentsMixin, DashboardsMixin, ManifestsMixin,
 ):
     """`Store(url)` connects, applies migrations, and offers the operations of each mixin.
 

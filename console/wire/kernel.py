@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal
 
 from console.ids import CellId, RunId
-from console.wire.codec import Max, Message, Vocabulary
+from console.wire.codec import Max, Message, Range, Vocabulary
 from console.wire.worker import RayUsage
 
 Stream = Literal["stdout", "stderr", "system", "image"]
@@ -173,6 +173,51 @@ class RunEnded(Message):
     elapsed_ms: int | None = None
 
 
+MANIFEST_ENTRIES = 200  # entries of one run_manifest message; the server caps a run's total too
+ManifestText = Annotated[str, Max(4096)]  # a path as the statement wrote it: a string to record, never opened
+Count64 = Annotated[int, Range(0, 2**62)]
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One input a statement read or one output it wrote, as the kernel saw it.
+
+    statement: its number among the cell's statements (1 = the first); path: as written (a data-folder
+    path as lake:…);
+    table: the lake's db.table when the path is a delta table of the lake; version: the delta
+    version read, or the one a write made; size/mtime/digest: a plain file's (or folder's) bytes,
+    modification time (s) and sha256 of its first 64 KiB (of a folder: of its file listing).
+    """
+
+    access: Literal["read", "write"]
+    format: Annotated[str, Max(64)]
+    path: ManifestText
+    statement: Annotated[int, Range(0, 1_000_000)] = 0
+    line: Annotated[int, Range(0, 10_000_000)] = 0
+    table: Annotated[str, Max(256)] = ""
+    version: Count64 | None = None
+    mode: Annotated[str, Max(32)] = ""
+    size: Count64 | None = None
+    files: Count64 | None = None
+    mtime: float | None = None
+    digest: Annotated[str, Max(80)] = ""
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class RunManifest(Message):
+    """What the run read and wrote (load and save statements), sent before its run_ended.
+
+    The kernel's word: the server keeps it with the run for its current run only, caps a run's
+    entries, and checks delta versions against the lake's own logs (console/server/manifests.py).
+    """
+
+    type: ClassVar[str] = "run_manifest"
+    run_id: Run
+    entries: Annotated[list[ManifestEntry], Max(MANIFEST_ENTRIES)] = field(default_factory=list)
+    dropped: Annotated[int, Range(0, 2**31)] = 0  # entries past what one message carries
+
+
 @FROM_KERNEL.register
 @dataclass(frozen=True)
 class KernelLogEvent(Message):
@@ -211,4 +256,4 @@ class KernelAnswer(Message):
     bad_request: bool = False  # the error is about the question (a ValueError), not a missing answer
 
 
-RunMessage = RunStarted | RunOutput | RunMetrics | RunResult | RunError | RunEnded
+RunMessage = RunStarted | RunOutput | RunMetrics | RunResult | RunError | RunEnded | RunManifest

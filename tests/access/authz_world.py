@@ -35,7 +35,8 @@ SPEC: dict[str, str] = {
     "api.notebooks.get": "viewer", "api.transfer.export": "viewer", "api.revisions.list": "viewer",
     "api.revisions.get": "viewer", "api.revisions.diff": "viewer", "api.notebooks.duplicate": "viewer",
     "api.notebooks.fork": "viewer", "runs.kernel": "viewer", "runs.notebook_runs": "viewer",
-    "runs.get_run": "viewer", "runs.outputs": "viewer", "runs.log": "viewer",
+    "runs.get_run": "viewer", "runs.outputs": "viewer", "runs.log": "viewer", "runs.manifest": "viewer",
+    "runs.lineage": "login",  # the lake's tables are the members'; the runs listed are filtered per caller
     "runs.run": "runner", "runs.interrupt": "runner", "runs.restart": "runner",
     "api.results.page": "runner", "api.results.download": "runner",
     "api.complete.complete": "runner", "api.complete.inspect": "runner",
@@ -73,7 +74,7 @@ SPEC: dict[str, str] = {
 # where the level above lets a viewer or any login in.
 MEMBERS_ONLY = {"api.notebooks.create", "api.transfer.import", "api.notebooks.duplicate", "api.notebooks.fork",
                 "api.folders.create", "jobs.create", "jobs.preview",
-                "lake.catalog", "lake.table", "lake.files", "lake.upload", "sessions.list"}
+                "lake.catalog", "lake.table", "lake.files", "lake.upload", "sessions.list", "runs.lineage"}
 
 SOCKET_SPEC: dict[str, str] = {
     "join": "viewer", "leave": "login", "run_cell": "runner", "run_all": "runner", "run_from": "runner",
@@ -171,6 +172,8 @@ def request_for(endpoint: str, w: World) -> Request:
         "runs.get_run": lambda: ("GET", f"/api/runs/{w.run}", None),
         "runs.outputs": lambda: ("GET", f"/api/runs/{w.run}/outputs?since=0", None),
         "runs.log": lambda: ("GET", f"/api/runs/{w.run}/log", None),
+        "runs.manifest": lambda: ("GET", f"/api/runs/{w.run}/manifest", None),
+        "runs.lineage": lambda: ("GET", "/api/lineage?table=db.t", None),
         "runs.run": lambda: ("POST", f"{nb}/run", {"all": True}),
         "runs.interrupt": lambda: ("POST", f"{nb}/interrupt", None),
         "runs.restart": lambda: ("POST", f"{nb}/restart", None),

@@ -73,6 +73,11 @@ def test_a_scheduled_job_runs_with_its_parameters_as_a_stored_run(live: LiveServ
     assert run["status"] == "done" and run["trigger"] == "schedule" and run["params"] == {"day": "2026-12-01"}
     assert run["revision"] == live.store.get_notebook(nb.id).revision and run["scheduled_for"]
     assert len(run["outputs"]) == 2 and '"2026-12-01"' in _texts(run)
+    # each of its cell runs keeps a manifest with the job run's parameters and revision (issue 32)
+    for run_id in run["run_ids"]:
+        code, manifest = http(live, "GET", f"/api/runs/{run_id}/manifest")
+        assert code == 200 and manifest["recorded"], manifest
+        assert manifest["params"] == {"day": "2026-12-01"} and manifest["revision"] == run["revision"]
     # its cell runs are the notebook's stored runs, and the page can say which job made them
     code, page = http(live, "GET", f"/api/notebooks/{nb.id}/jobs")
     assert page["cell_runs"][run["run_ids"][1]] == {"job": "nightly", "job_id": job["id"], "job_run": run["id"]}

@@ -55,3 +55,34 @@ def test_the_printer_joins_an_unfinished_line_once() -> None:
     printer(OutputEvent(text="epoch 1\repoch 2", source="Trainer pid=3", stream="stdout"))
     printer.flush()
     assert printed == ["[driver] " + "y" * 4096 * 2000 + " end", "[driver] next", "[Trainer pid=3] epoch 2"]
+
+
+def test_a_headless_run_writes_its_manifest_even_when_a_cell_fails(tmp_path: Path) -> None:
+    nb = _notebook(tmp_path / "nb.json", [
+        ("mlsql", 'set day = "x" where type="defaultParam";\nselect 1 as a as t;\nsave overwrite t as delta.`h.t`;'),
+        ("mlsql", "load delta.`h.t` as r;\nsave append t as delta.`h.t`;\nselect nope from r as broken;")])
+    out = tmp_path / "manifest.json"
+    code = run_file(nb, load_config({"DATA_DIR": str(tmp_path)}), out=lambda _: None, params={"day": "y"},
+                    manifest=out)
+    assert code == 1
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "mlsql-console-manifest" and doc["params"] == {"day": "y"}
+    first, second = doc["cells"]
+    assert [(e["access"], e["table"], e["version"], e["mode"]) for e in first["entries"]] == \
+        [("write", "h.t", 0, "overwrite")]
+    assert [(e["access"], e["version"]) for e in second["entries"]] == [("read", 0), ("write", 1)]
+
+
+def test_a_version_range_and_time_travel_name_the_versions_they_read(tmp_path: Path) -> None:
+    from console.kernel.session import Session
+
+    s = Session(load_config({"DATA_DIR": str(tmp_path / "data")}))
+    try:
+        s.run_cell("select 1 as a as t;\nsave overwrite t as delta.`r.t`;\nsave append t as delta.`r.t`;\n"
+                   "save append t as delta.`r.t`;")
+        out = s.run_cell("load delta.`r.t` where startingVersion='0' and endingVersion='2' as x;\n"
+                         "load delta.`r.t` where versionAsOf='1' as y;\nload delta.`r.t` as z;")
+        assert out.ok, out.error
+        assert [(e.statement, e.version) for e in out.io] == [(1, 1), (2, 1), (3, 2)]
+    finally:
+        s.shutdown()

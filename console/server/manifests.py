@@ -1,0 +1,178 @@
+"""Run manifests on the server: what a run read and wrote, kept with the run and checked where it can be.
+
+    GET /api/runs/<run_id>/manifest   -> {run_id, notebook_id, cell_id, status, recorded, revision,
+                                          params, entries: [{access, format, path, table, version, …,
+                                          verified, check}], dropped}
+    GET /api/lineage?table=db.table   -> {table, versions: [{version, writes: [run], reads: [run]}]}
+
+The entries are the kernel's word (console/wire/kernel.py run_manifest), and a member's cell can
+write to its kernel's pipe: so the server takes them only for the run the kernel is executing,
+keeps at most MAX_RUN_ENTRIES of them, and treats each path as a string to show. A delta version
+is checked against the lake's own log, read by the server (console/server/lake_read.py: no link
+followed), for tables the server itself finds in the lake as its listing does, by the name the entry's path spells:
+a read's version must be in the log and committed before the run ended, a write's committed while
+the run ran. Anything else (a plain file, a path outside the lake's tables, a version the log does
+not hold) is kept as reported with `verified: false` and why.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flask import jsonify, request
+from flask.typing import ResponseReturnValue
+
+from console.server import lake_read
+from console.wire.kernel import ManifestEntry, RunManifest
+
+if TYPE_CHECKING:
+    from console.server.kernel_session import QueuedRun
+
+log = logging.getLogger(__name__)
+
+MAX_RUN_ENTRIES = 1000  # entries one run keeps, whatever the kernel sends
+CLOCK_SLACK_S = 1.0  # a commit's timestamp is its writer's clock: the kernel, on this machine (ms rounding)
+LINEAGE_RUNS = 5000  # the newest manifests a lineage looks through
+_LAKE_NAME = re.compile(r"^(?:([A-Za-z0-9_]+)\.)?([A-Za-z0-9_]+)$")
+_LAKE_PATH = re.compile(r"^(?:lake:)?([A-Za-z0-9_]+)/([A-Za-z0-9_]+)/?$")  # relative: under the lake
+
+
+def accept(run: QueuedRun, msg: RunManifest) -> None:
+    """Add a manifest message's entries to the running run, within the run's cap."""
+    room = max(0, MAX_RUN_ENTRIES - len(run.io))
+    taken = msg.entries[:room]
+    run.io.extend(_plain(e) for e in taken)
+    run.io_dropped = min(2**31, run.io_dropped + msg.dropped + len(msg.entries) - len(taken))
+
+
+def _plain(e: ManifestEntry) -> dict[str, Any]:
+    out: dict[str, Any] = {"access": e.access, "format": e.format, "path": e.path, "statement": e.statement,
+                           "line": e.line}
+    for name in ("table", "version", "mode", "size", "files", "mtime", "digest"):
+        value = getattr(e, name)
+        if value not in (None, ""):
+            out[name] = value
+    return out
+
+
+def lake_name(path: str) -> str | None:
+    """db.table that a delta path spells in the lake (`t` is default.t; `db/t` and `lake:db/t` too)."""
+    m = _LAKE_NAME.match(path.strip())
+    if m:
+        return f"{m.group(1) or 'default'}.{m.group(2)}"
+    m = _LAKE_PATH.match(path.strip())
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def verify(lake: Path, entries: list[dict[str, Any]], since: float, until: float) -> list[dict[str, Any]]:
+    """The entries, each with `verified` and `check` (why, or what was checked)."""
+    listed: dict[str, lake_read.Table | None] = {}  # the lake's own tables, found as its listing finds them
+    commits: dict[tuple[str, int], dict[str, Any] | None | str] = {}
+    out = []
+    for e in entries:
+        verified, check = False, "recorded as the kernel reported it (not a delta version)"
+        if str(e.get("format", "")).lower() == "delta" and e.get("version") is not None:
+            verified, check = _check(lake, e, listed, commits, since, until)
+        out.append({**e, "verified": verified, "check": check})
+    return out
+
+
+def _check(lake: Path, e: dict[str, Any], listed: dict[str, lake_read.Table | None],
+           commits: dict[tuple[str, int], dict[str, Any] | None | str], since: float,
+           until: float) -> tuple[bool, str]:
+    name = lake_name(str(e.get("path", "")))
+    if name is not None and name not in listed:
+        listed[name] = lake_read.find(lake, *name.split(".", 1))
+    table = listed.get(name) if name is not None else None
+    if name is None or table is None:
+        return False, "not a delta table of the lake: recorded as the kernel reported it"
+    if e.get("table") and e["table"] != name:
+        return False, f"the entry names table {str(e['table'])[:80]!r}, but its path is {name}"
+    version = int(e["version"])
+    key = (name, version)
+    if key not in commits:
+        try:
+            commits[key] = lake_read.commit(lake, table, version)
+        except (lake_read.BadLog, OSError, ValueError, RecursionError) as exc:
+            commits[key] = f"its log is unreadable ({str(exc)[:120]})"
+    found = commits[key]
+    if isinstance(found, str):
+        return False, found
+    if found is None:
+        return False, f"the lake's log of {name} has no version {version}"
+    stamp = found.get("timestamp")
+    if not isinstance(stamp, int):
+        return False, f"version {version} of {name} is in the log, without a commit time to check"
+    at = stamp / 1000
+    if e.get("access") == "write" and not since - CLOCK_SLACK_S <= at <= until + CLOCK_SLACK_S:
+        return False, f"version {version} of {name} was not committed while this run ran"
+    if e.get("access") == "read" and at > until + CLOCK_SLACK_S:
+        return False, f"version {version} of {name} was committed after this run ended"
+    return True, f"version {version} is in the lake's log of {name}"
+
+
+def ended(lake: Path, run: QueuedRun) -> dict[str, Any] | None:
+    """The ended run's manifest for the store (finish_run): the revision and parameters it was
+    queued with and its checked entries; None when checking failed (the run's end is stored anyway)."""
+    try:
+        entries = verify(lake, run.io, run.queued_at, time.time())
+    except Exception:  # a fault of ours: the run ends without its manifest rather than not at all
+        log.exception("checking the manifest of run %s failed", run.run_id)
+        return None
+    return {"revision": run.revision, "params": run.params, "entries": entries, "dropped": run.io_dropped}
+
+
+# ---------------------------------------------------------------- HTTP
+
+
+def run_manifest(run_id: str) -> ResponseReturnValue:
+    """The run's manifest (POLICIES: the notebook's viewers, as the run itself)."""
+    from console.server.deps import get_store
+
+    store = get_store()
+    run = store.get_run(run_id)
+    m = store.get_manifest(run_id)
+    body: dict[str, Any] = {"run_id": run.id, "notebook_id": run.notebook_id, "cell_id": run.cell_id,
+                            "status": run.status, "recorded": m is not None}
+    if m is None:  # in flight (it is written as the run ends), or a run from before manifests
+        body.update({"revision": None, "params": {}, "entries": [], "dropped": 0})
+    else:
+        body.update({"revision": m.revision, "params": m.params, "entries": m.entries, "dropped": m.dropped,
+                     "recorded_at": m.created_at.isoformat()})
+    return jsonify(body)
+
+
+def lineage() -> ResponseReturnValue:
+    """Which runs wrote and read each version of a lake table, among the notebooks the caller may view."""
+    from console.server import access, auth
+    from console.server.deps import get_store
+    from console.server.errors import ApiError
+    from console.store import NotFound
+
+    table = request.args.get("table", "")
+    name = lake_name(table) if len(table) <= 256 else None
+    if name is None:
+        raise ApiError(400, f"'table' must name a delta table of the lake as db.table, not {table[:80]!r}")
+    store, user = get_store(), auth.signed_in()
+    may: dict[str, bool] = {}
+    versions: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    for mr in store.recent_manifests(LINEAGE_RUNS):
+        for e in mr.manifest.entries:
+            if e.get("version") is None or lake_name(str(e.get("path", ""))) != name:
+                continue
+            if mr.notebook_id not in may:
+                try:
+                    may[mr.notebook_id] = access.can(user, store.get_notebook(mr.notebook_id), "viewer", store)
+                except NotFound:  # a notebook deleted since (its runs go with it)
+                    may[mr.notebook_id] = False
+            if not may[mr.notebook_id]:
+                continue
+            slot = versions.setdefault(int(e["version"]), {"writes": [], "reads": []})
+            slot["writes" if e.get("access") == "write" else "reads"].append({
+                "run_id": mr.manifest.run_id, "notebook_id": mr.notebook_id, "cell_id": mr.cell_id,
+                "user_id": mr.user_id, "started_at": mr.started_at.isoformat(), "status": mr.status,
+                "verified": bool(e.get("verified"))})
+    return jsonify({"table": name, "versions": [{"version": v, **versions[v]} for v in sorted(versions)]})
