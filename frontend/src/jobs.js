@@ -6,10 +6,9 @@
 import { h, emit } from "./dom.js";
 import { openScheduleDialog } from "./jobs-dialog.js";
 import { CellOutput } from "./output.js";
+import { allows } from "./roles.js";
 
 const enc = encodeURIComponent;
-const EDITORS = new Set(["editor", "owner"]);
-const RUNNERS = new Set(["runner", "editor", "owner"]);
 
 export function when(iso) {
   if (!iso) return "—";
@@ -171,7 +170,7 @@ async function markJobRuns(api, page) {
 export async function attachJobs(page, api) {
   if (!(await whenReady(page.root))) return;
   const tools = page.root.querySelector('[data-role="sec-tools"]');
-  if (tools && EDITORS.has(page.role)) {
+  if (tools && allows(page.role, "schedule")) {
     const name = page.root.querySelector(".nb-name")?.textContent || "";
     tools.append(h("button", { type: "button", text: "Schedule…", title: "Run this notebook on a schedule (editors)",
       dataset: { secAction: "schedule", role: "schedule" },
@@ -182,7 +181,7 @@ export async function attachJobs(page, api) {
   if (tools) tools.append(h("a.button", { href: "/jobs", text: "Jobs", dataset: { role: "jobs-link" } }));
   const { params } = await api.request("GET", `/notebooks/${enc(page.id)}/params`);
   const cells = page.root.querySelector('[data-role="cells"]');
-  if (params.length && cells && RUNNERS.has(page.role)) cells.before(paramForm(page, params));
+  if (params.length && cells && allows(page.role, "run")) cells.before(paramForm(page, params));
   const mark = () => markJobRuns(api, page).catch(() => {});
   mark();
   setInterval(mark, 5000);
