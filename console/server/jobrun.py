@@ -143,7 +143,7 @@ class JobRunner:
                 label = cell_label(position[c.id], c.source)
                 source = notebook_params.apply(c.kind, c.source, values)
                 (rid,) = manager.queue_cells(owner, nb_id, [(CellId(c.id), source, c.kind)], lane=lane,
-                                             params=values, revision=nb.revision)
+                                             params=values, revision=nb.revision, job=(job.id, job.name))
                 ran.append(rid)
                 self.store.set_job_run(run.id, run_ids=list(ran))
                 stepped()

@@ -37,6 +37,7 @@ class QueuedRun:
     revision: int | None = None
     params: dict[str, str] = field(default_factory=dict)
     queued_at: float = field(default_factory=time.time)
+    job: tuple[str, str] = ("", "")  # (job id, job name) of the job run that queued it, if one did
     io: list[dict[str, Any]] = field(default_factory=list)
     io_dropped: int = 0
 

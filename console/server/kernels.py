@@ -200,10 +200,11 @@ class SessionManager(Culling):
 
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
                     lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
-                    revision: int | None = None) -> list[RunId]:
+                    revision: int | None = None, job: tuple[str, str] = ("", "")) -> list[RunId]:
         """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids.
 
-        params, revision: what the runs' manifests record they ran with (console/server/manifests.py).
+        params, revision: what the runs' manifests record they ran with (console/server/manifests.py);
+        job: (id, name) of the job run queueing them, said on each of their cell_status events.
         """
         session = self.session(user_id, notebook_id, lane)
         if session.kernel is None:  # a new kernel: within the cap of who starts it (server/session_cap.py)
@@ -216,9 +217,9 @@ class SessionManager(Culling):
                 run_id = RunId(rec.id)
                 self.batcher.open_run(run_id, notebook_id, cell)
                 session.queue.append(_Run(run_id, cell, source, kind, batch=batch, user_id=user_id,
-                                          revision=revision, params=dict(params or {})))
+                                          revision=revision, params=dict(params or {}), job=job))
                 self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued", None, user_id,
-                                                            name)])
+                                                            name, *job)])
                 ids.append(run_id)
             session.last_active = self.clock.monotonic()
             self._pump(session)
@@ -402,7 +403,7 @@ class SessionManager(Culling):
             with self.locks(session.notebook_id):
                 self.store.set_run_status(run.run_id, "running")
                 self._publish(session.notebook_id, [CellStatusEvent(*ids, "running", None, run.user_id,
-                                                                    self.user_name(run.user_id))])
+                                                                    self.user_name(run.user_id), *run.job)])
         elif isinstance(msg, RunEnded):
             session.current, session.last = None, run
             status: CellState = "interrupted" if run.interrupted and msg.status == "error" else msg.status
@@ -452,7 +453,7 @@ class SessionManager(Culling):
             except Exception:  # viewers still learn how the run ended
                 log.exception("storing the end of run %s failed", run.run_id)
             ends: list[Message] = [m for m in (run.result, run.error) if m is not None]
-            ends.append(CellStatusEvent(*ids, status, elapsed_ms, run.user_id, self.user_name(run.user_id)))
+            ends.append(CellStatusEvent(*ids, status, elapsed_ms, run.user_id, self.user_name(run.user_id), *run.job))
             self._publish(session.notebook_id, ends)
         self.batcher.close_run(run.run_id)
 

@@ -257,7 +257,8 @@ class ErrorEvent(Message):
 class CellStatusEvent(Message):
     """A cell run changed state; elapsed_ms is set when it ends.
 
-    user_id, run_by: who ran it (the notebook's session is shared: any runner's cell runs in it).
+    user_id, run_by: who ran it (the notebook's session is shared: any runner's cell runs in it);
+    job_id, job_name: the job whose run made it, when a job did (the page says "run by job …").
     """
 
     type: ClassVar[str] = "cell_status"
@@ -268,6 +269,8 @@ class CellStatusEvent(Message):
     elapsed_ms: int | None = None
     user_id: UserId | None = None
     run_by: str = ""
+    job_id: str = ""
+    job_name: Annotated[str, Max(255)] = ""
 
 
 @dataclass(frozen=True)

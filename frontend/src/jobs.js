@@ -182,7 +182,6 @@ export async function attachJobs(page, api) {
   const { params } = await api.request("GET", `/notebooks/${enc(page.id)}/params`);
   const cells = page.root.querySelector('[data-role="cells"]');
   if (params.length && cells && allows(page.role, "run")) cells.before(paramForm(page, params));
-  const mark = () => markJobRuns(api, page).catch(() => {});
-  mark();
-  setInterval(mark, 5000);
+  // Runs a job made before this page opened; later ones say so on their cell_status events.
+  markJobRuns(api, page).catch(() => {});
 }

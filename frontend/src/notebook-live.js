@@ -132,6 +132,8 @@ function onCellStatus(page, cell, ev) {
     if (FINAL.has(ev.status)) useRun(page, cell, ev.run_id);
     else cell.output.markStale();
   }
+  // A job's run says so on each of its events (the page then names the job, not its owner).
+  if (ev.job_id) cell.setJobRun({ runId: ev.run_id, job: ev.job_name || "", jobId: ev.job_id });
   cell.setStatus(ev.status, ev.elapsed_ms, ev.run_by || "");
   if (FINAL.has(ev.status)) page.data.refreshIfOpen(); // the variable explorer after each run
 }

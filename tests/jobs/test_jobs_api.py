@@ -68,6 +68,8 @@ def test_a_scheduled_job_runs_with_its_parameters_as_a_stored_run(live: LiveServ
                                                  "params": {"day": "2026-12-01"}})
     assert code == 201, job
     assert job["enabled"] and len(job["schedule"]["readable"]) == 3 and job["next_run_at"]
+    watcher = Viewer(live.url)  # a page open on the notebook while the job runs
+    join(watcher, nb)
     _fire(live, clock, job["id"])
     (run,) = _runs_when(live, job["id"], lambda rs: _settled(rs, 1))
     assert run["status"] == "done" and run["trigger"] == "schedule" and run["params"] == {"day": "2026-12-01"}
@@ -81,6 +83,10 @@ def test_a_scheduled_job_runs_with_its_parameters_as_a_stored_run(live: LiveServ
     # its cell runs are the notebook's stored runs, and the page can say which job made them
     code, page = http(live, "GET", f"/api/notebooks/{nb.id}/jobs")
     assert page["cell_runs"][run["run_ids"][1]] == {"job": "nightly", "job_id": job["id"], "job_run": run["id"]}
+    # and the open page learned it live, on each of the run's cell_status events (no polling)
+    ended = watcher.wait_status(run["run_ids"][1], "done")
+    assert (ended["job_id"], ended["job_name"]) == (job["id"], "nightly")
+    watcher.close()
     code, latest = http(live, "GET", f"/api/notebooks/{nb.id}/runs")
     assert latest["runs"][nb.cells[1].id]["id"] == run["run_ids"][1]
     # the schedule moved on a minute; a second firing runs again
