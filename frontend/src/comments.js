@@ -17,20 +17,8 @@ import {
 
 const enc = encodeURIComponent;
 
-function whenReady(root) {
-  return new Promise((resolve) => {
-    if (root.dataset.ready) return resolve(root.dataset.ready === "1");
-    const seen = new MutationObserver(() => {
-      if (!root.dataset.ready) return;
-      seen.disconnect();
-      resolve(root.dataset.ready === "1");
-    });
-    seen.observe(root, { attributes: true, attributeFilter: ["data-ready"] });
-  });
-}
-
 export async function attachComments(page, api) {
-  if (!(await whenReady(page.root))) return null;
+  if (!(await page.loaded)) return null;
   const comments = new Comments(page, api);
   page.comments = comments; // tests read it
   await comments.load().catch(() => {});

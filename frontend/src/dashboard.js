@@ -307,13 +307,7 @@ export function attachDashboardLink(page) {
     tools.append(h("a.button", { href: `/d/${enc(page.id)}`, text: "Dashboard", dataset: { role: "dashboard-link" },
       title: "The results and charts pinned from this notebook, with its parameters and Refresh" }));
   };
-  if (page.root.dataset.ready === "1") return add();
-  const seen = new MutationObserver(() => {
-    if (page.root.dataset.ready !== "1") return;
-    seen.disconnect();
-    add();
-  });
-  seen.observe(page.root, { attributes: true, attributeFilter: ["data-ready"] });
+  page.loaded.then((ok) => { if (ok) add(); });
 }
 
 // /p/<token>/dashboard: the read-only link's dashboard (publish.js); true when this is that page.

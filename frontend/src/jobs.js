@@ -124,19 +124,6 @@ export class JobsPage {
 }
 
 // ------------------------------------------------------------------ the notebook page
-function whenReady(root) {
-  return new Promise((resolve) => {
-    if (root.dataset.ready === "1") return resolve(true);
-    const seen = new MutationObserver(() => {
-      if (root.dataset.ready) {
-        seen.disconnect();
-        resolve(root.dataset.ready === "1");
-      }
-    });
-    seen.observe(root, { attributes: true, attributeFilter: ["data-ready"] });
-  });
-}
-
 // The parameter form above the cells: what it holds is what every run of the page uses (the
 // toolbar's Run all, a cell's Run, run from here: notebook-actions.js asks page.params()), and
 // its own button is the toolbar's Run all.
@@ -168,7 +155,7 @@ async function markJobRuns(api, page) {
 }
 
 export async function attachJobs(page, api) {
-  if (!(await whenReady(page.root))) return;
+  if (!(await page.loaded)) return;
   const tools = page.root.querySelector('[data-role="sec-tools"]');
   if (tools && allows(page.role, "schedule")) {
     const name = page.root.querySelector(".nb-name")?.textContent || "";

@@ -44,6 +44,10 @@ export class NotebookPage {
     this.deleted = []; // cells this page deleted, last last: what z brings back
     this.signal = new RunSignal(); // the tab's title and favicon say running / done / failed
     this.role = "viewer"; // until the notebook says otherwise (GET /api/notebooks/<id> has `role`)
+    // The extension point of the notebook page: what adds to it (jobs.js, comments.js, the
+    // dashboard link) waits on this, true once the page is drawn and interactive, false if it
+    // could not load, instead of watching the DOM for data-ready.
+    this.loaded = new Promise((resolve) => { this.markLoaded = resolve; });
     this.presence = new Presence({
       cellLabel: (id) => (this.order.includes(id) ? `cell ${this.order.indexOf(id) + 1}` : ""),
       onCells: (byCell) => { for (const [id, cell] of this.cells) cell.setPeers(byCell.get(id) || []); },
@@ -61,6 +65,7 @@ export class NotebookPage {
     } catch (err) {
       this.banners.show("load", `Could not open this notebook: ${err.message}`, [["Back to the workspace", () => { location.href = "/"; }]]);
       this.root.dataset.ready = "error";
+      this.markLoaded(false);
       return;
     }
     performance.mark("console-fetched");
@@ -105,6 +110,7 @@ export class NotebookPage {
     }
     openFromHash(this); // a link from the workspace's search: #cell=<id>&find=<text>
     this.root.dataset.ready = "1";
+    this.markLoaded(true);
     performance.mark("console-ready"); // bench/page_load.py reads these two
     requestAnimationFrame(() => setTimeout(() => performance.mark("console-painted")));
     connectLive(this);
