@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from console.kernel.errors import CellError
+
 if TYPE_CHECKING:  # pyarrow stays a lazy import for the web tier
     import pyarrow as pa
 
@@ -34,17 +36,13 @@ class PythonJob:
     code_line: int = 1
 
 
-class PythonCellError(Exception):
+class PythonCellError(CellError):
     """A user-visible failure of a Python job: the cell raised, the worker died, the env failed.
 
-    kind: "python" (the code raised), "worker" (the process died: exit code / signal / OOM),
-    "env" (PYTHON_ENV failed), "schema" (build_result rows do not match the schema),
-    "interrupted".
+    The cell's one user error (CellError), with a column never known: kind "python" (the code
+    raised), "worker" (the process died: exit code / signal / OOM), "env" (PYTHON_ENV failed),
+    "schema" (build_result rows do not match the schema), "interrupted".
     """
 
     def __init__(self, kind: str, message: str, line: int | None = None, traceback: str = "") -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.line = line
-        self.traceback = traceback
+        super().__init__(kind, message, line, None, traceback)

@@ -15,7 +15,7 @@ import pyarrow as pa
 from console.actors.fragments import FRAGMENTS_KEY
 from console.kernel.catalog import Catalog, Entry, LazyTable, as_table
 from console.kernel.errors import CellError
-from console.kernel.job import PythonCellError, PythonJob
+from console.kernel.job import PythonJob
 from console.lang import Run
 from console.worker.context import PARAMS_KEY
 
@@ -109,11 +109,7 @@ def build_job(session: JobSource, stmt: Run) -> PythonJob:
 def run_ray(session: JobSource, stmt: Run, runtime: Callable[[], Runtime]) -> list[tuple[str, pa.Table]]:
     """Run the job on the Python runtime; return the (name, table) pairs to put in the catalog."""
     job = build_job(session, stmt)
-    try:
-        table = runtime().run(job)
-    except PythonCellError as exc:
-        kind = exc.kind  # python, worker, env, schema or interrupted: each tells the user something different
-        raise CellError(kind, exc.message, exc.line, None, exc.traceback) from None
+    table = runtime().run(job)  # a PythonCellError is the cell's CellError as it is (its kind tells the user which)
     if table is None and stmt.options.get("autoOutput"):
         return []  # a Python cell without --%output that built no result: its output is what it printed
     if table is None:

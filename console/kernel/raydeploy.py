@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from console import lang
 from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
-from console.kernel.job import PythonCellError, PythonJob
+from console.kernel.job import PythonJob
 from console.wire.browser import OutputEvent
 from console.wire.worker import UdfCall
 
@@ -144,11 +144,8 @@ def _code_line(stmt: lang.Register, code: str) -> int:
 
 
 def _call(deploy: _Deploy, job: PythonJob, name: str, phase: str) -> pa.Table | None:
-    try:
-        table: pa.Table | None = deploy.runtime.run(
-            job, send_as=lambda run_job: UdfCall(job=run_job, function=name, phase=phase))
-    except PythonCellError as exc:
-        raise CellError(exc.kind, exc.message, exc.line, None, exc.traceback) from None
+    table: pa.Table | None = deploy.runtime.run(
+        job, send_as=lambda run_job: UdfCall(job=run_job, function=name, phase=phase))
     return table
 
 
