@@ -27,6 +27,7 @@ from console.wire.browser import ErrorEvent, OutputEvent
 
 if TYPE_CHECKING:
     from console.cluster.head import RayCluster
+    from console.kernel.envs import NotebookEnv
     from console.kernel.python_runtime import PythonRuntime
     from console.kernel.sqlengines.cluster import ClusterSql
     from console.sources import SourceContext
@@ -77,6 +78,7 @@ class Session:
         self._sql: SqlEngine | None = None
         self._cluster_sql: ClusterSql | None = None  # Daft on the Ray cluster, once a select goes there
         self._runtime: PythonRuntime | None = None
+        self._env: NotebookEnv | None = None     # the notebook's packages (!pip / %pip), read at first need
         self._interrupted = False
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
@@ -434,7 +436,27 @@ class Session:
 
             self._runtime = PythonRuntime(self.cfg, self.emit, cluster=self.cluster,
                                           user_env=userdirs.folders(self.cache_dir))
+            self.refresh_environment()
         return self._runtime
+
+    def notebook_env(self) -> NotebookEnv:
+        if self._env is None:
+            from console.kernel.envs import NotebookEnv
+
+            self._env = NotebookEnv(self.cfg, self.cfg.data_dir, self.cache_dir)
+        return self._env
+
+    def refresh_environment(self) -> None:
+        """Hand the runtime the layer of the notebook's requirements (a kernel restarted on a notebook
+        with requirements finds its layer by the lock hash kept in the session's cache)."""
+        if self._runtime is None:
+            return
+        from console.kernel.envs import EnvError, site_path
+
+        try:
+            self._runtime.layer_path = site_path(self.notebook_env().layer())
+        except EnvError as exc:
+            raise CellError("python", f"the notebook's environment cannot be built: {exc}") from None
 
     def _run_include(self, stmt: lang.Include, run: CellRun, cell: Any) -> None:
         """Run another notebook's cells in this session; an error inside is reported at this statement."""
