@@ -179,6 +179,10 @@ class PythonRuntime:
         env = {k: v for k, v in RAY_ENV.items() if k.startswith("TF_")}
         env["TF_USE_LEGACY_KERAS"] = "1"
         env.update({k: str(v) for k, v in job.env.items() if k != "PYTHON_ENV"})
+        if self.layer_path:
+            # The notebook's packages on its actors too: Ray expands ${PYTHONPATH} in a worker's
+            # env_vars to what the node's worker had, so the base's own path stays behind the layer.
+            env["PYTHONPATH"] = os.pathsep.join((self.layer_path, env.get("PYTHONPATH") or "${PYTHONPATH}"))
         return env
 
     def _ship_modules(self, job: PythonJob) -> bool:

@@ -2,12 +2,9 @@
 test writes itself (no network), layered on the base, seen by that notebook's Python cells only."""
 from __future__ import annotations
 
-import base64
-import hashlib
 import importlib.metadata
 import socket
 import threading
-import zipfile
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -16,24 +13,7 @@ import pytest
 from console import lang
 from console.config import load_config
 from console.kernel.session import Session
-
-
-def make_wheel(folder: Path, name: str, version: str, body: str) -> Path:
-    """A pure-Python wheel written as the zip it is (METADATA, WHEEL, RECORD with each file's hash)."""
-    dist = f"{name}-{version}.dist-info"
-    files = {f"{name}/__init__.py": body,
-             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-             f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text.encode())}")
-    files[f"{dist}/RECORD"] = "\n".join(record + [f"{dist}/RECORD,,"]) + "\n"
-    wheel = folder / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as z:
-        for path, text in files.items():
-            z.writestr(path, text)
-    return wheel
+from tests.support.wheels import make_wheel
 
 
 @pytest.fixture(scope="module")
