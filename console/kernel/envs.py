@@ -242,11 +242,17 @@ class Builder:
         return Layer(final, lock_hash, own)
 
     def _unresolved(self, requirements: list[str], words: str) -> str:
-        named = [r for r in requirements if canonicalize_name(parse_requirement(r).name) in words.lower()
-                 or parse_requirement(r).name.lower() in words.lower()]
+        low = words.lower()
+        named = [r for r in requirements if canonicalize_name(parse_requirement(r).name) in low
+                 or parse_requirement(r).name.lower() in low]
         which = ", ".join(named) if named else ", ".join(requirements)
-        return (f"the requirements do not resolve ({which}); base packages are held at the base's versions. "
-                f"uv says:\n{words}")
+        # A dependency that wants another version of a base package: uv names the base's pin (the
+        # constraint), which the user never wrote, so say what it is.
+        base = base_packages()
+        held = sorted(f"{n} {v}" for n, v in base.items() if f"{n}=={v}" in low)
+        why = (f"a dependency would replace a base package ({', '.join(held)}: a notebook's environment never "
+               f"replaces one)" if held else "base packages are held at the base's versions")
+        return f"the requirements do not resolve ({which}); {why}. uv says:\n{words}"
 
     def cached(self, lock_hash: str) -> Layer | None:
         """A layer built before, by its lock hash (a restarted kernel finds its notebook's layer without uv)."""

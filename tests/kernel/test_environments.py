@@ -20,6 +20,7 @@ from tests.support.wheels import make_wheel
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("wheelhouse")
     make_wheel(folder, "consoletestpkg", "1.2", '__version__ = "1.2"\n')
+    make_wheel(folder, "consoletestoldray", "1.0", "", requires=("ray==2.50.0",))
     return folder
 
 
@@ -100,6 +101,12 @@ def test_a_base_package_at_another_version_is_refused(sessions: Any) -> None:
     assert "ray==2.50.0 is refused" in out.error.message
     assert a.notebook_env().requirements == ["consoletestpkg==1.2"]
     assert a.run_cell(IMPORT, kind="python", cell=3).ok  # the previous environment still works
+    # A dependency that wants another ray: refused the same way, naming the base's version.
+    out = a.run_cell("!pip install consoletestoldray;", cell=4)
+    assert not out.ok
+    assert f"a dependency would replace a base package (ray {base}" in out.error.message, out.error.message
+    assert "ray==2.50.0" in out.error.message  # uv's words: who asked for it
+    assert a.run_cell(IMPORT, kind="python", cell=5).ok
 
 
 def test_an_unresolvable_requirement_names_itself_and_keeps_the_environment(sessions: Any) -> None:

@@ -7,11 +7,13 @@ import zipfile
 from pathlib import Path
 
 
-def make_wheel(folder: Path, name: str, version: str, body: str) -> Path:
-    """A pure-Python wheel written as the zip it is (METADATA, WHEEL, RECORD with each file's hash)."""
+def make_wheel(folder: Path, name: str, version: str, body: str, requires: tuple[str, ...] = ()) -> Path:
+    """A pure-Python wheel written as the zip it is (METADATA, WHEEL, RECORD with each file's hash);
+    `requires`: its dependencies (Requires-Dist)."""
     dist = f"{name}-{version}.dist-info"
+    depends = "".join(f"Requires-Dist: {r}\n" for r in requires)
     files = {f"{name}/__init__.py": body,
-             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+             f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{depends}",
              f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     record = []
     for path, text in files.items():
