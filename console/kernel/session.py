@@ -79,6 +79,7 @@ class Session:
         self._cluster_sql: ClusterSql | None = None  # Daft on the Ray cluster, once a select goes there
         self._runtime: PythonRuntime | None = None
         self._env: NotebookEnv | None = None     # the notebook's packages (!pip / %pip), read at first need
+        self._env_applied = False                # the runtime has the environment's layer
         self._interrupted = False
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
@@ -436,6 +437,7 @@ class Session:
 
             self._runtime = PythonRuntime(self.cfg, self.emit, cluster=self.cluster,
                                           user_env=userdirs.folders(self.cache_dir))
+        if not self._env_applied:  # until the layer is found or built: a failed try is tried again
             self.refresh_environment()
         return self._runtime
 
@@ -455,6 +457,7 @@ class Session:
 
         try:
             self._runtime.layer_path = site_path(self.notebook_env().layer())
+            self._env_applied = True
         except EnvError as exc:
             raise CellError("python", f"the notebook's environment cannot be built: {exc}") from None
 

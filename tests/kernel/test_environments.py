@@ -156,3 +156,21 @@ def test_a_build_past_the_time_limit_stops_naming_it(sessions: Any) -> None:
         server.close()
         for c in held:
             c.close()
+
+
+def test_a_new_kernel_builds_the_layer_again_when_the_data_dir_lost_it(sessions: Any, tmp_path: Path) -> None:
+    import os
+    import shutil
+
+    a = sessions("nb-lost")
+    assert a.run_cell("!pip install consoletestpkg==1.2;", cell=1).ok
+    a.shutdown()
+    envs = tmp_path / "data" / "envs"
+    for folder, _dirs, _files in os.walk(envs):
+        os.chmod(folder, 0o755)  # layers are read-only inside
+    shutil.rmtree(envs)
+    again = sessions("nb-lost")
+    out = again.run_cell(IMPORT, kind="python", cell=1)
+    assert out.ok, out.error
+    assert "version 1.2" in printed(again)
+    assert any(p.name != ".uv-cache" for p in envs.iterdir())
