@@ -167,6 +167,9 @@ class Config(Mapping[str, Any]):
     PIP_TIMEOUT_SECONDS: float = _setting(
         300.0, "A notebook environment's build (resolve and install) that runs longer is stopped, and the cell "
                "says so; the previous environment stays.", float)
+    PIP_MAX_SIZE: str = _setting(
+        "4G", "Largest layer a notebook environment may add to the base (its installed files); a bigger one is "
+              "removed and the cell says so; the previous environment stays.", _size)
     SINGLE_USER: bool = _setting(
         False, "Skip login: every request is the local admin. Honoured only when HOST is a loopback address; "
                "`make run` turns it on.", _bool)

@@ -227,6 +227,7 @@ class Builder:
                          *index_args(self.cfg)], deadline - time.monotonic(), limit, env)
             if done.returncode != 0:
                 raise EnvError(f"uv could not install the environment:\n{_uv_words(done.stderr)}")
+            self._check_size(staging)
             (staging / "requirements.in").write_text("\n".join(requirements) + "\n", encoding="utf-8")
             (staging / "meta.json").write_text(json.dumps({"lock_hash": lock_hash, "packages": own}), encoding="utf-8")
             _read_only(staging)
@@ -240,6 +241,18 @@ class Builder:
                 _writable(staging)
                 shutil.rmtree(staging, ignore_errors=True)
         return Layer(final, lock_hash, own)
+
+    def _check_size(self, folder: Path) -> None:
+        """Refuse a layer past CONSOLE_PIP_MAX_SIZE (checked once installed: the session's own disk
+        and memory limits bound the install itself)."""
+        from console.config import parse_size
+
+        text = str(self.cfg.get("PIP_MAX_SIZE") or "4G")
+        limit = parse_size(text)
+        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+        if size > limit:
+            raise EnvError(f"the environment would add {size / 2**20:.1f} MiB to the base, over "
+                           f"CONSOLE_PIP_MAX_SIZE ({text})")
 
     def _unresolved(self, requirements: list[str], words: str) -> str:
         low = words.lower()

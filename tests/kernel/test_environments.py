@@ -127,6 +127,15 @@ def test_an_unresolvable_requirement_names_itself_and_keeps_the_environment(sess
     assert "version 1.2" in printed(a)
 
 
+def test_a_layer_past_the_size_limit_is_refused_naming_it(sessions: Any, tmp_path: Path) -> None:
+    a = sessions("nb-big", PIP_MAX_SIZE="200")
+    out = a.run_cell("%pip install consoletestpkg==1.2\n", kind="python", cell=1)
+    assert not out.ok
+    assert "over CONSOLE_PIP_MAX_SIZE (200)" in out.error.message, out.error.message
+    assert a.notebook_env().requirements == []
+    assert [p.name for p in (tmp_path / "data" / "envs").iterdir()] == []  # nothing left behind
+
+
 def test_a_build_past_the_time_limit_stops_naming_it(sessions: Any) -> None:
     # An index that accepts connections and never answers: uv waits until the limit stops it.
     server = socket.socket()
