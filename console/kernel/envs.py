@@ -337,10 +337,13 @@ class NotebookEnv:
     leaves the previous environment (and the worker running in it) as it was.
     """
 
-    def __init__(self, cfg: Mapping[str, Any], data_dir: Path, cache_dir: Path) -> None:
+    def __init__(self, cfg: Mapping[str, Any], data_dir: Path, cache_dir: Path,
+                 preset: Mapping[str, Any] | None = None) -> None:
+        """preset: the notebook's stored environment (the server's or the notebook file's), which wins
+        over what this session's cache last built; None: the cache's (a kernel without a store)."""
         self.cache_dir = cache_dir
         self.builder = Builder(cfg, data_dir, cache_dir / ".uv-cache")
-        state = load_state(cache_dir)
+        state = dict(preset) if preset is not None else load_state(cache_dir)
         self.requirements: list[str] = state.get("requirements", [])
         self.lock_hash: str = state.get("lock_hash", "")
         self._layer: Layer | None = None if self.requirements else Layer(None, "", {})

@@ -17,7 +17,7 @@ from console import lang
 from console.config import Config
 from console.kernel import commands, include, python_jobs, queries
 from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
-from console.kernel.errors import CellError, internal_error
+from console.kernel.errors import CellError, data_error_position, internal_error
 from console.kernel.host import CellRun
 from console.kernel.results import ResultCache, result_event
 from console.kernel.sql import SETTABLE, SqlEngine
@@ -80,6 +80,7 @@ class Session:
         self._runtime: PythonRuntime | None = None
         self._env: NotebookEnv | None = None     # the notebook's packages (!pip / %pip), read at first need
         self._env_applied = False                # the runtime has the environment's layer
+        self._env_preset: dict[str, Any] | None = None  # the notebook's stored environment, given at start
         self._interrupted = False
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
@@ -246,7 +247,7 @@ class Session:
             try:
                 handler(stmt, run, cell)
             except SourceError as exc:
-                raise CellError("data", exc.message, *_data_error_position(stmt, exc.message)) from None
+                raise CellError("data", exc.message, *data_error_position(stmt, exc.message)) from None
             except _PrintedOnly as exc:  # the compiled steps after it would show a result never built
                 skip = exc.name
             if isinstance(written, lang.Set) and written.type == "text":
@@ -445,8 +446,16 @@ class Session:
         if self._env is None:
             from console.kernel.envs import NotebookEnv
 
-            self._env = NotebookEnv(self.cfg, self.cfg.data_dir, self.cache_dir)
+            self._env = NotebookEnv(self.cfg, self.cfg.data_dir, self.cache_dir, self._env_preset)
         return self._env
+
+    def environment_lock(self) -> str:
+        """The lock hash of the layer this session's Python cells ran in ('' for the base)."""
+        return self._env.lock_hash if self._env is not None and self._env.requirements else ""
+
+    def preset_environment(self, environment: dict[str, Any]) -> None:
+        """The notebook's stored requirements (console/wire/environment.py), before the first cell."""
+        self._env_preset, self._env, self._env_applied = dict(environment), None, False
 
     def refresh_environment(self) -> None:
         """Hand the runtime the layer of the notebook's requirements (a kernel restarted on a notebook
@@ -498,13 +507,3 @@ class _PrintedOnly(Exception):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.name = name
-
-
-def _data_error_position(stmt: lang.Statement, message: str) -> tuple[int, int]:
-    """Point a load/save error at the format or the path it is about, else at the statement."""
-    fmt, path = getattr(stmt, "format", None), getattr(stmt, "path", None)
-    if fmt and "format" in message:
-        return lang.template.position_in(stmt, fmt + ".")
-    if path and path in message:
-        return lang.template.position_in(stmt, path)
-    return stmt.line, stmt.column

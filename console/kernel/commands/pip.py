@@ -56,6 +56,12 @@ def pip(session: SessionHost, stmt: lang.Command, run: CellRun) -> None:
         layer = env.layer()
     except envs.EnvError as exc:
         raise fail(stmt, f"!pip {verb}: {exc}", kind="python") from None
+    if verb != "list":
+        # The server keeps the list with the notebook, so its next kernel (a restart, a job) starts in it.
+        from console.ids import RunId
+        from console.wire.kernel import EnvironmentChanged
+
+        session.emit(EnvironmentChanged(RunId(""), list(env.requirements), env.lock_hash))
     session.refresh_environment()
     run.show("pip", listing(env.requirements, layer.packages))
 

@@ -1,0 +1,29 @@
+"""A notebook's environment (issue 31): its requirements and the lock hash last built.
+
+Revision ID: 0011
+Revises: 0009
+Create Date: 2026-12-05
+
+notebooks.environment: JSON {"requirements": [str], "lock_hash": str}, NULL for a notebook that
+never ran %pip. Revisions keep it in their snapshot (no column). Numbered 0011 and based on 0009
+because another branch adds 0010_run_manifests: whichever merges second moves its down_revision.
+"""
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = '0011'
+down_revision = '0009'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table('notebooks') as batch:
+        batch.add_column(sa.Column('environment', sa.JSON(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table('notebooks') as batch:
+        batch.drop_column('environment')
