@@ -326,6 +326,7 @@ class JobRun(Base):
     lease_holder: Mapped[str] = mapped_column(String(128), default="")
     lease_until: Mapped[datetime | None] = mapped_column()
     not_before: Mapped[datetime | None] = mapped_column()  # a queued retry waits for its job's retry delay
+    lock_hash: Mapped[str] = mapped_column(String(64), default="")  # the notebook environment's lock it ran in
 
 
 class Comment(Base):

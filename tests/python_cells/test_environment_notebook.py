@@ -13,6 +13,7 @@ import pytest
 from console.config import load_config
 from console.kernel.headless import run_file
 from tests.support.clients import http
+from tests.support.jobs import after_runs, jobs_server
 from tests.support.live_server import REAL_KERNEL, LiveServer
 from tests.support.wheels import make_wheel
 
@@ -32,12 +33,10 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Iterator[LiveServer]:
-    server = LiveServer(str(wheelhouse.parent), kernel_module=REAL_KERNEL,
-                        PIP_INDEX_URL="none", PIP_FIND_LINKS=str(wheelhouse))
-    try:
+    # A serving scheduler too, for the job run below.
+    with jobs_server(str(wheelhouse.parent), kernel_module=REAL_KERNEL, PIP_INDEX_URL="none",
+                     PIP_FIND_LINKS=str(wheelhouse)) as server:
         yield server
-    finally:
-        server.close()
 
 
 def run(live: LiveServer, nb: Any, cell_id: str, timeout: float = 180.0) -> Any:
@@ -94,6 +93,29 @@ def test_the_requirements_live_with_the_notebook(live: LiveServer, wheelhouse: P
     status, body = http(live, "POST", "/api/notebooks/import", json.loads(path.read_text()))
     assert status == 201, body
     assert live.store.get_environment(body["id"]) == env
+
+
+def test_a_job_runs_in_the_environment_of_its_revision_and_records_the_lock(live: LiveServer) -> None:
+    nb = live.notebook(("python", PIP))
+    rec = run(live, nb, nb.cells[0].id)
+    assert rec.status == "done", rec.error
+    lock = live.store.get_environment(nb.id)["lock_hash"]
+    # The %pip cell is gone from the notebook: the job's kernel has the package from the list alone.
+    nb = live.store.update_notebook(nb.id, nb.revision, cells=[{"kind": "python", "source": IMPORT}])
+    status, job = http(live, "POST", "/api/jobs", {"notebook_id": nb.id, "every_minutes": 60})
+    assert status == 201, job
+    status, queued = http(live, "POST", f"/api/jobs/{job['id']}/run", {})
+    assert status == 202, queued
+
+    def ended() -> dict[str, Any] | None:
+        status, body = http(live, "GET", f"/api/jobs/{job['id']}/runs")
+        runs = body["runs"] if status == 200 else []
+        return runs[0] if runs and runs[0]["status"] not in ("queued", "running") else None
+
+    done = after_runs(live, ended, "the job's run", timeout=180.0)
+    assert done["status"] == "done", done["error"]
+    assert done["lock_hash"] == lock != "" and done["revision"] == nb.revision
+    assert live.store.get_environment(nb.id, nb.revision)["lock_hash"] == lock
 
 
 def test_a_kernel_cannot_store_a_url_requirement(live: LiveServer) -> None:

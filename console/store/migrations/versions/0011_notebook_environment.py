@@ -5,7 +5,8 @@ Revises: 0009
 Create Date: 2026-12-05
 
 notebooks.environment: JSON {"requirements": [str], "lock_hash": str}, NULL for a notebook that
-never ran %pip. Revisions keep it in their snapshot (no column). Numbered 0011 and based on 0009
+never ran %pip. job_runs.lock_hash: the lock of the environment a job's run started in ('' for
+the base). Revisions keep it in their snapshot (no column). Numbered 0011 and based on 0009
 because another branch adds 0010_run_manifests: whichever merges second moves its down_revision.
 """
 from __future__ import annotations
@@ -22,8 +23,11 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table('notebooks') as batch:
         batch.add_column(sa.Column('environment', sa.JSON(), nullable=True))
+    op.add_column('job_runs', sa.Column('lock_hash', sa.String(length=64), nullable=False, server_default=''))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('job_runs') as batch:
+        batch.drop_column('lock_hash')
     with op.batch_alter_table('notebooks') as batch:
         batch.drop_column('environment')
