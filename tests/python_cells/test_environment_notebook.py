@@ -93,6 +93,8 @@ def test_the_requirements_live_with_the_notebook(live: LiveServer, wheelhouse: P
     status, body = http(live, "POST", "/api/notebooks/import", json.loads(path.read_text()))
     assert status == 201, body
     assert live.store.get_environment(body["id"]) == env
+    copy = live.store.duplicate_notebook(nb.id)
+    assert live.store.get_environment(copy.id) == env
 
 
 def test_a_job_runs_in_the_environment_of_its_revision_and_records_the_lock(live: LiveServer) -> None:

@@ -87,10 +87,8 @@ def import_notebook() -> ResponseReturnValue:
     except envspec.BadEnvironment as exc:
         raise ApiError(400, f"not a notebook file: metadata.environment: {exc}") from exc
     nb = store.create_notebook(
-        name, folder, owner_id=signed_in().id, cells=cells,
+        name, folder, owner_id=signed_in().id, cells=cells, environment=env,
     )
-    if env is not None and env["requirements"]:
-        store.set_environment(nb.id, env)
     return jsonify(serialize.notebook(nb)), 201
 
 
