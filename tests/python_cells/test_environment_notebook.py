@@ -59,6 +59,10 @@ def test_the_requirements_live_with_the_notebook(live: LiveServer, wheelhouse: P
     assert rec.status == "done", rec.error
     env = live.store.get_environment(nb.id)
     assert env["requirements"] == ["consoletestpkg==1.2"] and len(env["lock_hash"]) == 24
+    status, shown = http(live, "GET", f"/api/notebooks/{nb.id}/environment")
+    assert status == 200 and shown["lock_hash"] == env["lock_hash"]
+    assert shown["packages"] == [{"name": "consoletestpkg", "version": "1.2", "requested": "consoletestpkg==1.2",
+                                  "source": "requirement"}]
 
     # A new kernel of the notebook gets the list at start: the import works without the %pip cell.
     status, body = http(live, "POST", f"/api/notebooks/{nb.id}/restart")
@@ -75,6 +79,7 @@ def test_the_requirements_live_with_the_notebook(live: LiveServer, wheelhouse: P
     rec = run(live, other, other.cells[0].id)
     assert rec.status == "error" and "consoletestpkg" in json.dumps(rec.error)
     assert live.store.get_environment(other.id)["requirements"] == []
+    assert http(live, "GET", f"/api/notebooks/{other.id}/environment")[1]["packages"] == []
 
     # The exported file carries it, and a headless run of that file builds it and names the lock.
     status, data = http(live, "GET", f"/api/notebooks/{nb.id}/export")
