@@ -21,7 +21,9 @@ def start_env(store: RunStore, session: KernelSession) -> dict[str, str]:
         env = store.get_environment(session.notebook_id)
     except NotFound:
         return {}
-    return {envspec.START_ENV: json.dumps(env)} if env["requirements"] else {}
+    # Sent when empty too: the session's cache folder may remember a list the notebook has since
+    # dropped (a job's lane after an uninstall in the page), and the store's list wins.
+    return {envspec.START_ENV: json.dumps(env)}
 
 
 def save(store: RunStore, session: KernelSession, msg: EnvironmentChanged) -> None:
