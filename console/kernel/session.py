@@ -20,6 +20,7 @@ from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
 from console.kernel.errors import CellError, data_error_position, internal_error
 from console.kernel.host import CellRun
 from console.kernel.results import ResultCache, result_event
+from console.kernel.session_env import SessionEnvironment
 from console.kernel.sql import SETTABLE, SqlEngine
 from console.lang import ParseError, paramsafe
 from console.protocols import CellOutcome, Emit, NotebookLoader
@@ -27,7 +28,6 @@ from console.wire.browser import ErrorEvent, OutputEvent
 
 if TYPE_CHECKING:
     from console.cluster.head import RayCluster
-    from console.kernel.envs import NotebookEnv
     from console.kernel.python_runtime import PythonRuntime
     from console.kernel.sqlengines.cluster import ClusterSql
     from console.sources import SourceContext
@@ -43,9 +43,7 @@ def _parse_cell(source: str, cell: str | int | None, kind: str) -> list[lang.Sta
     return list(_parse_cached(source, cell, kind))
 
 
-
-
-class Session:
+class Session(SessionEnvironment):
     """Tables, `!python conf/env`, `set` variables and connections of one session, kept between cells.
 
     `tables` maps names to Arrow tables (a loaded parquet/delta table is read only where needed,
@@ -78,9 +76,8 @@ class Session:
         self._sql: SqlEngine | None = None
         self._cluster_sql: ClusterSql | None = None  # Daft on the Ray cluster, once a select goes there
         self._runtime: PythonRuntime | None = None
-        self._env: NotebookEnv | None = None     # the notebook's packages (!pip / %pip), read at first need
-        self._env_applied = False                # the runtime has the environment's layer
-        self._env_preset: dict[str, Any] | None = None  # the notebook's stored environment, given at start
+        self._env = None                         # the notebook's packages (session_env.py), read at first need
+        self._env_applied = False
         self._interrupted = False
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
@@ -441,34 +438,6 @@ class Session:
         if not self._env_applied:  # until the layer is found or built: a failed try is tried again
             self.refresh_environment()
         return self._runtime
-
-    def notebook_env(self) -> NotebookEnv:
-        if self._env is None:
-            from console.kernel.envs import NotebookEnv
-
-            self._env = NotebookEnv(self.cfg, self.cfg.data_dir, self.cache_dir, self._env_preset)
-        return self._env
-
-    def environment_lock(self) -> str:
-        """The lock hash of the layer this session's Python cells ran in ('' for the base)."""
-        return self._env.lock_hash if self._env is not None and self._env.requirements else ""
-
-    def preset_environment(self, environment: dict[str, Any]) -> None:
-        """The notebook's stored requirements (console/wire/environment.py), before the first cell."""
-        self._env_preset, self._env, self._env_applied = dict(environment), None, False
-
-    def refresh_environment(self) -> None:
-        """Hand the runtime the layer of the notebook's requirements (a kernel restarted on a notebook
-        with requirements finds its layer by the lock hash kept in the session's cache)."""
-        if self._runtime is None:
-            return
-        from console.kernel.envs import EnvError, site_path
-
-        try:
-            self._runtime.layer_path = site_path(self.notebook_env().layer())
-            self._env_applied = True
-        except EnvError as exc:
-            raise CellError("python", f"the notebook's environment cannot be built: {exc}") from None
 
     def _run_include(self, stmt: lang.Include, run: CellRun, cell: Any) -> None:
         """Run another notebook's cells in this session; an error inside is reported at this statement."""
