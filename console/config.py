@@ -158,6 +158,18 @@ class Config(Mapping[str, Any]):
     SQL_CLUSTER_TIMEOUT_SECONDS: float = _setting(
         600.0, "A select on the cluster that runs longer is cancelled and fails (a query waiting for CPUs "
                "that other jobs hold never hangs the notebook).", float)
+    PIP_INDEX_URL: str | None = _setting(
+        None, "Package index a notebook's `%pip install` resolves against (uv's --index-url); `none`: no index, "
+              "only CONSOLE_PIP_FIND_LINKS. Default: this machine's pip configuration.")
+    PIP_FIND_LINKS: str | None = _setting(
+        None, "Folders or URLs of wheels for `%pip install` (uv's --find-links), separated by spaces: a local "
+              "wheelhouse. Default: this machine's pip configuration's find-links.")
+    PIP_TIMEOUT_SECONDS: float = _setting(
+        300.0, "A notebook environment's build (resolve and install) that runs longer is stopped, and the cell "
+               "says so; the previous environment stays.", float)
+    PIP_MAX_SIZE: str = _setting(
+        "4G", "Largest layer a notebook environment may add to the base (its installed files); a bigger one is "
+              "removed and the cell says so; the previous environment stays.", _size)
     SINGLE_USER: bool = _setting(
         False, "Skip login: every request is the local admin. Honoured only when HOST is a loopback address; "
                "`make run` turns it on.", _bool)

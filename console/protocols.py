@@ -76,6 +76,10 @@ class RunStore(Protocol):
 
     def find_notebooks(self, name: str | None = None) -> list[NotebookInfo]: ...
 
+    def get_environment(self, notebook_id: str, revision: int | None = None) -> dict[str, Any]: ...
+
+    def set_environment(self, notebook_id: str, environment: Any) -> dict[str, Any]: ...
+
     def get_user(self, user_id: int) -> UserRecord: ...  # who ran a cell, named on the page
 
     def snapshot_notebook(self, notebook_id: NotebookId, author_id: UserId | None = None,

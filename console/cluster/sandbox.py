@@ -325,6 +325,9 @@ def mounts(cfg: Mapping[str, Any], *, ray_temp_dir: Path, session_id: str | None
         # bound in, made read-only once that bind's mount point exists (not recursive: its own stays rw).
         argv += ["--tmpfs", str(cache)]
         rw.append(own)
+        # Kernels build their notebook's package layers here (console/kernel/envs.py); workers and
+        # actors read them through the data dir's read-only bind.
+        rw.append(data_dir / "envs")
     if not _inside(ray_temp_dir, data_dir):
         # A short temp dir under /tmp (the Unix socket path limit): drivers reach the raylet there.
         rw.append(ray_temp_dir)

@@ -68,6 +68,9 @@ def share_folders(cfg: Mapping[str, Any], ray_temp_dir: Path) -> None:
         os.chmod(data_dir, mode | 0o011)
     for folder in (data_dir / "lake", data_dir / "cache", data_dir / "ray", ray_temp_dir):
         identity.share_folder(folder, gid)
+    # Notebook package layers (console/kernel/envs.py): any session builds one, sticky so that no
+    # session removes, renames or replaces a layer another made (each layer is read-only inside).
+    identity.share_folder(data_dir / "envs", gid, 0o3775)
     # Ray's temp dir holds the raylet's sockets: members only (no "other" bits), whatever its parent.
     identity.share_folder(ray_temp_dir, gid, 0o2770)
     for root in cfg.get("DATA_ROOTS") or []:

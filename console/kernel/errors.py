@@ -8,10 +8,14 @@ reaches a browser.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 import secrets
 
 from console.ids import FaultId
 from console.wire.browser import ErrorEvent
+
+if TYPE_CHECKING:
+    from console import lang
 
 log = logging.getLogger(__name__)
 
@@ -39,3 +43,15 @@ def internal_error(exc: BaseException, where: str = "") -> ErrorEvent:
     log.error("internal error %s%s: %s: %s", fault, f" in {where}" if where else "", type(exc).__name__, exc,
               exc_info=(type(exc), exc, exc.__traceback__))
     return ErrorEvent(kind="kernel", message=f"internal error {fault}; see the server log")
+
+
+def data_error_position(stmt: "lang.Statement", message: str) -> tuple[int, int]:
+    """Point a load/save error at the format or the path it is about, else at the statement."""
+    from console import lang
+
+    fmt, path = getattr(stmt, "format", None), getattr(stmt, "path", None)
+    if fmt and "format" in message:
+        return lang.template.position_in(stmt, fmt + ".")
+    if path and path in message:
+        return lang.template.position_in(stmt, path)
+    return stmt.line, stmt.column

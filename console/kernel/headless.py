@@ -99,6 +99,23 @@ def describe_error(cell: int, error: ErrorEvent) -> str:
     return f"{where}: {error.message}"
 
 
+def read_environment(path: Path) -> dict[str, Any] | None:
+    """The notebook file's environment (metadata.environment, as an export writes it), or None."""
+    from console.wire import environment as envspec
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    meta = doc.get("metadata") if isinstance(doc, dict) else None
+    if not isinstance(meta, dict) or "environment" not in meta:
+        return None
+    try:
+        return envspec.clean(meta["environment"])
+    except envspec.BadEnvironment as exc:
+        raise ValueError(f"{path}: metadata.environment: {exc}") from None
+
+
 def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = print,
              params: Mapping[str, str] | None = None, manifest: str | Path | None = None) -> int:
     """Run the file's cells in order (or only cell N, 1-based); 0 when all succeed, 1 at the first failure.
@@ -110,6 +127,7 @@ def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = 
     path = Path(path)
     try:
         cells = read_cells(path)
+        environment = read_environment(path) if path.suffix.lower() != ".mlsql" else None
         overrides = notebook_params.check(notebook_params.declared(cells), params or {}, cells)
     except (OSError, ValueError) as exc:
         out(f"error: {exc}")
@@ -125,6 +143,8 @@ def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = 
     session = Session(cfg, printer, session_id=f"headless-{path.stem}",
                       notebook_loader=file_loader(path.resolve().parent))
     ran: list[dict[str, Any]] = []
+    if environment is not None:
+        session.preset_environment(environment)
     try:
         for n, (kind, source) in numbered:
             if kind == "markdown":
@@ -140,6 +160,8 @@ def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = 
             if outcome.result is not None:
                 out(f"-- cell {n}: {outcome.result.name}")
                 out(format_table(outcome.result))
+        if session.environment_lock():  # the run's record of the environment it ran in
+            out(f"-- environment: lock {session.environment_lock()}")
         return 0
     finally:
         session.shutdown()

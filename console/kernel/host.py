@@ -20,6 +20,7 @@ from console.protocols import Emit, NotebookLoader
 
 if TYPE_CHECKING:
     from console import lang
+    from console.kernel.envs import NotebookEnv
     from console.kernel.python_runtime import PythonRuntime
     from console.kernel.results import ResultCache
     from console.kernel.sql import SqlEngine
@@ -85,6 +86,14 @@ class SessionHost(Protocol):
     def source_context(self) -> SourceContext: ...
 
     def python_runtime(self) -> PythonRuntime: ...
+
+    def notebook_env(self) -> NotebookEnv:
+        """The notebook's Python environment (its requirements and their layer, console/kernel/envs.py)."""
+        ...
+
+    def refresh_environment(self) -> None:
+        """Point the Python runtime at the environment's current layer (its next cell's worker starts in it)."""
+        ...
 
     def run_statements(self, text: str, run: CellRun, cell: Any = None) -> None:
         """Parse and run MLSQL text in this session (macros, !pyInclude …), errors raised as they come."""

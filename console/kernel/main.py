@@ -12,6 +12,7 @@ running cell; cells run one at a time on the main thread, in the order they came
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import math
@@ -22,6 +23,7 @@ import threading
 import time
 from collections.abc import Mapping
 
+from console.wire import environment as envspec
 from console.cluster.head import HeadLink, RayCluster
 from console.config import KERNEL_CONFIG_ENV, Config, load_config
 from console.ids import NotebookId, SessionId
@@ -31,9 +33,9 @@ from console.protocols import Engine, EngineFactory
 from console.wire.browser import ErrorEvent, MetricsEvent, OutputEvent
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
 from console.wire.codec import Message, fit
-from console.wire.kernel import (TO_KERNEL, ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent,
-                                 KernelQuery, KernelReady, NotebookCells, NotebookRequest, RunEnd, RunEnded,
-                                 RunError, RunManifest, RunMetrics, RunOutput, RunRayUsage, RunResult,
+from console.wire.kernel import (TO_KERNEL, EnvironmentChanged, ExecuteCommand, KernelAnswer, KernelInterrupt,
+                                 KernelLogEvent, KernelQuery, KernelReady, NotebookCells, NotebookRequest, RunEnd,
+                                 RunEnded, RunError, RunManifest, RunMetrics, RunOutput, RunRayUsage, RunResult,
                                  RunStarted)
 from console.wire.worker import CellRayUsage
 
@@ -125,6 +127,8 @@ class Kernel:
                 self.out.send(RunMetrics(cmd.run_id, values, msg.source[:1024], msg.step, msg.ts or time.time()))
         elif isinstance(msg, CellRayUsage) and self.current is not None:  # the running cell's only
             self.out.send(RunRayUsage(self.current.run_id, msg.usage))
+        elif isinstance(msg, EnvironmentChanged) and self.current is not None:  # %pip of the running cell
+            self.out.send(dataclasses.replace(msg, run_id=self.current.run_id))
 
     def read_commands(self) -> None:
         try:
@@ -212,6 +216,20 @@ class Kernel:
             log.exception("the engine's shutdown failed")
 
 
+def preset_environment(engine: Engine, text: str | None) -> None:
+    """Hand the engine the notebook's stored environment (the server's, in START_ENV), so the first
+    Python cell runs in its layer without the %pip cell running again."""
+    preset = getattr(engine, "preset_environment", None)
+    if text is None or preset is None:
+        return
+    try:
+        env = envspec.clean(json.loads(text))
+    except (ValueError, envspec.BadEnvironment):
+        log.warning("the notebook's environment from the server was not readable; the base is used")
+        return
+    preset(env)
+
+
 def main(argv: list[str] | None = None, engine_factory: EngineFactory = Session) -> int:
     parser = argparse.ArgumentParser(prog="python -m console.kernel.main")
     parser.add_argument("--cmd-fd", type=int, required=True)
@@ -227,6 +245,7 @@ def main(argv: list[str] | None = None, engine_factory: EngineFactory = Session)
     own_log.setLevel(logging.INFO)
     own_log.propagate = False  # not to stderr, where it would show as the running cell's output
     kernel = Kernel(cfg, channel, NotebookId(args.notebook_id), SessionId(args.session_id), engine_factory)
+    preset_environment(kernel.engine, os.environ.pop(envspec.START_ENV, None))
     threading.Thread(target=kernel.read_commands, name="kernel-commands", daemon=True).start()
     kernel.serve()
     return 0

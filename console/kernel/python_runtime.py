@@ -61,6 +61,9 @@ class PythonRuntime:
         self._used_cluster = False
         self._scratch = scratch_dir(handoff_group(cfg))  # readable by the Ray zone's actors
         self._tables = IpcFiles(self._scratch)
+        # The notebook's package layer (console/kernel/envs.py): on the worker's PYTHONPATH, in
+        # front of the base's site-packages; a new layer means a new worker.
+        self.layer_path: str | None = None
 
     # ---- public
     def run(self, job: PythonJob, send_as: Callable[[RunJob], Any] | None = None) -> "Any":
@@ -176,6 +179,10 @@ class PythonRuntime:
         env = {k: v for k, v in RAY_ENV.items() if k.startswith("TF_")}
         env["TF_USE_LEGACY_KERAS"] = "1"
         env.update({k: str(v) for k, v in job.env.items() if k != "PYTHON_ENV"})
+        if self.layer_path:
+            # The notebook's packages on its actors too: Ray expands ${PYTHONPATH} in a worker's
+            # env_vars to what the node's worker had, so the base's own path stays behind the layer.
+            env["PYTHONPATH"] = os.pathsep.join((self.layer_path, env.get("PYTHONPATH") or "${PYTHONPATH}"))
         return env
 
     def _ship_modules(self, job: PythonJob) -> bool:
@@ -188,7 +195,7 @@ class PythonRuntime:
         python_env = job.env.get("PYTHON_ENV", "")
         python_exec = job.conf.get("pythonExec") or sys.executable
         env_pairs = tuple(sorted((k, str(v)) for k, v in job.env.items() if k != "PYTHON_ENV"))
-        key = (python_env, python_exec, env_pairs)
+        key = (python_env, python_exec, env_pairs, self.layer_path)
         with self._lock:
             worker = self._worker
         if worker is not None:
@@ -199,7 +206,7 @@ class PythonRuntime:
             worker.stop()
         env = {**os.environ, **RAY_ENV, "TF_USE_LEGACY_KERAS": "1", "PYTHONUNBUFFERED": "1", **self.user_env}
         env.update(dict(env_pairs))
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), self.layer_path, env.get("PYTHONPATH", "")) if p)
         env.pop("RAY_ADDRESS", None)
         if self.cluster.external_address and "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER" not in job.env:
             # loopback-only mode is for our own head; a real cluster needs Ray's normal addressing

@@ -17,9 +17,10 @@ from console import lang
 from console.config import Config
 from console.kernel import commands, include, python_jobs, queries
 from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
-from console.kernel.errors import CellError, internal_error
+from console.kernel.errors import CellError, data_error_position, internal_error
 from console.kernel.host import CellRun
 from console.kernel.results import ResultCache, result_event
+from console.kernel.session_env import SessionEnvironment
 from console.kernel.sql import SETTABLE, SqlEngine
 from console.lang import ParseError, paramsafe
 from console.protocols import CellOutcome, Emit, NotebookLoader
@@ -42,9 +43,7 @@ def _parse_cell(source: str, cell: str | int | None, kind: str) -> list[lang.Sta
     return list(_parse_cached(source, cell, kind))
 
 
-
-
-class Session:
+class Session(SessionEnvironment):
     """Tables, `!python conf/env`, `set` variables and connections of one session, kept between cells.
 
     `tables` maps names to Arrow tables (a loaded parquet/delta table is read only where needed,
@@ -77,6 +76,8 @@ class Session:
         self._sql: SqlEngine | None = None
         self._cluster_sql: ClusterSql | None = None  # Daft on the Ray cluster, once a select goes there
         self._runtime: PythonRuntime | None = None
+        self._env = None                         # the notebook's packages (session_env.py), read at first need
+        self._env_applied = False
         self._interrupted = False
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
@@ -247,7 +248,7 @@ class Session:
             try:
                 handler(stmt, run, cell)
             except SourceError as exc:
-                raise CellError("data", exc.message, *_data_error_position(stmt, exc.message)) from None
+                raise CellError("data", exc.message, *data_error_position(stmt, exc.message)) from None
             except _PrintedOnly as exc:  # the compiled steps after it would show a result never built
                 skip = exc.name
             if isinstance(written, lang.Set) and written.type == "text":
@@ -457,6 +458,8 @@ class Session:
 
             self._runtime = PythonRuntime(self.cfg, self.emit, cluster=self.cluster,
                                           user_env=userdirs.folders(self.cache_dir))
+        if not self._env_applied:  # until the layer is found or built: a failed try is tried again
+            self.refresh_environment()
         return self._runtime
 
     def _run_include(self, stmt: lang.Include, run: CellRun, cell: Any) -> None:
@@ -496,13 +499,3 @@ class _PrintedOnly(Exception):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.name = name
-
-
-def _data_error_position(stmt: lang.Statement, message: str) -> tuple[int, int]:
-    """Point a load/save error at the format or the path it is about, else at the statement."""
-    fmt, path = getattr(stmt, "format", None), getattr(stmt, "path", None)
-    if fmt and "format" in message:
-        return lang.template.position_in(stmt, fmt + ".")
-    if path and path in message:
-        return lang.template.position_in(stmt, path)
-    return stmt.line, stmt.column

@@ -9,6 +9,7 @@ engine skips the statements after it that mention <out>, and the cell shows its 
 from __future__ import annotations
 
 import re
+import shlex
 import uuid
 from dataclasses import dataclass, field
 
@@ -20,6 +21,8 @@ _KNOWN = {k.lower(): k
           for k in ("input", "output", "cache", "schema", "dataMode", "runIn", "env", "model", "confTable")}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 CACHE_DIR_VAR = "__cache_dir__"  # the engine sets it to <data_dir>/cache/<session id>
+# `%pip install …` as in Jupyter and Databricks: a line of its own in a Python cell, run before the code
+_PIP_LINE = re.compile(r"^[ \t]*%pip(?:[ \t]+(.*))?$")
 
 
 @dataclass
@@ -89,7 +92,9 @@ def compile_python_cell(text: str, cell: str | int | None = None) -> list[ast.St
     if cache not in ("true", "false"):
         raise bad("cache", f"--%cache must be true or false, found {p['cache']!r}", "true or false")
     out = p.get("output") or uuid.uuid4().hex
-    stmts: list[ast.Statement] = []
+    stmts: list[ast.Statement] = _pip_lines(head, text, cell)
+    if stmts and not head.body.strip():
+        return stmts  # a cell of %pip lines only starts no Python worker
     settings = [("conf", "schema", "schema"), ("env", "env", "PYTHON_ENV"),
                 ("conf", "dataMode", "dataMode"), ("conf", "runIn", "runIn")]
     settings += [("conf", k, k) for k in p if k not in _KNOWN.values()]
@@ -120,3 +125,24 @@ def compile_python_cell(text: str, cell: str | int | None = None) -> list[ast.St
         sql = f"select * from {out}_0"
         stmts.append(ast.Select(sql=sql, table=out, source=f"{sql} as {out}", **at("output")))
     return stmts
+
+
+def _pip_lines(head: Header, text: str, cell: str | int | None) -> list[ast.Statement]:
+    """The cell's `%pip …` lines as `!pip …` commands, blanked in the body (the code's line numbers stay)."""
+    if "%pip" not in head.body:
+        return []
+    found: list[ast.Statement] = []
+    lines = head.body.split("\n")
+    for n, line in enumerate(lines, start=1):
+        m = _PIP_LINE.match(line)
+        if m is None:
+            continue
+        raw = (m.group(1) or "").strip()
+        try:
+            args = tuple(shlex.split(raw, comments=True))
+        except ValueError as exc:
+            raise ParseError(f"%pip: {exc}", cell, n, 1, "pip arguments", snippet_at(text, n, 1)) from None
+        found.append(ast.Command(name="pip", args=args, raw=raw, source=line.strip(), line=n, column=1))
+        lines[n - 1] = ""
+    head.body = "\n".join(lines)
+    return found

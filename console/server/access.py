@@ -66,6 +66,7 @@ POLICIES: dict[str, str] = {
     "api.notebooks.delete": "member notebook:owner",
     "api.transfer.import": "member login",
     "api.transfer.export": "reader notebook:viewer",
+    "api.environment.get": "reader notebook:viewer",  # the packages its %pip cells added (issue 31)
     "api.cells.add": "member notebook:editor",
     "api.cells.edit": "member notebook:editor",
     "api.cells.delete": "member notebook:editor",

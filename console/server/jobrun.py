@@ -134,7 +134,9 @@ class JobRunner:
         except ValueError as exc:  # the notebook lost a parameter, or uses it elsewhere, since the job was made
             self.store.set_job_run(run.id, revision=nb.revision)
             return "error", str(exc)
-        self.store.set_job_run(run.id, revision=nb.revision)
+        # Its kernel starts in the environment kept at this revision (console/server/environments.py).
+        lock = self.store.get_environment(nb_id, nb.revision)["lock_hash"]
+        self.store.set_job_run(run.id, revision=nb.revision, lock_hash=lock)
         deadline = self.clock.monotonic() + job.timeout_seconds
         manager, ran = self.manager(), []
         position = {c.id: i + 1 for i, c in enumerate(nb.cells)}

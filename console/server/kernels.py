@@ -37,7 +37,7 @@ from console.ids import CellId, NotebookId, RunId, UserId
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
-from console.server import includes, manifests, ray_usage
+from console.server import environments, includes, manifests, ray_usage
 from console.server.culling import Culling
 from console.cluster import ray_map
 from console.cluster.session_head import wants_ray
@@ -47,9 +47,9 @@ from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, Kernel
                                   OutputEvent, ResultEvent)
 from console.wire.channel import new_request_id
 from console.wire.codec import Message
-from console.wire.kernel import (ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent, KernelQuery,
-                                 KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage, RunMetrics,
-                                 RunOutput, RunRayUsage, RunResult, RunStarted)
+from console.wire.kernel import (EnvironmentChanged, ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent,
+                                 KernelQuery, KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage,
+                                 RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
 
 log = logging.getLogger(__name__)
 
@@ -322,7 +322,8 @@ class SessionManager(Culling):
             self._on_exit(session, kp, reason, expected)
 
         kp = KernelProcess(self._kernel_config(session.notebook_id), session.notebook_id, session.session_id,
-                           on_event, on_system, on_exit, self.kernel_env, self.kernel_module)
+                           on_event, on_system, on_exit,
+                           {**self.kernel_env, **environments.start_env(self.store, session)}, self.kernel_module)
         session.kernel, session.last, session.dropped, session.ray_usage = kp, None, 0, None
         self._set_status(session, "starting")
         try:
@@ -353,6 +354,10 @@ class SessionManager(Culling):
             # The kernel's own log (an internal error's traceback under its id): ours, never a viewer's.
             log.log(msg.level if msg.level in _LEVELS else logging.WARNING, "kernel %s: %s", session.session_id,
                     msg.text)
+            return
+        if isinstance(msg, EnvironmentChanged):
+            if kp is not None and kp is session.kernel:
+                environments.save(self.store, session, msg)
             return
         if isinstance(msg, NotebookRequest):
             if kp is not None:

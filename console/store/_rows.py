@@ -173,7 +173,8 @@ def add_snapshot(session: Session, nb: Notebook, author_id: int | None, cells: l
     last = author_id if author_id is not None else (authors[-1] if authors else None)
     row = Revision(
         notebook_id=nb.id, number=nb.revision, author_id=last,
-        snapshot={"name": nb.name, "cells": [dict(c) for c in cells], "authors": authors, "label": label},
+        snapshot={"name": nb.name, "cells": [dict(c) for c in cells], "authors": authors, "label": label,
+                  "environment": nb.environment},
     )
     session.add(row)
     nb.pending_authors = None

@@ -80,6 +80,7 @@ class JobRunRecord:
     webhook: dict[str, Any] | None = None
     lease_holder: str = ""
     not_before: datetime | None = None  # queued: it starts no earlier (a retry waiting out its delay)
+    lock_hash: str = ""  # the lock of the notebook's environment at the revision it ran ("": the base)
 
 
 def _job(j: Job) -> JobRecord:
@@ -98,7 +99,8 @@ def _job_run(r: JobRun) -> JobRunRecord:
         id=r.id, job_id=r.job_id, trigger=r.trigger, attempt=r.attempt, status=r.status,
         scheduled_for=r.scheduled_for, created_at=r.created_at, started_at=r.started_at, ended_at=r.ended_at,
         params=dict(r.params or {}), revision=r.revision, run_ids=list(r.run_ids or []), error=r.error,
-        triggered_by=r.triggered_by, webhook=r.webhook, lease_holder=r.lease_holder, not_before=r.not_before)
+        triggered_by=r.triggered_by, webhook=r.webhook, lease_holder=r.lease_holder, not_before=r.not_before,
+        lock_hash=r.lock_hash or "")
 
 
 class _Lost(Exception):
@@ -259,7 +261,8 @@ class JobsMixin(StoreBase):
                              .values(lease_until=(now or utcnow()) + lease))
             return bool(done.rowcount == 1)  # type: ignore[attr-defined]
 
-    def set_job_run(self, run_id: str, *, revision: int | None = None, run_ids: list[str] | None = None) -> None:
+    def set_job_run(self, run_id: str, *, revision: int | None = None, run_ids: list[str] | None = None,
+                    lock_hash: str | None = None) -> None:
         with self._write() as s:
             run = s.get(JobRun, run_id)
             if run is None:
@@ -268,6 +271,8 @@ class JobsMixin(StoreBase):
                 run.revision = revision
             if run_ids is not None:
                 run.run_ids = list(run_ids)
+            if lock_hash is not None:
+                run.lock_hash = lock_hash[:64]
 
     def finish_job_run(self, run_id: str, status: str, error: str = "", now: datetime | None = None) -> JobRunRecord:
         """How a run ended; frees the job's slot when the run held it."""

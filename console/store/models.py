@@ -111,6 +111,8 @@ class Notebook(Base):
     # Ids of the users whose saves since the last history row left none (co-editing, autosave):
     # the next snapshot names them all as its authors. NULL: no such save.
     pending_authors: Mapped[list[int] | None] = mapped_column(JSON, nullable=True)
+    # The notebook's Python packages ({"requirements", "lock_hash"}, console/wire/environment.py); NULL: none.
+    environment: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
 
 class Cell(Base):
@@ -339,6 +341,7 @@ class JobRun(Base):
     lease_holder: Mapped[str] = mapped_column(String(128), default="")
     lease_until: Mapped[datetime | None] = mapped_column()
     not_before: Mapped[datetime | None] = mapped_column()  # a queued retry waits for its job's retry delay
+    lock_hash: Mapped[str] = mapped_column(String(64), default="")  # the notebook environment's lock it ran in
 
 
 class Comment(Base):

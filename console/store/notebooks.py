@@ -25,15 +25,18 @@ class NotebooksMixin(StoreBase):
         owner_id: int | None = None,
         cells: Iterable[Any] | None = None,
         keep_ids: bool = True,
+        environment: dict[str, Any] | None = None,
     ) -> NotebookRecord:
-        """A new notebook at revision 1 (with its first snapshot); cells are {kind, source, id?}."""
+        """A new notebook at revision 1 (with its first snapshot); cells are {kind, source, id?};
+        environment: its %pip requirements, checked by the caller (console/wire/environment.py)."""
         name = check_name(name)
         folder = normalize_folder(folder)
         clean = clean_cells(cells or [], keep_ids=keep_ids)
         with self._write() as s:
             now = utcnow()
             nb = Notebook(id=new_id(), name=name, folder=folder, owner_id=owner_id, revision=1,
-                          created_at=now, updated_at=now)
+                          created_at=now, updated_at=now,
+                          environment=environment if environment and environment.get("requirements") else None)
             s.add(nb)
             s.flush()
             write_cells(s, nb.id, clean)
@@ -139,9 +142,12 @@ class NotebooksMixin(StoreBase):
     ) -> NotebookRecord:
         """A copy of the current content (cell ids kept, no runs, fresh history) owned by owner_id."""
         src = self.get_notebook(notebook_id)
+        with self._read() as s:  # the copy installs the same packages
+            row = s.get(Notebook, notebook_id)
+            environment = row.environment if row is not None else None
         return self.create_notebook(
             name if name is not None else f"{src.name} (copy)",
             folder if folder is not None else src.folder,
             owner_id=owner_id,
-            cells=as_dicts(src.cells),
+            cells=as_dicts(src.cells), environment=environment,
         )

@@ -136,4 +136,6 @@ class RevisionsMixin(StoreBase):
             if _row(s, nb.id, nb.revision) is None:
                 _settle_locked(s, nb, None, None)
             cells = clean_cells(snapshot.get("cells", []))
+            if "environment" in snapshot:  # rows from before 0011 say nothing of it: the current one stays
+                nb.environment = snapshot["environment"]
             return save_revision(s, nb, base_revision, author_id, snapshot.get("name") or nb.name, cells)

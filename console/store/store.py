@@ -4,6 +4,7 @@ from __future__ import annotations
 from console.store.cells import CellsMixin
 from console.store.comments import CommentsMixin
 from console.store.dashboards import DashboardsMixin
+from console.store.environments import EnvironmentsMixin
 from console.store.folders import FoldersMixin
 from console.store.jobs import JobsMixin
 from console.store.logins import LoginsMixin
@@ -17,7 +18,7 @@ from console.store.users import UsersMixin
 
 class Store(
     UsersMixin, NotebooksMixin, FoldersMixin, CellsMixin, RevisionsMixin, RunsMixin, SharingMixin,
-    LoginsMixin, JobsMixin, CommentsMixin, DashboardsMixin, ManifestsMixin,
+    LoginsMixin, JobsMixin, CommentsMixin, DashboardsMixin, ManifestsMixin, EnvironmentsMixin,
 ):
     """`Store(url)` connects, applies migrations, and offers the operations of each mixin.
 

@@ -256,4 +256,16 @@ class KernelAnswer(Message):
     bad_request: bool = False  # the error is about the question (a ValueError), not a missing answer
 
 
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class EnvironmentChanged(Message):
+    """`%pip` changed the notebook's requirements during the current run; the server keeps them with
+    the notebook (console/wire/environment.py checks them again: the bounds here only cap the line)."""
+
+    type: ClassVar[str] = "environment_changed"
+    run_id: Run
+    requirements: Annotated[list[Annotated[str, Max(512)]], Max(200)]
+    lock_hash: Annotated[str, Max(64)] = ""
+
+
 RunMessage = RunStarted | RunOutput | RunMetrics | RunResult | RunError | RunEnded | RunManifest

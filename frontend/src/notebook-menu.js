@@ -1,5 +1,5 @@
 // The notebook toolbar's actions on the notebook as a whole: Share (owners) and History on the
-// toolbar; Save version (editors), Fork and export as .ipynb for its "More" menu; and who is
+// toolbar; Save version (editors), Environment (its %pip packages), Fork and export as .ipynb for its "More" menu; and who is
 // logged in (account.js). notebookMenu(...) returns {tools, items, account} for toolbar.js to
 // place; these buttons use data-sec-action, not data-action, so the notebook's own click handler
 // leaves them alone.
@@ -8,6 +8,7 @@ import { h } from "./dom.js";
 import { ask } from "./dialog.js";
 import { openShareDialog } from "./share.js";
 import { openRevisionsPanel, saveVersion } from "./revisions.js";
+import { openEnvironmentPanel } from "./environment.js";
 import { needs } from "./roles.js";
 import { accountMenu } from "./account.js";
 
@@ -50,6 +51,8 @@ export function notebookMenu(api, notebookId, { onRestored, onError, canRestore 
   const items = [
     btn("save-version", "Save version…", "Keep the current content as a named version (editors)",
       () => saveNamedVersion(api, notebookId, { flush, onSaved }), needs("save-version")),
+    btn("environment", "Environment", "The Python packages this notebook's %pip cells added",
+      () => openEnvironmentPanel(api, notebookId)),
     btn("fork", "Fork", "Copy into your own workspace (members)", () => forkNotebook(api, notebookId), needs("fork")),
     h("a.button", { href: ipynbUrl(api, notebookId), download: "", title: "Download as a Jupyter notebook", text: "Download .ipynb" }),
   ];

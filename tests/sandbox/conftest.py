@@ -13,6 +13,7 @@ import pytest
 from console.cluster.procs import free_port
 from console.server.auth import hash_password
 from tests.support.live_server import REAL_KERNEL, Served, _pythonpath
+from tests.support.wheels import make_wheel
 from walled_support import PASSWORD, Walled
 
 
@@ -21,7 +22,12 @@ def walled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walled]:
     from console.server import create_app
 
     data_dir = tmp_path_factory.mktemp("walled") / "data"
+    # A wheelhouse the sandboxes can read (their /tmp is their own): `%pip install` without a network.
+    wheelhouse = data_dir / "wheelhouse"
+    wheelhouse.mkdir(parents=True)
+    make_wheel(wheelhouse, "consoletestpkg", "1.2", '__version__ = "1.2"\n')
     app = create_app({"DATA_DIR": str(data_dir), "TESTING": True, "SINGLE_USER": False, "RAY_NUM_CPUS": 2,
+                      "PIP_INDEX_URL": "none", "PIP_FIND_LINKS": str(wheelhouse),
                       "RAY_CLIENT_PORT": free_port(), "KERNEL_ENV": {"PYTHONPATH": _pythonpath()},
                       # Low enough that a hog or a storm passes them quickly; every probe is a notebook of
                       # its own, so mallory's kernels are many (the cap has its own test).

@@ -6,7 +6,8 @@
 - scripted_engine.py / scripted_kernel.py: the real engine plus `--script` cells, and the kernel
   entry module that injects it;
 - serve.py: the child process's entry, `create_app(..., kernel_module=...)` under gunicorn;
-- clients.py: a recording Socket.IO viewer and JSON HTTP calls.
+- clients.py: a recording Socket.IO viewer and JSON HTTP calls;
+- wheels.py: pure-Python wheels written as zips, a wheelhouse for `%pip install` tests.
 
 Import it as `tests.support` (the repository root is on sys.path; tests/conftest.py makes sure).
 """

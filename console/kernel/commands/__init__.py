@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 
 from console import lang
-from console.kernel.commands import asserts, delta, fs, shell, show, tables  # noqa: F401  (they register)
+from console.kernel.commands import asserts, delta, fs, pip, shell, show, tables  # noqa: F401  (they register)
 from console.kernel.commands.base import COMMANDS
 from console.kernel.commands.flow import FLOW_COMMANDS, Flow
 from console.kernel.commands.macros import UNAVAILABLE, find_macro, run_macro

@@ -6,7 +6,8 @@ from flask.typing import ResponseReturnValue
 
 from console.server.deps import get_store
 from console.server.api import (
-    cells, comments, complete, folders, notebooks, outputs, results, revisions, search, transfer, workspace,
+    cells, comments, complete, environment, folders, notebooks, outputs, results, revisions, search, transfer,
+    workspace,
 )
 
 
@@ -20,6 +21,6 @@ def create_api() -> Blueprint:
     api = Blueprint("api", __name__, url_prefix="/api")
     api.add_url_rule("/health", "health", _health, methods=["GET"])
     for module in (transfer, notebooks, folders, cells, complete, results, revisions, workspace, outputs, search,
-                   comments):
+                   comments, environment):
         api.register_blueprint(module.create_blueprint())
     return api

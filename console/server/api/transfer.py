@@ -10,6 +10,7 @@ from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from console.interchange import read_any, to_ipynb
+from console.wire import environment as envspec
 from console.notebook_file import NotebookFileError, dump_notebook
 from console.store import StoreError, valid_cell_id
 from console.store.paths import check_name
@@ -43,7 +44,10 @@ def export_notebook(notebook_id: str) -> ResponseReturnValue:
         if c.id in runs:
             cell["outputs"] = _outputs(serialize.run(runs[c.id]))
         cells.append(cell)
-    meta = {"folder": nb.folder, "revision": nb.revision}
+    meta: dict[str, Any] = {"folder": nb.folder, "revision": nb.revision}
+    env = store.get_environment(notebook_id)
+    if env["requirements"]:  # the notebook's packages travel with it (a headless run builds them)
+        meta["environment"] = env
     data = to_ipynb(nb.name, cells, meta) if fmt == "ipynb" else dump_notebook(nb.name, cells, meta)
     resp = jsonify(data)
     filename = re.sub(r"[^\w.-]+", "_", nb.name, flags=re.ASCII).strip("_") or "notebook"
@@ -77,8 +81,13 @@ def import_notebook() -> ResponseReturnValue:
             c["id"] = cid
             seen.add(cid)
         cells.append(c)
-    nb = get_store().create_notebook(
-        name, folder, owner_id=signed_in().id, cells=cells,
+    store = get_store()
+    try:  # checked before the notebook is made, so a bad list refuses the import as a whole
+        env = envspec.clean(parsed["metadata"]["environment"]) if "environment" in parsed["metadata"] else None
+    except envspec.BadEnvironment as exc:
+        raise ApiError(400, f"not a notebook file: metadata.environment: {exc}") from exc
+    nb = store.create_notebook(
+        name, folder, owner_id=signed_in().id, cells=cells, environment=env,
     )
     return jsonify(serialize.notebook(nb)), 201
 
