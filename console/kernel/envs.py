@@ -133,7 +133,13 @@ def index_args(cfg: Mapping[str, Any]) -> list[str]:
         conf = _pip_config()
         if conf.get("index-url"):
             args += ["--index-url", conf["index-url"]]
-        args += [a for url in conf.get("extra-index-url", "").split() for a in ("--extra-index-url", url)]
+        extra = conf.get("extra-index-url", "").split()
+        args += [a for url in extra for a in ("--extra-index-url", url)]
+        if extra:
+            # pip takes the best version from all its indexes; uv by default only from the first
+            # that has the package, so a machine whose mirrors split a project's releases (here:
+            # tabulate's newest on the first, 0.9.0 on the second) resolved under pip but not uv.
+            args += ["--index-strategy", "unsafe-best-match"]
         if not links:
             links = conf.get("find-links", "").split()
     return args + [a for link in links for a in ("--find-links", link)]

@@ -183,3 +183,20 @@ def test_a_new_kernel_builds_the_layer_again_when_the_data_dir_lost_it(sessions:
     assert out.ok, out.error
     assert "version 1.2" in printed(again)
     assert any(p.name != ".uv-cache" for p in envs.iterdir())
+
+
+@pytest.mark.slow
+def test_a_package_from_the_real_index(tmp_path: Path) -> None:
+    """The one test that leaves the wheelhouse: the machine's own package index (its pip
+    configuration, as a user's notebook gets it), for a small pure-Python package the base lacks."""
+    cfg = load_config({"DATA_DIR": str(tmp_path / "data")})
+    events: list[Any] = []
+    s = Session(cfg, events.append, session_id="real-index")
+    try:
+        out = s.run_cell("%pip install tabulate==0.9.0\nimport tabulate\nprint('tabulate', tabulate.__version__)\n",
+                         kind="python", cell=1)
+        assert out.ok, out.error
+        text = "".join(e.text for e in events if e.type == "output" and e.stream == "stdout")
+        assert "tabulate 0.9.0" in text
+    finally:
+        s.shutdown()
