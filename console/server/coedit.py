@@ -35,11 +35,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pycrdt import Array, Doc, Map, Text, TransactionEvent
+from pycrdt import Array, Doc
 
 from console.clock import Clock, SystemClock, app_clock
+from console.server.coedit_doc import CellTuple, apply_store_changes, cell_map, read_cells, source_digest
 from console.server.yjs_wire import ITEM_BYTES, read_awareness, update_weight, write_awareness
-from console.store import Conflict, Invalid, NotFound, Store, valid_cell_id
+from console.store import Conflict, Invalid, NotFound, Store
 from console.wire.browser import DocChangedEvent, DocSavedEvent, PresenceEvent
 
 log = logging.getLogger(__name__)
@@ -49,12 +50,10 @@ UNLOAD_SECONDS = 60.0  # a document nobody has in view is kept this long (a relo
 MAX_WAIT_SECONDS = 5.0  # continuous typing is still stored at least this often
 TICK_SECONDS = 0.2
 SETTLE_SECONDS = 3.0  # how long a run waits for the store to hold what its page shows
-KINDS = ("mlsql", "python", "markdown")
 ORIGIN_STORE = "store"  # transaction origin of changes folded in from the store
 DOC_MAX_BYTES = 8 * 1024 * 1024  # the default of the DOC_MAX_BYTES setting
 _COLOUR = re.compile(r"#[0-9A-Fa-f]{3,8}")  # the page picks its colour; anything else is dropped
 
-CellTuple = tuple[str, str, str]  # (id, kind, source)
 # emit(event dict, notebook id, sid to skip or None)
 Emit = Callable[[dict[str, Any], str, "str | None"], None]
 
@@ -97,113 +96,6 @@ class _Live:
     presence: dict[str, tuple[set[int], str]] = field(default_factory=dict)  # sid -> (client ids, last update)
     weight: int = 0  # update_weight of what the document holds, at most (exact after _weigh)
     edited: threading.Event = field(default_factory=threading.Event)  # set by each edit: wakes a settle
-
-
-def _utf8_index(text: str, index: int) -> int:
-    # pycrdt's Text counts UTF-8 bytes; Python strings count code points.
-    return len(text[:index].encode("utf-8"))
-
-
-def replace_text(ytext: Text, old: str, new: str) -> None:
-    """Turn `ytext` (holding `old`) into `new` by replacing only the part that differs, so a cursor
-    or a concurrent edit elsewhere in the text keeps its place."""
-    if old == new:
-        return
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end_old, end_new = len(old), len(new)
-    while end_old > start and end_new > start and old[end_old - 1] == new[end_new - 1]:
-        end_old -= 1
-        end_new -= 1
-    a, b = _utf8_index(old, start), _utf8_index(old, end_old)
-    if b > a:
-        del ytext[a:b]
-    if end_new > start:
-        ytext.insert(a, new[start:end_new])
-
-
-def _cell_map(cell_id: str, kind: str, source: str) -> Map:
-    return Map({"id": cell_id, "kind": kind, "source": Text(source)})
-
-
-def read_cells(cells: Array) -> list[CellTuple]:
-    """The document's cells as (id, kind, source); entries a page made malformed are skipped
-    (a bad id, an id seen twice, a non-map), a kind other than the three becomes mlsql."""
-    out: list[CellTuple] = []
-    seen: set[str] = set()
-    for item in cells:
-        if not isinstance(item, Map):
-            continue
-        cid, kind, source = item.get("id"), item.get("kind"), item.get("source")
-        if not isinstance(cid, str) or not valid_cell_id(cid) or cid in seen:
-            continue
-        seen.add(cid)
-        out.append((cid, kind if kind in KINDS else "mlsql", str(source) if isinstance(source, Text) else ""))
-    return out
-
-
-def _index_of(cells: Array, cell_id: str) -> int:
-    for i, item in enumerate(cells):
-        if isinstance(item, Map) and item.get("id") == cell_id:
-            return i
-    return -1
-
-
-def apply_store_changes(cells: Array, saved: list[CellTuple], stored: list[CellTuple]) -> None:
-    """Fold what the store changed since `saved` into the document (call inside a transaction).
-
-    Cells the store deleted go, cells it added come in after their stored predecessor, changed
-    kinds and sources are set (the store wins for a cell both sides changed), and cells the store
-    reordered are moved; cells added on the document side and not yet stored stay where they are.
-    """
-    before = {c[0]: c for c in saved}
-    after = {c[0]: c for c in stored}
-    for cid in [c for c in before if c not in after]:
-        i = _index_of(cells, cid)
-        if i >= 0:
-            del cells[i]
-    for pos, (cid, kind, source) in enumerate(stored):
-        i = _index_of(cells, cid)
-        if i < 0:
-            prev = _index_of(cells, stored[pos - 1][0]) if pos else -1
-            cells.insert(prev + 1, _cell_map(cid, kind, source))
-            continue
-        item = cells[i]
-        old = before.get(cid)
-        if old is None or old[1] != kind:
-            item["kind"] = kind
-        text = item.get("source")
-        if not isinstance(text, Text):
-            item["source"] = Text(source)
-        elif old is None or old[2] != source:
-            replace_text(text, str(text), source)
-    # Order: the stored order for stored cells; a document-only cell keeps its predecessor.
-    doc_ids = [_id_of(item) for item in cells]
-    stored_ids = [c[0] for c in stored]
-    if [i for i in doc_ids if i in after] == stored_ids:
-        return
-    target: list[str | None] = list(stored_ids)
-    for k, extra in enumerate(doc_ids):
-        if extra in after:
-            continue
-        lead = next((doc_ids[j] for j in range(k - 1, -1, -1) if doc_ids[j] in target), None)
-        target.insert(target.index(lead) + 1 if lead is not None else 0, extra)
-    for pos, want in enumerate(target):
-        i = next(j for j in range(pos, len(cells)) if _id_of(cells[j]) == want)
-        if i != pos:
-            moved = cells[i]
-            mkind = moved.get("kind") if isinstance(moved, Map) else "mlsql"
-            mtext = moved.get("source") if isinstance(moved, Map) else None
-            msource = str(mtext) if mtext is not None else ""  # read before the delete empties it
-            del cells[i]
-            cells.insert(pos, _cell_map(str(want), mkind if mkind in KINDS else "mlsql", msource))
-
-
-def _id_of(item: Any) -> str | None:
-    cid = item.get("id") if isinstance(item, Map) else None
-    return cid if isinstance(cid, str) else None
 
 
 class CoEdit:
@@ -376,7 +268,7 @@ class CoEdit:
             stored = [(c.id, c.kind, c.source) for c in rec.cells]
             with doc.transaction(origin=ORIGIN_STORE):
                 for cid, kind, source in stored:
-                    cells.append(_cell_map(cid, kind, source))
+                    cells.append(cell_map(cid, kind, source))
             live = _Live(notebook_id, doc, cells, secrets.token_hex(8), stored, rec.revision, weight=_weigh(doc))
             self._docs[notebook_id] = live
             self._start()
@@ -469,25 +361,8 @@ class CoEdit:
             return True
 
 
-def source_digest(text: str) -> str:
-    """FNV-1a (32 bits) of the UTF-8 text, as 8 hex digits: frontend/src/coedit.js computes the same."""
-    h = 0x811C9DC5
-    for byte in text.encode():
-        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
-    return f"{h:08x}"
-
-
 def _weigh(doc: Doc) -> int:
     return update_weight(doc.get_update())
-
-
-def observe_updates(doc: Doc, sink: Callable[[bytes], None]) -> Any:
-    """Call `sink` with each transaction's update (tests use it to follow a document)."""
-
-    def on_change(event: TransactionEvent) -> None:
-        sink(event.update)
-
-    return doc.observe(on_change)
 
 
 def init_coedit(app: Any) -> CoEdit:

@@ -19,7 +19,8 @@ import pytest
 from pycrdt import Array, Doc, Map, Text
 
 from console.clock import CLOCK_KEY, MovableClock
-from console.server.coedit import COEDIT_KEY, SETTLE_SECONDS, read_cells, source_digest
+from console.server.coedit import COEDIT_KEY, SETTLE_SECONDS
+from console.server.coedit_doc import read_cells, source_digest
 from tests.support.clients import Viewer, http, join
 from tests.support.live_server import LiveServer as Server
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from pycrdt import Array, Doc, Map, Text
 
-from console.server.coedit import CoEdit, apply_store_changes, read_cells, replace_text
+from console.server.coedit import CoEdit
+from console.server.coedit_doc import apply_store_changes, read_cells, replace_text
 from console.store import Store
 
 
