@@ -58,6 +58,18 @@ def envs_dir(data_dir: Path) -> Path:
     return data_dir / "envs"
 
 
+def _behind_sandbox(data_dir: Path) -> bool:
+    """Whether this process runs as another uid than the data dir's owner (a sandboxed kernel)."""
+    for folder in (data_dir, *data_dir.parents):  # a data dir not made yet: whoever owns where it will be
+        try:
+            return os.geteuid() != folder.stat().st_uid
+        except FileNotFoundError:
+            continue
+        except OSError:
+            break
+    return True  # unknown: the safe answer
+
+
 def parse_requirement(text: str) -> Requirement:
     try:
         return Requirement(text)
@@ -191,6 +203,15 @@ class Builder:
         self.root = envs_dir(data_dir)
         self.uv_cache = uv_cache
         self.timeout = float(cfg.get("PIP_TIMEOUT_SECONDS") or 300)
+        # Behind the sandbox (this kernel runs as a leased uid, not as the data dir's owner) a layer
+        # is this kernel's alone, under a name nobody can guess. A shared one would be owned by
+        # whichever session built it first: that session, or a later one leased the same uid, could
+        # make its files writable again and put code into every notebook with the same lock. Until
+        # layers are built by the server, sessions share uv's work only through their own caches.
+        self.suffix = f"-{uuid.uuid4().hex[:16]}" if _behind_sandbox(data_dir) else ""
+
+    def folder(self, lock_hash: str) -> Path:
+        return self.root / f"{lock_hash}{self.suffix}"
 
     def build(self, requirements: list[str]) -> Layer:
         """The layer for `requirements`: from the cache when its lock was built before. Raises EnvError."""
@@ -220,7 +241,7 @@ class Builder:
         own = {n: v for n, v in lock_packages(lock).items() if n not in base}
         if not own:
             return Layer(None, lock_hash, {})
-        final = self.root / lock_hash
+        final = self.folder(lock_hash)
         if (final / "lock.txt").is_file():
             return Layer(final, lock_hash, own)
         staging = self.root / f".build-{uuid.uuid4().hex[:12]}"
@@ -275,7 +296,7 @@ class Builder:
 
     def cached(self, lock_hash: str) -> Layer | None:
         """A layer built before, by its lock hash (a restarted kernel finds its notebook's layer without uv)."""
-        folder = self.root / lock_hash
+        folder = self.folder(lock_hash)
         try:
             meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -34,3 +34,11 @@ def test_a_sandboxed_notebook_installs_and_imports_its_package(walled: Walled) -
     assert "write refused" in shown and "rename refused" in shown and "no package" in shown, shown
     assert "WROTE" not in shown and "RENAMED" not in shown and "IMPORTED" not in shown
     assert target.read_text() == '__version__ = "1.2"\n'  # as the wheel had it
+
+    # The same requirement in another notebook is built again, as that kernel's own layer: a
+    # shared one would be owned by the session that built it first, which (or a later session
+    # leased the same uid) could make it writable again and change it for everyone.
+    again = member.run(("python", "%pip install consoletestpkg==1.2\n"), ("python", IMPORT))
+    assert [r["status"] for r in again] == ["done", "done"], text_of(again[-1])
+    names = sorted(p.name for p in (walled.data_dir / "envs").iterdir() if not p.name.startswith("."))
+    assert len(names) == 2 and names[0].split("-")[0] == names[1].split("-")[0], names
