@@ -2,24 +2,12 @@
 checked against the lake's own log, shown only to the notebook's viewers (issue 32)."""
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from tests.support.clients import http, live_server_fixture
+from tests.support.clients import http, live_server_fixture, runs_ended as ended
 from tests.support.live_server import LiveServer
 
 live = live_server_fixture("manifests-data")
-FINAL = ("done", "error", "interrupted", "cancelled")
-
-
-def ended(live: LiveServer, run_ids: list[str], timeout: float = 120.0) -> list[Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        runs = [live.store.get_run(r) for r in run_ids]
-        if all(r.status in FINAL for r in runs):
-            return runs
-        time.sleep(0.05)
-    raise AssertionError(f"runs did not end: {[r.status for r in runs]}")
 
 
 def run(live: LiveServer, nb: Any, body: dict[str, Any]) -> list[str]:

@@ -1,24 +1,11 @@
 """Run all and run-from-here stop at the first cell that fails, as Jupyter and Databricks do."""
 from __future__ import annotations
 
-import time
-from typing import Any
 
-from tests.support.clients import http, live_server_fixture
+from tests.support.clients import http, live_server_fixture, runs_ended as ended
 from tests.support.live_server import LiveServer
 
 live = live_server_fixture("run-all-data")
-FINAL = ("done", "error", "interrupted", "cancelled")
-
-
-def ended(live: LiveServer, run_ids: list[str], timeout: float = 90.0) -> list[Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        runs = [live.store.get_run(r) for r in run_ids]
-        if all(r.status in FINAL for r in runs):
-            return runs
-        time.sleep(0.05)
-    raise AssertionError(f"runs did not end: {[r.status for r in runs]}")
 
 
 def test_run_all_stops_at_the_first_failure_and_says_why(live: LiveServer) -> None:

@@ -137,3 +137,17 @@ def live_server_fixture(name: str) -> Any:
             server.close()
 
     return live
+
+
+FINAL = ("done", "error", "interrupted", "cancelled")
+
+
+def runs_ended(live: Any, run_ids: list[str], timeout: float = 120.0) -> list[Any]:
+    """The stored runs once every one of them has ended (AssertionError after `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        runs = [live.store.get_run(r) for r in run_ids]
+        if all(r.status in FINAL for r in runs):
+            return runs
+        time.sleep(0.05)
+    raise AssertionError(f"runs did not end: {[r.status for r in runs]}")

@@ -96,3 +96,14 @@ def peak_growth_kb(live: Any, attack_body: str, user: str = "mallory") -> tuple[
     reset_peak()
     (attack,) = [wait_run(live, r) for r in live.manager.run(member.id, nb.id, "cell", nb.cells[1].id)]
     return rss_kb("VmHWM") - before, attack, live.manager.session(member.id, nb.id)
+
+
+def own_run_cell(run_file: Any, body: str) -> tuple[str, str]:
+    """A forging cell that first waits for the test to write its own run id into run_file."""
+    return forging_cell(f"""
+import time
+_deadline = time.time() + 60
+while not os.path.exists({str(run_file)!r}) and time.time() < _deadline:
+    time.sleep(0.05)
+own = open({str(run_file)!r}).read().strip()
+""" + body)

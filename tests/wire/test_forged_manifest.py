@@ -21,7 +21,7 @@ from console.server import manifests
 from console.server.kernel_session import QueuedRun
 from console.wire.codec import DecodeError
 from console.wire.kernel import FROM_KERNEL, ManifestEntry, RunManifest
-from forge_support import forging_cell, run_all, wait_run
+from forge_support import own_run_cell, run_all, wait_run
 from tests.support.live_server import REAL_KERNEL, LiveServer
 
 ENTRY = {"access": "read", "format": "delta", "path": "db.t", "version": 0}
@@ -108,16 +108,6 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         server.close()
 
 
-def _own_run_cell(run_file: Path, body: str) -> tuple[str, str]:
-    """A forging cell that first waits for the test to write its own run id into run_file."""
-    return forging_cell(f"""
-import time
-_deadline = time.time() + 60
-while not os.path.exists({str(run_file)!r}) and time.time() < _deadline:
-    time.sleep(0.05)
-own = open({str(run_file)!r}).read().strip()
-""" + body)
-
 
 @pytest.mark.slow
 def test_forged_manifests_are_dropped_or_kept_unverified(live: LiveServer, tmp_path: Path) -> None:
@@ -142,7 +132,7 @@ time.sleep(0.3)
 """
     mallory = live.store.ensure_user("mallory")
     run_file = tmp_path / "run_id"
-    nb = live.notebook(_own_run_cell(run_file, body), owner="mallory")
+    nb = live.notebook(own_run_cell(run_file, body), owner="mallory")
     (run_id,) = live.manager.run(mallory.id, nb.id, "all")
     run_file.write_text(run_id)
     attack = wait_run(live, run_id)
@@ -168,7 +158,7 @@ def test_an_oversized_manifest_on_the_kernel_pipe_stops_the_kernel(live: LiveSer
     run_file = tmp_path / "run_id"
     body = f'forge({{"type": "run_manifest", "run_id": own, "entries": {json.dumps([ENTRY] * 201)}}})\n' \
            "time.sleep(30)\n"
-    nb = live.notebook(_own_run_cell(run_file, body), owner="mallory")
+    nb = live.notebook(own_run_cell(run_file, body), owner="mallory")
     (run_id,) = live.manager.run(mallory.id, nb.id, "all")
     run_file.write_text(run_id)
     attack = wait_run(live, run_id)

@@ -25,7 +25,7 @@ from console.server.kernel_session import KernelSession, QueuedRun
 from console.wire.codec import DecodeError
 from console.wire.kernel import FROM_KERNEL, RunRayUsage
 from console.wire.worker import RayActor, RayUsage
-from forge_support import forging_cell, run_all, wait_run
+from forge_support import own_run_cell, run_all, wait_run
 from tests.support.clients import Viewer, join
 from tests.support.live_server import REAL_KERNEL, LiveServer
 
@@ -120,16 +120,6 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         server.close()
 
 
-def _own_run_cell(run_file: Path, body: str) -> tuple[str, str]:
-    """A forging cell that first waits for the test to write its own run id into run_file."""
-    return forging_cell(f"""
-import time
-_deadline = time.time() + 60
-while not os.path.exists({str(run_file)!r}) and time.time() < _deadline:
-    time.sleep(0.05)
-own = open({str(run_file)!r}).read().strip()
-""" + body)
-
 
 def _start(live: LiveServer, nb: Any, user: Any, run_file: Path) -> str:
     (run_id,) = live.manager.run(user.id, nb.id, "all")
@@ -155,7 +145,7 @@ for _ in range(300):
 print("flood took %.2f s" % (time.monotonic() - _started))
 time.sleep(0.5)
 """
-    nb = live.notebook(_own_run_cell(run_file, body), owner="mallory")
+    nb = live.notebook(own_run_cell(run_file, body), owner="mallory")
     watch_bob, watch_mallory = Viewer(live.url, "bob"), Viewer(live.url, "mallory")
     try:
         join(watch_bob, bobs_nb)
@@ -186,7 +176,7 @@ def test_an_oversized_report_on_the_kernel_pipe_stops_the_kernel(live: LiveServe
     run_file = tmp_path / "run_id"
     big = {"actors": [{"class_name": "A" * 5000, "state": "alive"}]}
     body = f'forge({{"type": "run_ray_usage", "run_id": own, "usage": {json.dumps(big)}}})\ntime.sleep(30)\n'
-    nb = live.notebook(_own_run_cell(run_file, body), owner="mallory")
+    nb = live.notebook(own_run_cell(run_file, body), owner="mallory")
     run_id = _start(live, nb, mallory, run_file)
     attack = wait_run(live, run_id)
     session = live.manager.session(None, nb.id)
@@ -208,7 +198,7 @@ def test_a_viewer_who_joins_while_the_cell_runs_gets_its_last_report(live: LiveS
 forge({{"type": "run_ray_usage", "run_id": own, "usage": {json.dumps(USAGE)}}})
 time.sleep(4)
 """
-    nb = live.notebook(_own_run_cell(run_file, body), owner="mallory")
+    nb = live.notebook(own_run_cell(run_file, body), owner="mallory")
     run_id = _start(live, nb, mallory, run_file)
     session = live.manager.session(None, nb.id)
     deadline = time.monotonic() + 60
