@@ -83,8 +83,8 @@ def main() -> int:
     misses = [cold > 10, statistics.median(cached) > 1, ratio > 1.1]
     print(f"pip_install_cold: {cold:.2f} s (target ≤10 s)")
     print(f"pip_install_cached: {statistics.median(cached):.2f} s median of {len(cached)} (target ≤1 s)")
-    print(f"first_cell_env: {env_ms:.0f} ms, first_cell_base: {base_ms:.0f} ms, ratio {ratio:.2f} "
-          f"(target ≤1.1x)")
+    print(f"first_cell_env: {env_ms:.0f} ms, first_cell_base: {base_ms:.0f} ms")
+    print(f"first_cell_env_ratio: {ratio:.2f} x (target ≤1.1x)")
     print("first_ray_actor_env: not measured here (tests/python_cells/test_environment_actors.py)")
     return 1 if any(misses) else 0
 

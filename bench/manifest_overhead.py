@@ -103,6 +103,10 @@ def main() -> None:
             if args.server:
                 check = server_side(data_dir, session, args.runs)
                 print(f"server's check of the delta cell's entries: {check * 1000:.2f} ms")
+            on, off = results["delta load + save"]
+            print(f"manifest_delta_cell_added: {(on / off - 1) * 100:+.1f} % (target <= 5 %)")
+            on, off = results["select 1"]
+            print(f"manifest_select1_added: {(on - off) * 1000:.2f} ms (target <= 1 ms)")
         finally:
             session.shutdown()
 

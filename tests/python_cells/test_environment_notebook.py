@@ -4,7 +4,6 @@ exported file) starts in the same layer without the %pip cell, and another noteb
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -12,7 +11,7 @@ import pytest
 
 from console.config import load_config
 from console.kernel.headless import run_file
-from tests.support.clients import http
+from tests.support.clients import http, runs_ended
 from tests.support.jobs import after_runs, jobs_server
 from tests.support.live_server import REAL_KERNEL, LiveServer
 from tests.support.wheels import make_wheel
@@ -42,14 +41,8 @@ def live(tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path) -> Iterator
 def run(live: LiveServer, nb: Any, cell_id: str, timeout: float = 180.0) -> Any:
     status, body = http(live, "POST", f"/api/notebooks/{nb.id}/run", {"cell_id": cell_id})
     assert status == 202, body
-    run_id = body["run_ids"][0]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        rec = live.store.get_run(run_id)
-        if rec.status in ("done", "error", "interrupted", "cancelled"):
-            return rec
-        time.sleep(0.1)
-    raise AssertionError(f"the cell did not finish in {timeout:.0f} s")
+    (rec,) = runs_ended(live, [body["run_ids"][0]], timeout)
+    return rec
 
 
 def test_the_requirements_live_with_the_notebook(live: LiveServer, wheelhouse: Path, tmp_path: Path) -> None:
