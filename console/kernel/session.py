@@ -141,8 +141,9 @@ class Session(SessionEnvironment):
         an id, and the outcome's error names only that id.
         """
         self._interrupted = False
-        if self._sql is not None:
-            self._sql.begin()
+        for engine in (self._sql, self._cluster_sql):  # an interrupt of an earlier cell is spent
+            if engine is not None:
+                engine.begin()
         self._builtins = None
         self.flow = commands.Flow()  # an !if left open by an earlier cell does not reach this one
         run = CellRun()
