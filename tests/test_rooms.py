@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # coltypes (stdlib only): Spark's names for column types, which the kernel, the server and the
 # data panel all show, so that one vocabulary is spelled in one place (issue 30).
 # clock (stdlib only): the time every timed part reads, so a test can move it (issue 33).
-EVERYWHERE = {"config", "ids", "roles", "protocols", "wire", "coltypes", "clock"}
+# errors (UserError): the one shape of a user's error, raised by lang, sources and the kernel (issue 33).
+EVERYWHERE = {"config", "ids", "roles", "protocols", "wire", "coltypes", "clock", "errors"}
 # Which rooms each room may import at run time. The kernel process's rooms (lang, sources,
 # kernel, worker, actors) and the server process's rooms (store, outputs, server) meet only in
 # the rooms used everywhere (and cluster, the Ray head both sides start); nothing but the
@@ -31,6 +32,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "roles": set(),
     "coltypes": set(),
     "clock": set(),
+    "errors": {"wire"},
     "wire": {"ids"},
     "protocols": {"config", "ids", "wire"},
     "lang": EVERYWHERE,

@@ -37,12 +37,16 @@ from typing import Any, Mapping
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from console.errors import UserError
+
 STATE_FILE = "environment.json"  # in the session's cache folder: the notebook's requirements between kernels
 _PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 
 
-class EnvError(Exception):
+class EnvError(UserError):
     """The environment could not be built; the message says which requirement and why."""
+
+    kind = "env"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 import secrets
 
+from console.errors import UserError
 from console.ids import FaultId
 from console.wire.browser import ErrorEvent
 
@@ -20,21 +21,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class CellError(Exception):
+class CellError(UserError):
     """A user error while running a statement: kind as in ErrorEvent, line/column in the cell."""
 
     def __init__(self, kind: str, message: str, line: int | None = None, column: int | None = None,
                  traceback: str = "") -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.line = line
-        self.column = column
-        self.traceback = traceback
-
-    def event(self) -> ErrorEvent:
-        return ErrorEvent(kind=self.kind, message=self.message, line=self.line, column=self.column,
-                          traceback=self.traceback)
+        super().__init__(message, line, column, traceback, kind=kind)
 
 
 def internal_error(exc: BaseException, where: str = "") -> ErrorEvent:

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from console import lang
 from console.config import Config
+from console.errors import UserError
 from console.kernel import commands, include, python_jobs, queries
 from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
 from console.kernel.errors import CellError, data_error_position, internal_error
@@ -153,10 +154,7 @@ class Session(SessionEnvironment):
             open_at = self.flow.unclosed()
             if open_at is not None:
                 raise CellError("parse", f"!if on line {open_at} has no !fi", open_at, 1)
-        except ParseError as exc:
-            error = ErrorEvent(kind="parse", message=exc.message, line=exc.line, column=exc.column,
-                               traceback=exc.snippet)
-        except CellError as exc:
+        except UserError as exc:  # a parse error, a cell's error (lang/, kernel/): the one shape
             error = exc.event()
         except KeyboardInterrupt:
             error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
