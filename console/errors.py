@@ -10,14 +10,11 @@ Here, not in kernel/, because lang/ and sources/ sit below the kernel and must n
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from console.wire.browser import ErrorEvent
+from console.wire.cell import Failure
 
 
 class UserError(Exception):
-    """kind: ErrorEvent's (parse, sql, python, data, worker, env, schema, interrupted, …);
+    """kind: as Failure's (parse, sql, python, data, worker, env, schema, interrupted, …);
     line/column: 1-based within the cell, None when unknown; traceback: the user's part only."""
 
     kind = "user"
@@ -32,10 +29,8 @@ class UserError(Exception):
         if kind is not None:
             self.kind = kind
 
-    def event(self) -> "ErrorEvent":
-        from console.wire.browser import ErrorEvent  # late: the parser (lang/) loads without wire/
-
-        return ErrorEvent(kind=self.kind, message=self.message, line=self.line, column=self.column,
+    def event(self) -> Failure:
+        return Failure(kind=self.kind, message=self.message, line=self.line, column=self.column,
                           traceback=self.traceback)
 
 

@@ -19,14 +19,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from console.config import Config
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
-from console.wire.browser import ErrorEvent, KernelState, ResultEvent
+from console.wire.browser import KernelState
+from console.wire.cell import Failure, Result
 from console.wire.codec import Message
 from console.wire.kernel import ManifestEntry
 
 if TYPE_CHECKING:  # records of the store, for the types only
     from console.store import MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RunRecord, UserRecord
 
-Emit = Callable[[Message], None]
+# What an engine emits while a cell runs: Output, Metrics (wire/cell.py) or a message the
+# kernel passes on (its worker's CellRayUsage, EnvironmentChanged).
+Emit = Callable[[object], None]
 # include notebook.`name`: the named notebook's cells as (kind, source) pairs.
 NotebookLoader = Callable[[str], list[tuple[str, str]]]
 
@@ -37,8 +40,8 @@ class CellOutcome:
     and what its loads read and saves wrote (the run's manifest)."""
 
     ok: bool
-    result: ResultEvent | None = None
-    error: ErrorEvent | None = None
+    result: Result | None = None
+    error: Failure | None = None
     tables_changed: list[str] = field(default_factory=list)
     io: list[ManifestEntry] = field(default_factory=list)  # what its statements read and wrote
     io_dropped: int = 0  # entries past the cap of one manifest message

@@ -32,7 +32,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "roles": set(),
     "coltypes": set(),
     "clock": set(),
-    "errors": {"wire"},
+    "errors": {"wire"},  # wire/cell.py: the shape of a failure
     "wire": {"ids"},
     "protocols": {"config", "ids", "wire"},
     "lang": EVERYWHERE,
@@ -233,6 +233,21 @@ def test_rooms_import_in_dependency_order() -> None:
     assert not found, "imports against the rooms' order:\n" + "\n".join(found)
 
 
+# The kernel process's rooms speak their own hops' vocabularies (wire/cell.py, wire/kernel.py,
+# wire/worker.py): the browser's events are the server's to make (issue 33 item 4).
+KERNEL_SIDE = ("lang", "sources", "kernel", "worker", "actors")
+
+
+def browser_words_in_the_kernel(edges: list[Import]) -> list[str]:
+    return sorted(f"{e.source}:{e.line} imports {e.target}" for e in edges
+                  if room(e.source) in KERNEL_SIDE and e.target == "console.wire.browser")
+
+
+def test_the_kernel_side_never_speaks_the_browsers_vocabulary() -> None:
+    found = browser_words_in_the_kernel(imports(CONSOLE))
+    assert not found, "kernel-side modules importing wire/browser.py:\n" + "\n".join(found)
+
+
 def test_order_is_the_architecture_tables() -> None:
     """MAY_IMPORT lets a room import only rooms above it (or in its row) in docs/architecture.md's rooms table."""
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
@@ -275,5 +290,10 @@ def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
         "console.server.c:6 imports console.kernel.b (room 'server' may import only " + ", ".join(
             sorted(MAY_IMPORT["server"])) + ")",
     ]
+    (pkg / "wire").mkdir()
+    speaking = {"wire/__init__.py": "", "wire/browser.py": "", "kernel/c.py": "from console.wire.browser import X\n"}
+    for rel, text in speaking.items():
+        (pkg / rel).write_text(text, encoding="utf-8")
+    assert browser_words_in_the_kernel(imports(pkg)) == ["console.kernel.c:1 imports console.wire.browser"]
     # And on the real tree the walker sees the command line starting the server.
     assert any(e.source == "console.cli" and room(e.target) == "server" for e in imports(CONSOLE))

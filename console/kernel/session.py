@@ -25,7 +25,7 @@ from console.kernel.session_env import SessionEnvironment
 from console.kernel.sql import SETTABLE, SqlEngine
 from console.lang import ParseError, paramsafe
 from console.protocols import CellOutcome, Emit, NotebookLoader
-from console.wire.browser import ErrorEvent, OutputEvent
+from console.wire.cell import Failure, Output
 
 if TYPE_CHECKING:
     from console.cluster.head import RayCluster
@@ -89,9 +89,9 @@ class Session(SessionEnvironment):
     # ------------------------------------------------------------------ public surface
     def _emit_shown(self, message: Any) -> None:
         """Send output on; the text names no folder of the server (lake:…, cache:… instead)."""
-        if isinstance(message, OutputEvent) and message.stream != "image":
+        if isinstance(message, Output) and message.stream != "image":
             message = dataclasses.replace(message, text=self.shown(message.text))
-        elif isinstance(message, ErrorEvent):
+        elif isinstance(message, Failure):
             message = dataclasses.replace(message, message=self.shown(message.message),
                                           traceback=self.shown(message.traceback))
         self._emit(message)
@@ -148,7 +148,7 @@ class Session(SessionEnvironment):
         self._builtins = None
         self.flow = commands.Flow()  # an !if left open by an earlier cell does not reach this one
         run = CellRun()
-        error: ErrorEvent | None = None
+        error: Failure | None = None
         try:
             self._execute(_parse_cell(source, cell, kind), cell, source, run)
             open_at = self.flow.unclosed()
@@ -157,7 +157,7 @@ class Session(SessionEnvironment):
         except UserError as exc:  # a parse error, a cell's error (lang/, kernel/): the one shape
             error = exc.event()
         except KeyboardInterrupt:
-            error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
+            error = Failure(kind="interrupted", message="the cell was interrupted")
         except Exception as exc:  # a bug or an unexpected library error: keep the session
             error = internal_error(exc, f"session {self.session_id}, cell {cell}")
         if error is not None:
@@ -351,7 +351,7 @@ class Session(SessionEnvironment):
 
     def _saved(self, stmt: lang.Save, num_rows: int) -> None:
         rows = f"{num_rows} row{'s' if num_rows != 1 else ''}"
-        self.emit(OutputEvent(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
+        self.emit(Output(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
                               source="engine", stream="system"))
 
     def _pin_loaded_from(self, stmt: lang.Save) -> None:

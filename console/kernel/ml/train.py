@@ -19,7 +19,7 @@ from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
 from console.kernel.ml import estimators, models
 from console.kernel.ml.estimators import Algorithm
-from console.wire.browser import OutputEvent
+from console.wire.cell import Output
 
 _GROUP = re.compile(r"fitParam\.(\d+)\.(.+)$")
 # Options about the run itself, not about fitting: never passed to scikit-learn.
@@ -72,7 +72,7 @@ def train(session: SessionHost, stmt: lang.Run, alg: Algorithm, run: CellRun) ->
         parts.append(_part(evaluate, needed, evaluate_name, True, stmt).cast(parts[0].schema))
     job_table = pa.concat_tables(parts)
     if len(groups) > 1:
-        session.emit(OutputEvent(text=f"train {alg.name}: {len(groups)} fitParam groups as Ray tasks\n",
+        session.emit(Output(text=f"train {alg.name}: {len(groups)} fitParam groups as Ray tasks\n",
                                  source="engine", stream="system"))
         results = _train_on_ray(session, stmt, alg, groups, job_table)
     else:
