@@ -7,6 +7,7 @@ import { h, emit } from "./dom.js";
 import { openScheduleDialog } from "./jobs-dialog.js";
 import { CellOutput } from "./output.js";
 import { allows } from "./roles.js";
+import { EVENT } from "./wire-names.js";
 
 const enc = encodeURIComponent;
 
@@ -100,11 +101,11 @@ export class JobsPage {
     const out = new CellOutput({ downloadUrl: (runId) => this.api.logUrl(runId) });
     out.startRun(o.id);
     for (const ev of o.events || []) {
-      if (ev.type === "output") out.output(ev);
-      else if (ev.type === "output_hidden") out.hiddenOutput(ev);
-      else if (ev.type === "metrics") out.metrics(ev);
-      else if (ev.type === "result") out.result(ev);
-      else if (ev.type === "error") out.error(ev);
+      if (ev.type === EVENT.OUTPUT) out.output(ev);
+      else if (ev.type === EVENT.OUTPUT_HIDDEN) out.hiddenOutput(ev);
+      else if (ev.type === EVENT.METRICS) out.metrics(ev);
+      else if (ev.type === EVENT.RESULT) out.result(ev);
+      else if (ev.type === EVENT.ERROR) out.error(ev);
     }
     out.log.flush();
     const el = h("details.job-cell", { dataset: { role: "job-output", cellId: o.cell_id, status: o.status },
