@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -157,6 +158,9 @@ class KernelManager(Protocol):
                     revision: int | None = None, job: tuple[str, str] = ("", "")) -> list[RunId]: ...
 
     def close(self, user_id: UserId | None, notebook_id: NotebookId, lane: str) -> None: ...
+
+    # An event set when the run's end is stored (or the manager stops), while the block runs.
+    def watch_end(self, run_id: RunId) -> AbstractContextManager[threading.Event]: ...
 
     def interrupt(self, user_id: UserId | None, notebook_id: NotebookId, lane: str = "") -> dict[str, Any]: ...
 

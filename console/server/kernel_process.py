@@ -23,7 +23,7 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 from console.cluster import limits, sandbox, walls
 from console.cluster.guard import auth_token, external_token, token_env
@@ -31,9 +31,9 @@ from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_di
 from console.cluster.session_head import SessionCluster, per_session
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
-from console.wire.channel import Channel, ProtocolError
+from console.wire.channel import Channel, ProtocolError, new_request_id
 from console.wire.codec import M, Message
-from console.wire.kernel import FROM_KERNEL, KernelAnswer
+from console.wire.kernel import FROM_KERNEL, KernelAnswer, KernelQuery
 
 log = logging.getLogger(__name__)
 
@@ -242,6 +242,21 @@ class KernelProcess:
         if self.channel is None:
             raise ConnectionError("the kernel is not running")
         return self.channel.request(msg, kind, timeout)
+
+    def ask(self, what: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """A question about the session (console/kernel/queries.py), answered while cells run.
+
+        LookupError: no kernel to ask, or no such thing; ValueError: the question itself was wrong;
+        TimeoutError: no answer in time. Each says what its asker may see."""
+        try:
+            answer = self.request(KernelQuery(new_request_id(), what, args), KernelAnswer, timeout)
+        except ConnectionError:
+            raise LookupError("the kernel is not running; run the cell again") from None
+        except TimeoutError:
+            raise TimeoutError(f"the kernel did not answer {what} within {timeout:.0f} s") from None
+        if answer.error:
+            raise (ValueError if answer.bad_request else LookupError)(answer.error)
+        return answer.data
 
     def _close_commands(self) -> None:
         """EOF on the command pipe: the kernel's reader ends (once; later sends return False)."""

@@ -23,11 +23,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from contextlib import AbstractContextManager
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from console.server.run_ends import RunEnds
 from console.server import session_cap
 from console.clock import Clock, SystemClock
 from console.config import Config
@@ -45,10 +47,9 @@ from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun as _Run
 from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
                                   OutputEvent, ResultEvent)
-from console.wire.channel import new_request_id
 from console.wire.codec import Message
-from console.wire.kernel import (EnvironmentChanged, ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent,
-                                 KernelQuery, KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage,
+from console.wire.kernel import (EnvironmentChanged, ExecuteCommand, KernelInterrupt, KernelLogEvent,
+                                 KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage,
                                  RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
 
 log = logging.getLogger(__name__)
@@ -82,6 +83,7 @@ class SessionManager(Culling):
         self._stop = threading.Event()
         self._culler: threading.Thread | None = None
         self.ray_map = ray_map.from_settings(cfg)  # users mapped to clusters of their own; checked at start
+        self.ends = RunEnds()  # a job's runner waits on a run's end, not on the store
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SessionManager":
@@ -96,6 +98,7 @@ class SessionManager(Culling):
 
     def shutdown(self) -> None:
         self._stop.set()
+        self.ends.wake_all()
         with self._guard:
             sessions = list(self._sessions.values())
         stoppers = []
@@ -137,6 +140,9 @@ class SessionManager(Culling):
         """The notebook's interactive sessions (a job's lane is not a kernel its page drives)."""
         with self._guard:
             return [s for (_, nb, lane), s in self._sessions.items() if nb == notebook_id and not lane]
+
+    def watch_end(self, run_id: RunId) -> AbstractContextManager[threading.Event]:
+        return self.ends.watch(run_id)
 
     def close(self, user_id: UserId | None, notebook_id: NotebookId, lane: str) -> None:
         """Stop a lane's session and forget it (a job's, when the job run ends)."""
@@ -263,15 +269,7 @@ class SessionManager(Culling):
         kp = session.kernel
         if kp is None or not kp.alive():
             raise LookupError("the kernel is not running; run the cell again")
-        try:
-            answer = kp.request(KernelQuery(new_request_id(), what, args), KernelAnswer, timeout)
-        except ConnectionError:
-            raise LookupError("the kernel is not running; run the cell again") from None
-        except TimeoutError:
-            raise TimeoutError(f"the kernel did not answer {what} within {timeout:.0f} s") from None
-        if answer.error:
-            raise (ValueError if answer.bad_request else LookupError)(answer.error)
-        return answer.data
+        return kp.ask(what, args, timeout)
 
     def replay(self, notebook_id: NotebookId, since: dict[str, int], metrics_since: dict[str, int]) -> list[Message]:
         """What a joining viewer needs; call it holding self.locks(notebook_id) (see sockets.join)."""
@@ -461,6 +459,7 @@ class SessionManager(Culling):
             ends.append(CellStatusEvent(*ids, status, elapsed_ms, run.user_id, self.user_name(run.user_id), *run.job))
             self._publish(session.notebook_id, ends)
         self.batcher.close_run(run.run_id)
+        self.ends.ended(run.run_id)
 
     def _cancel_queue(self, session: KernelSession, why: str) -> list[RunId]:
         cancelled: list[RunId] = []
