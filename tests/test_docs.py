@@ -68,3 +68,23 @@ def test_the_job_body_documented_is_the_one_decoded() -> None:
     assert row, "docs/api.md has a POST /api/jobs row with its body"
     documented = [name.strip().rstrip("?") for part in row.group(1).split(",") for name in part.split(r"\|")]
     assert tuple(documented) == JOB_BODY_FIELDS
+
+
+def test_each_typed_body_is_documented_with_its_fields() -> None:
+    """docs/api.md's row for each endpoint with a typed body (server/validate.py @body) lists exactly
+    the dataclass's fields, `name?` for one that may be left out."""
+    import importlib
+    import pkgutil
+
+    import console.server.api
+    from console.server.validate import BODIES, documented_form
+
+    for module in pkgutil.iter_modules(console.server.api.__path__):  # each declares its bodies
+        importlib.import_module(f"console.server.api.{module.name}")
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert BODIES, "no typed body registered"
+    for endpoint, cls in BODIES.items():
+        row = re.search(r"^\| `" + re.escape(endpoint) + r"(?:\?[^`]*)?` \| `\{([^}]*)\}`", text, re.M)
+        assert row, f"docs/api.md has no row for {endpoint} with its body"
+        documented = sorted(name.strip() for name in row.group(1).split(","))
+        assert documented == sorted(documented_form(cls)), f"{endpoint}: {documented} vs {documented_form(cls)}"
