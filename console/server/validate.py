@@ -185,6 +185,12 @@ def documented_form(cls: type) -> list[str]:
 BASE_REVISION: Any = dataclasses.field(default=None, metadata={"or_query": True})
 
 
+@overload
+def revision_given(value: int | None) -> int: ...
+@overload
+def revision_given(value: int | None, required: Literal[True]) -> int: ...
+@overload
+def revision_given(value: int | None, required: bool) -> int | None: ...
 def revision_given(value: int | None, required: bool = True) -> int | None:
     """A body's base_revision, else the query string's (a DELETE's body is dropped by some clients)."""
     if value is not None:
