@@ -37,7 +37,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from console.roles import served as served_roles, served_site as served_site_roles
 from console.server.throttle import AddressThrottle, HashTimer
-from console.server.validate import body, body_as
+from console.server.validate import typed_body, body_as
 from console.server.membership import disconnect_user, revoke as revoke_sockets
 from console.store import LoginSessionRecord, NotFound, Store, UserRecord
 
@@ -106,7 +106,7 @@ def _given_password(password: str, name: str) -> str:
     return password
 
 
-@body("POST /api/login")
+@typed_body("POST /api/login")
 @dataclass
 class Login:
     username: str
@@ -114,7 +114,7 @@ class Login:
     next: str = "/"  # where the page goes once logged in: a same-site path (safe_next)
 
 
-@body("POST /api/me/password")
+@typed_body("POST /api/me/password")
 @dataclass
 class PasswordChange:
     old_password: str

@@ -30,7 +30,7 @@ from console.server.auth import current_user
 from console.server.deps import get_store
 from console.server.errors import ApiError
 from console.server.membership import revoke as revoke_sockets
-from console.server.validate import body, body_as
+from console.server.validate import typed_body, body_as
 
 
 def _share_json(share: Any) -> dict[str, Any]:
@@ -55,14 +55,14 @@ def _link_json(link: Any) -> dict[str, Any]:
     return d
 
 
-@body("POST /api/notebooks/<id>/shares")
+@typed_body("POST /api/notebooks/<id>/shares")
 @dataclass
 class NotebookShare:
     user: str  # a username
     role: str
 
 
-@body("POST /api/folders/shares")
+@typed_body("POST /api/folders/shares")
 @dataclass
 class FolderShare:
     path: str

@@ -135,12 +135,12 @@ def cell_view(body: dict[str, Any]) -> dict[str, Any] | None:
 # ---------------------------------------------------------------- typed bodies
 
 B = TypeVar("B")
-# Each typed body by the endpoint it is the body of ("POST /api/folders"): docs/api.md's row for
+# Each typed body (@typed_body) by the endpoint it is the body of ("POST /api/folders"): docs/api.md's row for
 # that endpoint lists exactly its fields, `name?` for one with a default (tests/test_docs.py).
 BODIES: dict[str, type] = {}
 
 
-def body(endpoint: str) -> Callable[[type[B]], type[B]]:
+def typed_body(endpoint: str) -> Callable[[type[B]], type[B]]:
     """A class decorator: the dataclass is `endpoint`'s body, decoded by body_as()."""
     def register(cls: type[B]) -> type[B]:
         BODIES[endpoint] = cls
@@ -158,7 +158,7 @@ def _kind(annotation: Any) -> type:
 
 
 def body_as(cls: type[B], required: bool = True) -> B:
-    """The request body as dataclass `cls` (a @body): a field without a default is required; each
+    """The request body as dataclass `cls` (a @typed_body): a field without a default is required; each
     is checked by field() against its annotation, with field()'s words; a name `cls` does not
     declare is a 400 that lists the ones it does."""
     data = json_body(required)

@@ -10,11 +10,11 @@ from console.server import serialize
 from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
-from console.server.validate import (BASE_REVISION, base_revision, body, body_as, cell_view, field, json_body,
+from console.server.validate import (BASE_REVISION, base_revision, typed_body, body_as, cell_view, field, json_body,
                                      revision_given)
 
 
-@body("POST /api/notebooks/<id>/cells")
+@typed_body("POST /api/notebooks/<id>/cells")
 @dataclass
 class NewCell:
     base_revision: int | None = BASE_REVISION
@@ -23,14 +23,14 @@ class NewCell:
     position: int | None = None  # at the end when left out
 
 
-@body("POST /api/notebooks/<id>/cells/<cell_id>/move")
+@typed_body("POST /api/notebooks/<id>/cells/<cell_id>/move")
 @dataclass
 class CellMove:
     position: int
     base_revision: int | None = BASE_REVISION
 
 
-@body("DELETE /api/notebooks/<id>/cells/<cell_id>")
+@typed_body("DELETE /api/notebooks/<id>/cells/<cell_id>")
 @dataclass
 class CellDelete:
     base_revision: int | None = BASE_REVISION

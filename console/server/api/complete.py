@@ -19,13 +19,13 @@ from console.ids import NotebookId, UserId
 from console.server import auth
 from console.server.deps import get_manager
 from console.server.errors import ApiError
-from console.server.validate import body, body_as
+from console.server.validate import typed_body, body_as
 
 TIMEOUT = 5.0  # seconds: the kernel answers between statements even while a cell runs
 MAX_SOURCE = 200_000  # characters of cell text worth completing in
 
 
-@body("POST /api/notebooks/<id>/complete")
+@typed_body("POST /api/notebooks/<id>/complete")
 @dataclass
 class Completion:
     source: str

@@ -17,7 +17,7 @@ from console.server import access
 from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
-from console.server.validate import body, body_as, query_bool
+from console.server.validate import typed_body, body_as, query_bool
 
 
 def list_folders() -> ResponseReturnValue:
@@ -35,13 +35,13 @@ def _new_path(path: str) -> str:
     return path
 
 
-@body("POST /api/folders")
+@typed_body("POST /api/folders")
 @dataclass
 class NewFolder:
     path: str
 
 
-@body("POST /api/folders/rename")
+@typed_body("POST /api/folders/rename")
 @dataclass
 class FolderRename:
     path: str

@@ -12,7 +12,7 @@ from flask.typing import ResponseReturnValue
 from console.server import access, serialize
 from console.server.auth import current_user, signed_in
 from console.server.deps import get_config, get_store
-from console.server.validate import BASE_REVISION, body, body_as, revision_given
+from console.server.validate import BASE_REVISION, typed_body, body_as, revision_given
 
 
 def list_notebooks() -> ResponseReturnValue:
@@ -24,7 +24,7 @@ def list_notebooks() -> ResponseReturnValue:
     })
 
 
-@body("POST /api/notebooks")
+@typed_body("POST /api/notebooks")
 @dataclass
 class NewNotebook:
     name: str
@@ -32,7 +32,7 @@ class NewNotebook:
     cells: list[Any] | None = None  # [{kind, source}]; the store checks each
 
 
-@body("PUT /api/notebooks/<id>")
+@typed_body("PUT /api/notebooks/<id>")
 @dataclass
 class NotebookReplace:
     cells: list[Any]
@@ -40,20 +40,20 @@ class NotebookReplace:
     name: str | None = None
 
 
-@body("POST /api/notebooks/<id>/rename")
+@typed_body("POST /api/notebooks/<id>/rename")
 @dataclass
 class NotebookRename:
     name: str
     base_revision: int | None = None  # a rename needs none: it changes no cell
 
 
-@body("POST /api/notebooks/<id>/move")
+@typed_body("POST /api/notebooks/<id>/move")
 @dataclass
 class NotebookMove:
     folder: str
 
 
-@body("POST /api/notebooks/<id>/duplicate")
+@typed_body("POST /api/notebooks/<id>/duplicate")
 @dataclass
 class NotebookCopy:
     name: str | None = None

@@ -22,7 +22,7 @@ from flask.typing import ResponseReturnValue
 from console.outputs.logfile import LogFolder
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
-from console.server.validate import body, body_as
+from console.server.validate import typed_body, body_as
 
 
 def _remove_log(data_dir: Path, rel: str | None) -> None:
@@ -34,7 +34,7 @@ def _remove_log(data_dir: Path, rel: str | None) -> None:
         logging.getLogger(__name__).warning("the log file %s was not removed", rel, exc_info=True)
 
 
-@body("POST /api/notebooks/<id>/outputs/clear")
+@typed_body("POST /api/notebooks/<id>/outputs/clear")
 @dataclass
 class ClearOutputs:
     cell_id: str | None = None

@@ -18,7 +18,7 @@ from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
 from console.server.history import init_settler
-from console.server.validate import body, body_as, query_int, revision_given
+from console.server.validate import typed_body, body_as, query_int, revision_given
 
 
 def list_revisions(notebook_id: str) -> ResponseReturnValue:
@@ -52,13 +52,13 @@ def _store_live_edits(notebook_id: str) -> None:
         coedit.flush(notebook_id)
 
 
-@body("POST /api/notebooks/<id>/revisions")
+@typed_body("POST /api/notebooks/<id>/revisions")
 @dataclass
 class NewVersion:
     label: str | None = None  # 1-200 characters; left out: an unnamed version
 
 
-@body("POST /api/notebooks/<id>/revisions/<n>/restore")
+@typed_body("POST /api/notebooks/<id>/revisions/<n>/restore")
 @dataclass
 class Restore:
     base_revision: int | None = None
