@@ -169,7 +169,8 @@ class Session(SessionEnvironment):
             if cell is not None:
                 self.results.keep(str(cell), run.last[0], run.last[1])
         return CellOutcome(ok=error is None, result=result, error=error, tables_changed=run.changed,
-                           io=run.io.entries, io_dropped=run.io.dropped)
+                           io=run.io.entries, io_dropped=run.io.dropped,
+                           lock_hash=self.environment_lock())
 
     def query(self, what: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """Answer a question about the session (a result page, completions) while cells may run.
