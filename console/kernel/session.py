@@ -200,6 +200,7 @@ class Session(SessionEnvironment):
         if self._runtime is not None:
             self._runtime.shutdown()
             self._runtime = None
+        self.release_environment()  # after the worker that ran in them
         if self._sql is not None:
             self._sql.close()
             self._sql = None
