@@ -167,6 +167,9 @@ class Config(Mapping[str, Any]):
     PIP_TIMEOUT_SECONDS: float = _setting(
         300.0, "A notebook environment's build (resolve and install) that runs longer is stopped, and the cell "
                "says so; the previous environment stays.", float)
+    ENV_KEEP_DAYS: float = _setting(
+        14.0, "A notebook environment's layer (console/kernel/envs.py) that no kernel used for this many days is "
+              "removed when the server starts; a later kernel of its notebook builds it again.", float)
     PIP_MAX_SIZE: str = _setting(
         "4G", "Largest layer a notebook environment may add to the base (its installed files); a bigger one is "
               "removed and the cell says so; the previous environment stays.", _size)

@@ -46,6 +46,7 @@ class CellOutcome:
     tables_changed: list[str] = field(default_factory=list)
     io: list[ManifestEntry] = field(default_factory=list)  # what its statements read and wrote
     io_dropped: int = 0  # entries past the cap of one manifest message
+    lock_hash: str = ""  # the lock of the notebook environment its Python ran in ("": the base)
 
 
 class Engine(Protocol):

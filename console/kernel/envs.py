@@ -40,6 +40,9 @@ from packaging.utils import canonicalize_name
 from console.errors import UserError
 
 STATE_FILE = "environment.json"  # in the session's cache folder: the notebook's requirements between kernels
+# Behind the sandbox, this kernel's layers are named <lock hash>-<this>: removed when the kernel stops.
+_PRIVATE_SUFFIX = f"-{uuid.uuid4().hex[:16]}"
+LAYER_NAME = re.compile(r"^[0-9a-f]{24}(-[0-9a-f]{16})?$")
 _PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 
 
@@ -212,7 +215,7 @@ class Builder:
         # whichever session built it first: that session, or a later one leased the same uid, could
         # make its files writable again and put code into every notebook with the same lock. Until
         # layers are built by the server, sessions share uv's work only through their own caches.
-        self.suffix = f"-{uuid.uuid4().hex[:16]}" if _behind_sandbox(data_dir) else ""
+        self.suffix = _PRIVATE_SUFFIX if _behind_sandbox(data_dir) else ""
 
     def folder(self, lock_hash: str) -> Path:
         return self.root / f"{lock_hash}{self.suffix}"
@@ -247,6 +250,7 @@ class Builder:
             return Layer(None, lock_hash, {})
         final = self.folder(lock_hash)
         if (final / "lock.txt").is_file():
+            _used(final)
             return Layer(final, lock_hash, own)
         staging = self.root / f".build-{uuid.uuid4().hex[:12]}"
         try:
@@ -305,6 +309,7 @@ class Builder:
             meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        _used(folder)
         return Layer(folder, lock_hash, {str(k): str(v) for k, v in dict(meta.get("packages", {})).items()})
 
 
@@ -328,6 +333,62 @@ def _without(lock: str, base: Mapping[str, str]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _used(folder: Path) -> None:
+    """Mark a layer used now (its folder's mtime), so a server start keeps it (prune below)."""
+    try:
+        os.utime(folder)
+    except OSError:  # not ours to touch: a shared layer of another uid is kept by its age alone
+        pass
+
+
+def release_private(data_dir: Path) -> list[str]:
+    """Remove this kernel's private layers (behind the sandbox: <lock>-<this process's suffix>), when
+    it stops: nobody else can use them. Returns the names removed."""
+    removed: list[str] = []
+    try:
+        names = [n for n in os.listdir(envs_dir(data_dir)) if n.endswith(_PRIVATE_SUFFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        if _remove(envs_dir(data_dir) / name):
+            removed.append(name)
+    return removed
+
+
+def prune(data_dir: Path, keep_days: float) -> list[str]:
+    """At the server's start: remove layers (shared or private) not used for keep_days, and builds
+    left half done by a kernel that died. Returns the names removed; a layer it may not remove stays."""
+    import time
+
+    root = envs_dir(data_dir)
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    now, removed = time.time(), []
+    for name in names:
+        path = root / name
+        try:
+            age = now - os.lstat(path).st_mtime
+        except OSError:
+            continue
+        stale = LAYER_NAME.match(name) and age > keep_days * 86400
+        if (stale or (name.startswith(".build-") and age > 86400)) and _remove(path):
+            removed.append(name)
+    return removed
+
+
+def _remove(folder: Path) -> bool:
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    try:
+        _writable(folder)
+        shutil.rmtree(folder)
+    except OSError:
+        return False
+    return True
+
+
 def _read_only(folder: Path) -> None:
     for dirpath, _dirs, filenames in os.walk(folder):
         for name in filenames:
@@ -338,7 +399,7 @@ def _read_only(folder: Path) -> None:
 
 
 def _writable(folder: Path) -> None:
-    for dirpath, _dirs, _files in os.walk(folder):
+    for dirpath, _dirs, _files in os.walk(folder):  # os.walk follows no link to a folder
         Path(dirpath).chmod(0o755)
 
 

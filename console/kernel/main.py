@@ -187,8 +187,9 @@ class Kernel:
         error: Failure | None = None
         try:
             outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id)
-            if outcome.io or outcome.io_dropped:  # before the end: the server keeps it for its current run only
-                self.out.send(RunManifest(cmd.run_id, list(outcome.io), outcome.io_dropped))
+            # Before the end: the server keeps it for its current run only.
+            if outcome.io or outcome.io_dropped or outcome.lock_hash:
+                self.out.send(RunManifest(cmd.run_id, list(outcome.io), outcome.io_dropped, outcome.lock_hash))
             if outcome.result is not None:
                 r = outcome.result
                 self.out.send(RunResult(cmd.run_id, r.name[:1024], fit(r.columns), fit(r.rows), r.total_rows))

@@ -168,7 +168,8 @@ class Session(SessionEnvironment):
             if cell is not None:
                 self.results.keep(str(cell), run.last[0], run.last[1])
         return CellOutcome(ok=error is None, result=result, error=error, tables_changed=run.changed,
-                           io=run.io.entries, io_dropped=run.io.dropped)
+                           io=run.io.entries, io_dropped=run.io.dropped,
+                           lock_hash=self.environment_lock())
 
     def query(self, what: str, args: Mapping[str, Any]) -> dict[str, Any]:
         """Answer a question about the session (a result page, completions) while cells may run.
@@ -198,6 +199,7 @@ class Session(SessionEnvironment):
         if self._runtime is not None:
             self._runtime.shutdown()
             self._runtime = None
+        self.release_environment()  # after the worker that ran in them
         if self._sql is not None:
             self._sql.close()
             self._sql = None

@@ -42,6 +42,12 @@ class SessionEnvironment:
         they win over what this session's cache folder remembers."""
         self._env_preset, self._env, self._env_applied = dict(environment), None, False
 
+    def release_environment(self) -> None:
+        """The kernel stops: its private layers (behind the sandbox) go with it."""
+        from console.kernel.envs import release_private
+
+        release_private(self.cfg.data_dir)
+
     def refresh_environment(self) -> None:
         """Hand the runtime the layer of the notebook's requirements (a new kernel of a notebook with
         requirements finds its layer by the lock hash, built again only when the data dir lost it)."""

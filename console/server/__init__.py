@@ -39,6 +39,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     from console.store import Store
 
     from console.server.api import create_api
+    from console.server import environments
     from console.server.access import init_access
     from console.cluster import ray_map, sandbox
     from console.server.auth import SINGLE_USER_KEY, init_auth
@@ -56,6 +57,7 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     cfg = load_config(overrides)
     for moved in prepare_data_dir(cfg):  # the database and key out of user code's sight
         log.warning("moved into the server's private folder: %s", moved)
+    environments.prune_layers(cfg)  # notebook environments unused for CONSOLE_ENV_KEEP_DAYS
 
     app = Flask("console.server", static_folder=str(STATIC_DIR), static_url_path="/static")
     app.config.update(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
+from console.config import Config
 from console.wire import environment as envspec
 from console.protocols import RunStore
 from console.server.kernel_session import KernelSession
@@ -12,6 +13,15 @@ from console.store.errors import Invalid, NotFound
 from console.wire.kernel import EnvironmentChanged
 
 log = logging.getLogger(__name__)
+
+
+def prune_layers(cfg: Config) -> None:
+    """At the server's start: layers no kernel used for CONSOLE_ENV_KEEP_DAYS go (console/kernel/envs.py)."""
+    from console.kernel.envs import prune
+
+    removed = prune(cfg.data_dir, float(cfg.ENV_KEEP_DAYS))
+    if removed:
+        log.info("removed %d notebook environment layers unused for %g days", len(removed), cfg.ENV_KEEP_DAYS)
 
 
 def start_env(store: RunStore, session: KernelSession) -> dict[str, str]:

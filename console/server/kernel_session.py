@@ -40,6 +40,7 @@ class QueuedRun:
     job: tuple[str, str] = ("", "")  # (job id, job name) of the job run that queued it, if one did
     io: list[dict[str, Any]] = field(default_factory=list)
     io_dropped: int = 0
+    lock_hash: str = ""  # the notebook environment's lock the run ran in, as the kernel reported it
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Run manifests on the server: what a run read and wrote, kept with the run and checked where it can be.
 
     GET /api/runs/<run_id>/manifest   -> {run_id, notebook_id, cell_id, status, recorded, revision,
-                                          params, entries: [{access, format, path, table, version, …,
+                                          params, lock_hash, entries: [{access, format, path, table, version, …,
                                           verified, check}], dropped}
     GET /api/lineage?table=db.table   -> {table, versions: [{version, writes: [run], reads: [run]}]}
 
@@ -38,6 +38,7 @@ CLOCK_SLACK_S = 1.0  # a commit's timestamp is its writer's clock: the kernel, o
 LINEAGE_RUNS = 5000  # the newest manifests a lineage looks through
 _LAKE_NAME = re.compile(r"^(?:([A-Za-z0-9_]+)\.)?([A-Za-z0-9_]+)$")
 _LAKE_PATH = re.compile(r"^(?:lake:)?([A-Za-z0-9_]+)/([A-Za-z0-9_]+)/?$")  # relative: under the lake
+_LOCK_HASH = re.compile(r"[0-9a-f]{1,64}")
 
 
 def accept(run: QueuedRun, msg: RunManifest) -> None:
@@ -46,6 +47,8 @@ def accept(run: QueuedRun, msg: RunManifest) -> None:
     taken = msg.entries[:room]
     run.io.extend(_plain(e) for e in taken)
     run.io_dropped = min(2**31, run.io_dropped + msg.dropped + len(msg.entries) - len(taken))
+    if msg.lock_hash and _LOCK_HASH.fullmatch(msg.lock_hash):  # a layer's hex name, nothing else
+        run.lock_hash = msg.lock_hash
 
 
 def _plain(e: ManifestEntry) -> dict[str, Any]:
@@ -122,7 +125,8 @@ def ended(lake: Path, run: QueuedRun) -> dict[str, Any] | None:
     except Exception:  # a fault of ours: the run ends without its manifest rather than not at all
         log.exception("checking the manifest of run %s failed", run.run_id)
         return None
-    return {"revision": run.revision, "params": run.params, "entries": entries, "dropped": run.io_dropped}
+    return {"revision": run.revision, "params": run.params, "entries": entries, "dropped": run.io_dropped,
+            "lock_hash": run.lock_hash}
 
 
 # ---------------------------------------------------------------- HTTP
@@ -138,10 +142,10 @@ def run_manifest(run_id: str) -> ResponseReturnValue:
     body: dict[str, Any] = {"run_id": run.id, "notebook_id": run.notebook_id, "cell_id": run.cell_id,
                             "status": run.status, "recorded": m is not None}
     if m is None:  # in flight (it is written as the run ends), or a run from before manifests
-        body.update({"revision": None, "params": {}, "entries": [], "dropped": 0})
+        body.update({"revision": None, "params": {}, "entries": [], "dropped": 0, "lock_hash": ""})
     else:
         body.update({"revision": m.revision, "params": m.params, "entries": m.entries, "dropped": m.dropped,
-                     "recorded_at": m.created_at.isoformat()})
+                     "lock_hash": m.lock_hash, "recorded_at": m.created_at.isoformat()})
     return jsonify(body)
 
 

@@ -28,6 +28,7 @@ class ManifestRecord:
     entries: list[dict[str, Any]]
     dropped: int
     created_at: datetime
+    lock_hash: str = ""  # the notebook environment's lock the run ran in ("": the base)
 
 
 @dataclass(frozen=True)
@@ -44,18 +45,19 @@ class ManifestRun:
 
 def _record(m: RunManifest) -> ManifestRecord:
     return ManifestRecord(RunId(m.run_id), m.revision, dict(m.params or {}), list(m.entries or []), m.dropped,
-                          m.created_at)
+                          m.created_at, m.lock_hash or "")
 
 
 def put_manifest(s: Session, run_id: str, manifest: Mapping[str, Any]) -> RunManifest:
     """Write (or replace) a run's manifest row in the open transaction `s`: {revision, params,
-    entries, dropped} (finish_run writes it with the run's end, in one commit)."""
+    entries, dropped, lock_hash} (finish_run writes it with the run's end, in one commit)."""
     row = s.get(RunManifest, run_id)
     if row is None:
         row = RunManifest(run_id=run_id)
         s.add(row)
     row.revision, row.params = manifest.get("revision"), dict(manifest.get("params") or {})
     row.entries, row.dropped = list(manifest.get("entries") or []), int(manifest.get("dropped") or 0)
+    row.lock_hash = str(manifest.get("lock_hash") or "")[:64]
     row.created_at = utcnow()
     return row
 

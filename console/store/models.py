@@ -180,6 +180,7 @@ class RunManifest(Base):
     params: Mapped[dict[str, Any]] = mapped_column(JSON)
     entries: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     dropped: Mapped[int] = mapped_column(Integer, default=0)  # entries past the caps, not kept
+    lock_hash: Mapped[str] = mapped_column(String(64), default="")  # the notebook environment it ran in ("": base)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -216,6 +216,7 @@ class RunManifest(Message):
     run_id: Run
     entries: Annotated[list[ManifestEntry], Max(MANIFEST_ENTRIES)] = field(default_factory=list)
     dropped: Annotated[int, Range(0, 2**31)] = 0  # entries past what one message carries
+    lock_hash: Annotated[str, Max(64)] = ""  # the notebook environment's lock its Python ran in ("": the base)
 
 
 @FROM_KERNEL.register

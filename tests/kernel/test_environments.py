@@ -185,6 +185,35 @@ def test_a_new_kernel_builds_the_layer_again_when_the_data_dir_lost_it(sessions:
     assert any(p.name != ".uv-cache" for p in envs.iterdir())
 
 
+def test_the_server_start_prunes_layers_unused_for_the_keep_days(sessions: Any, tmp_path: Path) -> None:
+    """A layer no kernel used for CONSOLE_ENV_KEEP_DAYS goes when the server starts; one in use stays,
+    and using a layer (a new kernel finding it) counts as use."""
+    import os
+    import time
+
+    from console.server import create_app
+
+    a = sessions("nb-old")
+    assert a.run_cell("!pip install consoletestpkg==1.2;", cell=1).ok
+    envs = tmp_path / "data" / "envs"
+    (old,) = [p for p in envs.iterdir() if not p.name.startswith(".")]
+    fresh = envs / ("f" * 24)
+    fresh.mkdir()
+    stale_build = envs / ".build-0123456789ab"
+    stale_build.mkdir()
+    month = time.time() - 30 * 86400
+    for p in (old, stale_build):
+        os.utime(p, (month, month))
+    b = sessions("nb-old")  # a new kernel of the notebook finds the layer: it is used now
+    assert b.run_cell(IMPORT, kind="python", cell=1).ok
+    assert old.stat().st_mtime > month + 86400
+    os.utime(old, (month, month))
+    create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True, "ENV_KEEP_DAYS": 10})
+    assert not old.exists() and not stale_build.exists() and fresh.is_dir()
+    create_app({"DATA_DIR": str(tmp_path / "data"), "TESTING": True})  # default 14 days: a new one stays
+    assert fresh.is_dir()
+
+
 @pytest.mark.slow
 def test_a_package_from_the_real_index(tmp_path: Path) -> None:
     """The one test that leaves the wheelhouse: the machine's own package index (its pip

@@ -48,7 +48,7 @@ def run(live: LiveServer, nb: Any, cell_id: str, timeout: float = 180.0) -> Any:
 def test_the_requirements_live_with_the_notebook(live: LiveServer, wheelhouse: Path, tmp_path: Path) -> None:
     nb = live.notebook(("python", PIP), ("python", IMPORT))
     pip_cell, import_cell = (c.id for c in nb.cells)
-    rec = run(live, nb, pip_cell)
+    pip_rec = rec = run(live, nb, pip_cell)
     assert rec.status == "done", rec.error
     env = live.store.get_environment(nb.id)
     assert env["requirements"] == ["consoletestpkg==1.2"] and len(env["lock_hash"]) == 24
@@ -62,6 +62,10 @@ def test_the_requirements_live_with_the_notebook(live: LiveServer, wheelhouse: P
     assert status < 300, body
     rec = run(live, nb, import_cell)
     assert rec.status == "done", rec.error
+    # The cell's run records the lock it ran in, with its manifest (the %pip run too).
+    for run_id in (rec.id, pip_rec.id):
+        status, manifest = http(live, "GET", f"/api/runs/{run_id}/manifest")
+        assert status == 200 and manifest["recorded"] and manifest["lock_hash"] == env["lock_hash"], manifest
 
     # The run made a history row: the revision keeps the list, so a job at that revision has it.
     revision = live.store.get_notebook(nb.id).revision
@@ -71,6 +75,7 @@ def test_the_requirements_live_with_the_notebook(live: LiveServer, wheelhouse: P
     other = live.notebook(("python", IMPORT))
     rec = run(live, other, other.cells[0].id)
     assert rec.status == "error" and "consoletestpkg" in json.dumps(rec.error)
+    assert http(live, "GET", f"/api/runs/{rec.id}/manifest")[1]["lock_hash"] == ""
     assert live.store.get_environment(other.id)["requirements"] == []
     assert http(live, "GET", f"/api/notebooks/{other.id}/environment")[1]["packages"] == []
 
