@@ -37,12 +37,12 @@ from typing import Any, Mapping
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from console.envlayers import envs_dir, remove_layer as _remove, writable as _writable
 from console.errors import UserError
 
 STATE_FILE = "environment.json"  # in the session's cache folder: the notebook's requirements between kernels
 # Behind the sandbox, this kernel's layers are named <lock hash>-<this>: removed when the kernel stops.
 _PRIVATE_SUFFIX = f"-{uuid.uuid4().hex[:16]}"
-LAYER_NAME = re.compile(r"^[0-9a-f]{24}(-[0-9a-f]{16})?$")
 _PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
 
 
@@ -59,10 +59,6 @@ class Layer:
     path: Path | None  # None: the requirements add nothing to the base (no folder, nothing on PYTHONPATH)
     lock_hash: str
     packages: dict[str, str] = field(default_factory=dict)  # canonical name -> version, the layer's own
-
-
-def envs_dir(data_dir: Path) -> Path:
-    return data_dir / "envs"
 
 
 def _behind_sandbox(data_dir: Path) -> bool:
@@ -355,40 +351,6 @@ def release_private(data_dir: Path) -> list[str]:
     return removed
 
 
-def prune(data_dir: Path, keep_days: float) -> list[str]:
-    """At the server's start: remove layers (shared or private) not used for keep_days, and builds
-    left half done by a kernel that died. Returns the names removed; a layer it may not remove stays."""
-    import time
-
-    root = envs_dir(data_dir)
-    try:
-        names = os.listdir(root)
-    except OSError:
-        return []
-    now, removed = time.time(), []
-    for name in names:
-        path = root / name
-        try:
-            age = now - os.lstat(path).st_mtime
-        except OSError:
-            continue
-        stale = LAYER_NAME.match(name) and age > keep_days * 86400
-        if (stale or (name.startswith(".build-") and age > 86400)) and _remove(path):
-            removed.append(name)
-    return removed
-
-
-def _remove(folder: Path) -> bool:
-    if folder.is_symlink() or not folder.is_dir():
-        return False
-    try:
-        _writable(folder)
-        shutil.rmtree(folder)
-    except OSError:
-        return False
-    return True
-
-
 def _read_only(folder: Path) -> None:
     for dirpath, _dirs, filenames in os.walk(folder):
         for name in filenames:
@@ -396,11 +358,6 @@ def _read_only(folder: Path) -> None:
             p.chmod(p.stat().st_mode & 0o555)
     for dirpath, _dirs, _files in os.walk(folder, topdown=False):
         Path(dirpath).chmod(0o555)
-
-
-def _writable(folder: Path) -> None:
-    for dirpath, _dirs, _files in os.walk(folder):  # os.walk follows no link to a folder
-        Path(dirpath).chmod(0o755)
 
 
 def load_state(cache_dir: Path) -> dict[str, Any]:
