@@ -23,7 +23,7 @@ from console.ids import CellId, NotebookId, RunId, SessionId, UserId
 from console.wire.browser import KernelState
 from console.wire.cell import Failure, Result
 from console.wire.codec import Message
-from console.wire.kernel import ManifestEntry
+from console.wire.kernel import ManifestEntry, ReplayInputs
 
 if TYPE_CHECKING:  # records of the store, for the types only
     from console.store import MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RunRecord, UserRecord
@@ -156,7 +156,8 @@ class KernelManager(Protocol):
     # A job's headless run (console/server/scheduler.py): cells as given, in a session of its own lane.
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
                     lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
-                    revision: int | None = None, job: tuple[str, str] = ("", "")) -> list[RunId]: ...
+                    revision: int | None = None, job: tuple[str, str] = ("", ""),
+                    replay: ReplayInputs | None = None) -> list[RunId]: ...
 
     def close(self, user_id: UserId | None, notebook_id: NotebookId, lane: str) -> None: ...
 

@@ -186,6 +186,8 @@ class Kernel:
         status: RunEnd = "done"
         error: Failure | None = None
         try:
+            if hasattr(self.engine, "replay"):  # a replay reads what the recorded run read (kernel/replay.py)
+                self.engine.replay = cmd.replay
             outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id)
             # Before the end: the server keeps it for its current run only.
             if outcome.io or outcome.io_dropped or outcome.lock_hash:

@@ -16,7 +16,7 @@ import pyarrow as pa
 from console import lang
 from console.config import Config
 from console.errors import UserError
-from console.kernel import commands, include, python_jobs, queries
+from console.kernel import commands, include, python_jobs, queries, replay as replaying
 from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
 from console.kernel.errors import CellError, data_error_position, internal_error
 from console.kernel.host import CellRun
@@ -25,6 +25,7 @@ from console.kernel.session_env import SessionEnvironment
 from console.kernel.sql import SETTABLE, SqlEngine
 from console.lang import ParseError, paramsafe
 from console.protocols import CellOutcome, Emit, NotebookLoader
+from console.wire.kernel import ReplayInputs
 from console.wire.cell import Failure, Output
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class Session(SessionEnvironment):
         self._env = None                         # the notebook's packages (session_env.py), read at first need
         self._env_applied = False
         self._interrupted = False
+        self.replay: ReplayInputs | None = None  # set by the kernel for a replayed run (kernel/replay.py)
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
         self.flow = commands.Flow()              # !if/!then/!elif/!else/!fi
@@ -293,7 +295,8 @@ class Session(SessionEnvironment):
         from console.sources import SourceError, get_source
         from console.sources.delta import watching
 
-        source, ctx, options = get_source(stmt.format), self.source_context(), dict(stmt.options)
+        source, ctx = get_source(stmt.format), self.source_context()
+        options = replaying.load_options(self.replay, stmt.format, stmt.path, dict(stmt.options))
         table: Entry
         with watching() as versions:
             dataset = source.dataset(ctx, stmt.path, options)
@@ -349,7 +352,8 @@ class Session(SessionEnvironment):
         """One manifest entry for a load (what it read) or a save (what it wrote)."""
         from console.kernel.manifest import entry
 
-        run.io.add(entry(ctx or self.source_context(), stmt, access, versions, run.io.statement))
+        run.io.add(replaying.checked(self.replay, entry(ctx or self.source_context(), stmt, access, versions,
+                                                        run.io.statement)))
 
     def _saved(self, stmt: lang.Save, num_rows: int) -> None:
         rows = f"{num_rows} row{'s' if num_rows != 1 else ''}"

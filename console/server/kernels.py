@@ -48,7 +48,7 @@ from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun 
 from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
                                   OutputEvent, ResultEvent)
 from console.wire.codec import Message
-from console.wire.kernel import (EnvironmentChanged, ExecuteCommand, KernelInterrupt, KernelLogEvent,
+from console.wire.kernel import (EnvironmentChanged, ExecuteCommand, ReplayInputs, KernelInterrupt, KernelLogEvent,
                                  KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage,
                                  RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
 
@@ -206,7 +206,8 @@ class SessionManager(Culling):
 
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
                     lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
-                    revision: int | None = None, job: tuple[str, str] = ("", "")) -> list[RunId]:
+                    revision: int | None = None, job: tuple[str, str] = ("", ""),
+                    replay: ReplayInputs | None = None) -> list[RunId]:
         """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids.
 
         params, revision: what the runs' manifests record they ran with (console/server/manifests.py);
@@ -223,7 +224,7 @@ class SessionManager(Culling):
                 run_id = RunId(rec.id)
                 self.batcher.open_run(run_id, notebook_id, cell)
                 session.queue.append(_Run(run_id, cell, source, kind, batch=batch, user_id=user_id,
-                                          revision=revision, params=dict(params or {}), job=job))
+                                          revision=revision, params=dict(params or {}), job=job, replay=replay))
                 self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued", None, user_id,
                                                             name, *job)])
                 ids.append(run_id)
@@ -296,7 +297,8 @@ class SessionManager(Culling):
         if run.user_id is not None:
             session.runners[run.user_id] = time.time()
         self._set_status(session, "busy" if session.status != "starting" else "starting")
-        session.kernel.send(ExecuteCommand(run.run_id, run.cell_id, run.source, run.kind))  # type: ignore[arg-type]
+        session.kernel.send(ExecuteCommand(run.run_id, run.cell_id, run.source, run.kind,  # type: ignore[arg-type]
+                                           replay=run.replay))
         cluster = session.kernel.cluster
         if cluster is not None and any(wants_ray(r.source) for r in (run, *session.queue)):
             cluster.warm()  # its own Ray head starts while the cells before its first Ray cell run

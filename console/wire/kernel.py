@@ -37,6 +37,7 @@ class ExecuteCommand(Message):
     cell_id: Annotated[CellId, Max(64)]
     source: str
     kind: Literal["mlsql", "python"] = "mlsql"
+    replay: ReplayInputs | None = None  # a replay of a recorded run: read what it read
 
 
 @TO_KERNEL.register
@@ -201,6 +202,17 @@ class ManifestEntry:
     files: Count64 | None = None
     mtime: float | None = None
     digest: Annotated[str, Max(80)] = ""
+
+
+@dataclass(frozen=True)
+class ReplayInputs:
+    """What a replayed run read, as its manifest recorded it (console/server/rerun.py): each delta
+    table of the lake at its version (`pins`, by the table's lake name, db.table), each plain file
+    with the facts it had (`files`); a file whose facts differ now fails the replay unless `force`."""
+
+    pins: Annotated[dict[str, Count64], Max(MANIFEST_ENTRIES)] = field(default_factory=dict)
+    files: Annotated[list[ManifestEntry], Max(MANIFEST_ENTRIES)] = field(default_factory=list)
+    force: bool = False
 
 
 @FROM_KERNEL.register
