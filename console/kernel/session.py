@@ -16,7 +16,7 @@ import pyarrow as pa
 from console import lang
 from console.config import Config
 from console.errors import UserError
-from console.kernel import commands, include, python_jobs, queries, replay as replaying
+from console.kernel import commands, include, origins, python_jobs, queries, replay as replaying
 from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
 from console.kernel.errors import CellError, data_error_position, internal_error
 from console.kernel.host import CellRun
@@ -328,7 +328,7 @@ class Session(SessionEnvironment):
         if isinstance(entry, DistributedTable) and not entry.loaded:  # written by the cluster, not the kernel
             from console.kernel.sqlengines.distributed import cluster_save
 
-            self._pin_loaded_from(stmt)
+            origins.read_before_overwrite(self.tables, self.source_context(), stmt)
             if cluster_save(self, entry, stmt):
                 from console.kernel.manifest import delta_version
 
@@ -340,7 +340,7 @@ class Session(SessionEnvironment):
 
         table = self.require(stmt.table, stmt)
         source = get_source(stmt.format)
-        self._pin_loaded_from(stmt)
+        origins.read_before_overwrite(self.tables, self.source_context(), stmt)
         ctx = self.source_context()
         with watching() as versions:
             source.write(ctx, table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
@@ -359,21 +359,6 @@ class Session(SessionEnvironment):
         rows = f"{num_rows} row{'s' if num_rows != 1 else ''}"
         self.emit(Output(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
                               source="engine", stream="system"))
-
-    def _pin_loaded_from(self, stmt: lang.Save) -> None:
-        """A save that replaces a folder some lazy table reads: read that table first (a delta
-        save keeps the old version's files, so only file formats need this)."""
-        from console.sources import SourceError, get_source
-        from console.sources.files import FileSource
-        from console.sources.paths import resolve_target
-
-        if not isinstance(get_source(stmt.format), FileSource) or stmt.mode.lower() != "overwrite":
-            return
-        try:
-            target = resolve_target(self.source_context(), stmt.path)
-        except SourceError:
-            return  # the save itself reports it
-        self.tables.pin_under(target)
 
     def _run_set(self, stmt: lang.Set, run: CellRun, cell: Any) -> None:
         kind = stmt.type
