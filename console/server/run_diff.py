@@ -6,12 +6,16 @@ those revisions, as the history's diff shows them), the parameters, the environm
 version of each delta table read and written. Only what both runs' viewers may see: the policy
 table checks the first run (`runs.diff`: its notebook's viewers), the handler the second.
 
-"Same" means the recorded facts match: same revision (or the same cells' text), parameters, lock and
-table versions. A plain file's facts (size, modification time, digest of its first bytes) are
-compared too, as the kernel reported them: they say a file changed, never that it did not.
+"Same" means the recorded facts match: same revision (or the same cells' text), parameters, lock,
+table versions and result (row count, columns, and a digest of the rows the store keeps: the first
+RESULT_ROWS, so two results that differ only further down are not told apart). A plain file's
+facts (size, modification time, digest of its first bytes) are compared too, as the kernel reported
+them: they say a file changed, never that it did not.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from flask import jsonify
@@ -35,7 +39,7 @@ def run_diff(run_id: str, other_id: str) -> ResponseReturnValue:
     body: dict[str, Any] = {"a": _side(a, ma), "b": _side(b, mb)}
     if ma is None or mb is None:  # in flight, or from before manifests: nothing recorded to compare
         body.update({"comparable": False, "same": False, "revision": None, "params": [], "environment": None,
-                     "inputs": [], "outputs": []})
+                     "inputs": [], "outputs": [], "result": _results(a, b)})
         return jsonify(body)
     body["comparable"] = True
     body["revision"] = _revisions(a, ma, b, mb)
@@ -44,9 +48,26 @@ def run_diff(run_id: str, other_id: str) -> ResponseReturnValue:
     body["environment"] = {"a": ma.lock_hash, "b": mb.lock_hash, "same": ma.lock_hash == mb.lock_hash}
     body["inputs"] = _data(ma, mb, "read")
     body["outputs"] = _data(ma, mb, "write")
+    body["result"] = _results(a, b)
     body["same"] = (body["revision"]["same"] and not body["params"] and body["environment"]["same"]
-                    and not any(d["changed"] for d in body["inputs"] + body["outputs"]))
+                    and not any(d["changed"] for d in body["inputs"] + body["outputs"]) and body["result"]["same"])
     return jsonify(body)
+
+
+def _results(a: RunRecord, b: RunRecord) -> dict[str, Any]:
+    """The two results as the store keeps them: row count, columns (name and type) and a digest of
+    the rows kept (the first RESULT_ROWS), and which of these differ."""
+    fa, fb = _result_facts(a.result), _result_facts(b.result)
+    differs = [k for k in ("total_rows", "columns", "digest") if (fa or {}).get(k) != (fb or {}).get(k)]
+    return {"a": fa, "b": fb, "differs": differs, "same": not differs}
+
+
+def _result_facts(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not result:
+        return None
+    rows = json.dumps(result.get("rows", []), sort_keys=True, separators=(",", ":"), default=str)
+    return {"total_rows": result.get("total_rows"), "columns": result.get("columns", []),
+            "kept_rows": len(result.get("rows", [])), "digest": "sha256:" + hashlib.sha256(rows.encode()).hexdigest()}
 
 
 def _side(run: RunRecord, m: ManifestRecord | None) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def test_a_replay_reads_the_recorded_delta_version_and_gives_the_same_answer(liv
     (read,) = [e for e in live.store.get_manifest(again.id).entries if e["access"] == "read"]
     assert (read["table"], read["version"], read["verified"]) == ("rp.features", 0, True), read
     status, d = http(live, "GET", f"/api/runs/{recorded}/diff/{again.id}")
-    assert status == 200 and d["same"], d
+    assert status == 200 and d["same"] and d["result"]["a"]["digest"] == d["result"]["b"]["digest"], d
 
 
 def test_a_changed_file_is_named_and_refused_unless_forced(live: LiveServer) -> None:

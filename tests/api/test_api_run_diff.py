@@ -55,6 +55,7 @@ def test_two_runs_side_by_side_say_what_changed_and_only_to_who_may_see_both(liv
     assert cell["status"] == "changed" and "+select count(*) as rows from f as c;" in cell["diff"], cell
     (inp,) = d["inputs"]
     assert (inp["name"], inp["a"]["version"], inp["b"]["version"]) == ("rd.features", 1, 2), inp
+    assert d["result"]["differs"] == ["columns"], d["result"]  # one row each, the count renamed
 
     # Another member sees neither run's notebook: the same answer as for runs that do not exist.
     live.store.ensure_user("eve")
