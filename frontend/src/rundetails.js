@@ -1,0 +1,78 @@
+// A run's details (issue 32): what it read and wrote (its manifest), "Re-run as recorded", and what
+// changed since the run before it. Opened from a cell's status. Text only (h()), never HTML.
+
+import { h } from "./dom.js";
+import { openPanel, errorLine } from "./overlay.js";
+
+const runPath = (runId) => `/runs/${encodeURIComponent(runId)}`;
+
+function entryRow(e) {
+  const what = e.table ? `${e.table} v${e.version}` : e.path;
+  const facts = e.version !== undefined && e.version !== null ? `version ${e.version}`
+    : [e.size !== undefined ? `${e.size} bytes` : "", e.digest ? e.digest.slice(0, 19) : ""].filter(Boolean).join(", ");
+  return h("tr", { dataset: { role: "manifest-entry", access: e.access } },
+    h("td", { text: e.access }), h("td", { text: e.format }), h("td", { text: what }), h("td", { text: facts }),
+    h("td", { text: e.verified ? "checked" : "as reported", title: e.check || "" }));
+}
+
+function diffView(d) {
+  const lines = [];
+  if (!d.comparable) lines.push("one of the runs recorded nothing to compare");
+  else if (d.same) lines.push("same: revision, parameters, environment, inputs, outputs and result");
+  else {
+    if (!d.revision.same) lines.push(`revision ${d.revision.a} → ${d.revision.b}: ${d.revision.cells.length} cell(s) changed`);
+    for (const p of d.params) lines.push(`parameter ${p.name}: ${p.a ?? "(default)"} → ${p.b ?? "(default)"}`);
+    if (d.environment && !d.environment.same) lines.push("environment: another lock");
+    for (const x of [...d.inputs, ...d.outputs].filter((x) => x.changed)) {
+      const v = (s) => (s ? (s.version ?? s.digest ?? "?") : "none");
+      lines.push(`${x.name}: ${v(x.a)} → ${v(x.b)}`);
+    }
+    if (d.result && !d.result.same) lines.push(`result: ${d.result.differs.join(", ")} differ`);
+  }
+  return h("ul.run-diff", { dataset: { role: "run-diff", same: d.same ? "1" : "0" } },
+    lines.map((text) => h("li", { text })));
+}
+
+// api: the page's API (api.js); canRun: whether the caller may replay (runners).
+export async function openRunDetails(api, runId, previousRunId, canRun) {
+  const { body } = openPanel("Run details", "run-details");
+  try {
+    const m = await api.request("GET", `${runPath(runId)}/manifest`);
+    const params = Object.entries(m.params || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+    body.append(h("p", { dataset: { role: "run-facts" },
+      text: `revision ${m.revision ?? "?"}${params ? `, parameters ${params}` : ""}${m.lock_hash ? `, environment ${m.lock_hash.slice(0, 12)}` : ""}` }));
+    body.append(m.entries.length
+      ? h("table.manifest", {}, h("tbody", {}, m.entries.map(entryRow)))
+      : h("p.muted", { text: m.recorded ? "it read and wrote no table or file" : "nothing recorded yet" }));
+    const out = h("div", { dataset: { role: "run-details-answer" } });
+    const buttons = h("div.dialog-buttons");
+    if (canRun && m.recorded) {
+      const replay = h("button", { type: "button", text: "Re-run as recorded", dataset: { action: "replay" } });
+      replay.addEventListener("click", async () => {
+        try {
+          const r = await api.request("POST", `${runPath(runId)}/replay`, {});
+          out.replaceChildren(h("p", { dataset: { runId: r.run_id },
+            text: "queued as a new run: its output replaces this one's in the cell" }));
+          replay.disabled = true;
+        } catch (err) {
+          out.replaceChildren(errorLine(err));
+        }
+      });
+      buttons.append(replay);
+    }
+    if (previousRunId) {
+      const compare = h("button", { type: "button", text: "Compare with the run before", dataset: { action: "compare" } });
+      compare.addEventListener("click", async () => {
+        try {
+          out.replaceChildren(diffView(await api.request("GET", `${runPath(previousRunId)}/diff/${encodeURIComponent(runId)}`)));
+        } catch (err) {
+          out.replaceChildren(errorLine(err));
+        }
+      });
+      buttons.append(compare);
+    }
+    body.append(buttons, out);
+  } catch (err) {
+    body.append(errorLine(err));
+  }
+}
