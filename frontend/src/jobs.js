@@ -8,6 +8,7 @@ import { openScheduleDialog } from "./jobs-dialog.js";
 import { CellOutput } from "./output.js";
 import { allows } from "./roles.js";
 import { EVENT } from "./wire-names.js";
+import { compareJobRuns } from "./rundetails.js";
 
 const enc = encodeURIComponent;
 
@@ -77,7 +78,7 @@ export class JobsPage {
 
   async fillHistory(job, el) {
     const { runs } = await this.api.request("GET", `/jobs/${enc(job.id)}/runs?limit=20`);
-    el.replaceChildren(...runs.map((r) => {
+    el.replaceChildren(...runs.map((r, i) => {
       const run = h("details.job-run", { dataset: { role: "job-run", status: r.status, trigger: r.trigger, runId: r.id },
         open: this.openRuns.has(r.id) },
       h("summary", {}, `${when(r.started_at || r.created_at)} · ${r.trigger}${r.attempt > 1 ? ` #${r.attempt}` : ""} · `,
@@ -86,11 +87,22 @@ export class JobsPage {
         ` · ${Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(", ") || "defaults"}`,
         r.revision ? ` · revision ${r.revision}` : "", r.error ? h("span.job-bad", { text: ` · ${r.error}` }) : null),
       r.webhook ? h("p.muted", { text: `webhook ${r.webhook.delivered ? "delivered" : "not delivered"} (${r.webhook.attempts.length} attempt(s))` }) : null,
+      this.compareButton(r, runs[i + 1]),
       ...r.outputs.map((o) => this.cellOutput(o)));
       run.addEventListener("toggle", () => (run.open ? this.openRuns.add(r.id) : this.openRuns.delete(r.id)));
       return run;
     }));
     if (!runs.length) el.replaceChildren(h("p.muted", { text: "No runs yet." }));
+  }
+
+  // What changed since the job's run before this one (rundetails.js): parameters, revision, inputs, results.
+  compareButton(run, before) {
+    if (!before || !run.outputs.length || !before.outputs.length) return null;
+    const out = h("div", { dataset: { role: "job-run-compare" } });
+    const button = h("button", { type: "button", text: "Compare with the run before", dataset: { action: "compare-runs" },
+      onclick: () => compareJobRuns(this.api, before, run).then((view) => out.replaceChildren(view))
+        .catch((err) => out.replaceChildren(h("p.job-bad", { text: err.message }))) });
+    return h("div", {}, button, out);
   }
 
   // One cell's run as the notebook draws it (output.js: the log's head and tail, result tables,

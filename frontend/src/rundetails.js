@@ -15,7 +15,7 @@ function entryRow(e) {
     h("td", { text: e.verified ? "checked" : "as reported", title: e.check || "" }));
 }
 
-function diffView(d) {
+export function diffView(d) {
   const lines = [];
   if (!d.comparable) lines.push("one of the runs recorded nothing to compare");
   else if (d.same) lines.push("same: revision, parameters, environment, inputs, outputs and result");
@@ -75,4 +75,15 @@ export async function openRunDetails(api, runId, previousRunId, canRun) {
   } catch (err) {
     body.append(errorLine(err));
   }
+}
+
+// A job's run against the run before it (jobs.js): each cell both ran, side by side. runs: the
+// job runs' `outputs` ({id, cell_id, cell_title}); an empty list when they share no cell.
+export async function compareJobRuns(api, before, after) {
+  const earlier = new Map(before.outputs.map((o) => [o.cell_id, o]));
+  const pairs = after.outputs.filter((o) => earlier.has(o.cell_id)).map((o) => [earlier.get(o.cell_id), o]);
+  const diffs = await Promise.all(pairs.map(([a, b]) => api.request("GET", `${runPath(a.id)}/diff/${encodeURIComponent(b.id)}`)));
+  return h("div.job-run-diff", { dataset: { role: "job-run-diff", same: diffs.every((d) => d.same) ? "1" : "0" } },
+    pairs.length ? pairs.map(([, b], i) => h("div", {}, h("strong", { text: b.cell_title || b.cell_id }), diffView(diffs[i])))
+      : h("p.muted", { text: "the two runs share no cell" }));
 }

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.clients import job_run_ended
 from tests.support.live_server import REAL_KERNEL, ServerProcess, start_server
 
 
@@ -45,4 +46,24 @@ def test_a_cells_run_details_replay_it_as_recorded_and_compare(page: Any, real: 
     panel.locator("[data-role=manifest-entry][data-access=read]", has_text="rd.t v0").wait_for()
     panel.locator("[data-action=compare]").click()
     panel.locator("[data-role=run-diff][data-same='1']").wait_for()
+    assert page.js_errors == []
+
+
+def test_a_jobs_two_runs_with_other_parameters_show_what_differs(page: Any, real: ServerProcess) -> None:
+    nb = real.notebook("job-compare", 'set day = "monday" where type="defaultParam";\n'
+                       "select '${day}' as day as t;\nsave overwrite t as delta.`rd.days`;")
+    job = real.api("POST", "/jobs", {"notebook_id": nb["id"], "name": "daily", "every_minutes": 1440,
+                                     "enabled": False})
+    for day in ("monday", "friday"):
+        queued = real.api("POST", f"/jobs/{job['id']}/run", {"params": {"day": day}})
+        ended = job_run_ended(real, job["id"], queued["id"])  # the scheduler runs it on its own thread
+        assert ended["status"] == "done", ended
+    page.goto(f"{real.url}/jobs")
+    page.locator("[data-role=job-history-toggle]").click()
+    newest = page.locator("[data-role=job-run]").first
+    newest.locator("summary").first.click()
+    newest.locator("[data-action=compare-runs]").click()
+    diff = newest.locator("[data-role=job-run-diff][data-same='0']")
+    diff.locator("li", has_text="parameter day: monday → friday").wait_for()
+    diff.locator("li", has_text="rd.days").wait_for()  # the version it wrote: v0, then v1
     assert page.js_errors == []
