@@ -161,7 +161,7 @@ def lineage() -> ResponseReturnValue:
     if name is None:
         raise ApiError(400, f"'table' must name a delta table of the lake as db.table, not {table[:80]!r}")
     store, user = get_store(), auth.signed_in()
-    may: dict[str, bool] = {}
+    may: dict[str, str | None] = {}  # notebook id -> its name when the caller may view it, else None
     versions: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for mr in store.recent_manifests(LINEAGE_RUNS):
         for e in mr.manifest.entries:
@@ -169,14 +169,16 @@ def lineage() -> ResponseReturnValue:
                 continue
             if mr.notebook_id not in may:
                 try:
-                    may[mr.notebook_id] = access.can(user, store.get_notebook(mr.notebook_id), "viewer", store)
+                    nb = store.get_notebook(mr.notebook_id)
+                    may[mr.notebook_id] = nb.name if access.can(user, nb, "viewer", store) else None
                 except NotFound:  # a notebook deleted since (its runs go with it)
-                    may[mr.notebook_id] = False
-            if not may[mr.notebook_id]:
+                    may[mr.notebook_id] = None
+            if may[mr.notebook_id] is None:
                 continue
             slot = versions.setdefault(int(e["version"]), {"writes": [], "reads": []})
             slot["writes" if e.get("access") == "write" else "reads"].append({
-                "run_id": mr.manifest.run_id, "notebook_id": mr.notebook_id, "cell_id": mr.cell_id,
+                "run_id": mr.manifest.run_id, "notebook_id": mr.notebook_id, "notebook": may[mr.notebook_id],
+                "cell_id": mr.cell_id,
                 "user_id": mr.user_id, "started_at": mr.started_at.isoformat(), "status": mr.status,
                 "verified": bool(e.get("verified"))})
     return jsonify({"table": name, "versions": [{"version": v, **versions[v]} for v in sorted(versions)]})

@@ -67,3 +67,21 @@ def test_a_jobs_two_runs_with_other_parameters_show_what_differs(page: Any, real
     diff.locator("li", has_text="parameter day: monday → friday").wait_for()
     diff.locator("li", has_text="rd.days").wait_for()  # the version it wrote: v0, then v1
     assert page.js_errors == []
+
+
+def test_the_data_panel_names_the_runs_that_wrote_and_read_each_version(page: Any, real: ServerProcess) -> None:
+    nb = real.notebook("lineage", "select 1 as a as t;\nsave overwrite t as delta.`rd.lin`;",
+                       "load delta.`rd.lin` as f;\nselect count(*) as n from f as c;")
+    page.goto(f"{real.url}/notebooks/{nb['id']}")
+    page.wait_for_selector("#app[data-connection='live']", state="attached")
+    cells = page.locator("section.cell")
+    for i in range(2):
+        cells.nth(i).locator("[data-action=run]").click()
+        cells.nth(i).locator("xpath=self::*[@data-status='done']").wait_for(timeout=120000)
+    page.click("[data-action=data-panel]")
+    row = page.locator("[data-role=data-panel] details[data-table='rd.lin']")
+    row.locator("summary").first.click()
+    v0 = row.locator("[data-role=data-lineage][data-version='0']")
+    v0.wait_for()
+    assert "written by lineage" in v0.inner_text() and "read by 1 run(s): lineage" in v0.inner_text(), v0.inner_text()
+    assert page.js_errors == []
