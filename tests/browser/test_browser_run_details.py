@@ -40,7 +40,6 @@ def test_a_cells_run_details_replay_it_as_recorded_and_compare(page: Any, real: 
     panel.locator("button.close").click()
     # The replay's output replaces the cell's: still one row, read from v0 though v1 holds two.
     page.locator(f"section.cell[data-run-id='{new_run}'][data-status='done']").wait_for(timeout=120000)
-    assert reader.locator(".result-table, table", has_text="1").count() >= 1
     reader.locator("[data-role=status]").click()
     panel = page.locator("[data-role=run-details]")
     panel.locator("[data-role=manifest-entry][data-access=read]", has_text="rd.t v0").wait_for()
