@@ -56,7 +56,8 @@ class Engine(Protocol):
     kernel logs and reports as an internal error. interrupt() is called from another thread.
     """
 
-    def run_cell(self, source: str, kind: str = "mlsql", cell: CellId | int | None = None) -> CellOutcome: ...
+    def run_cell(self, source: str, kind: str = "mlsql", cell: CellId | int | None = None,
+                 run_id: str = "") -> CellOutcome: ...
 
     def interrupt(self) -> None: ...
 

@@ -188,7 +188,7 @@ class Kernel:
         try:
             if hasattr(self.engine, "replay"):  # a replay reads what the recorded run read (kernel/replay.py)
                 self.engine.replay = cmd.replay
-            outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id)
+            outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id, run_id=cmd.run_id)
             # Before the end: the server keeps it for its current run only.
             if outcome.io or outcome.io_dropped or outcome.lock_hash:
                 self.out.send(RunManifest(cmd.run_id, list(outcome.io), outcome.io_dropped, outcome.lock_hash))

@@ -16,10 +16,11 @@ import pyarrow as pa
 from console import lang
 from console.config import Config
 from console.errors import UserError
-from console.kernel import commands, include, origins, python_jobs, queries, replay as replaying
+from console.kernel import commands, include, origins, provenance, python_jobs, queries, replay as replaying
 from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
 from console.kernel.errors import CellError, data_error_position, internal_error
 from console.kernel.host import CellRun
+from console.kernel.provenance import Derivation
 from console.kernel.results import ResultCache, result_event
 from console.kernel.session_env import SessionEnvironment
 from console.kernel.sql import SETTABLE, SqlEngine
@@ -75,6 +76,7 @@ class Session(SessionEnvironment):
         self.connections: dict[str, dict[str, str]] = {}
         self.partitions: dict[str, int] = {}    # run … as TableRepartition
         self.origins: dict[str, Any] = {}       # load → its files, for direct reads (origins.py)
+        self.derived: dict[str, Derivation] = {}  # table (lower case) → the loads it came from (provenance.py)
         self._sql: SqlEngine | None = None
         self._cluster_sql: ClusterSql | None = None  # Daft on the Ray cluster, once a select goes there
         self._runtime: PythonRuntime | None = None
@@ -137,7 +139,8 @@ class Session(SessionEnvironment):
     def lookup(self, name: str) -> pa.Table | None:
         return python_jobs.lookup_ci(self.tables, name)
 
-    def run_cell(self, source: str, kind: str = "mlsql", cell: str | int | None = None) -> CellOutcome:
+    def run_cell(self, source: str, kind: str = "mlsql", cell: str | int | None = None,
+                 run_id: str = "") -> CellOutcome:
         """Run every statement of a cell; errors come back in the outcome, never as exceptions.
 
         A fault of ours (a bug, a library's unexpected error) keeps the session: it is logged with
@@ -149,7 +152,7 @@ class Session(SessionEnvironment):
                 engine.begin()
         self._builtins = None
         self.flow = commands.Flow()  # an !if left open by an earlier cell does not reach this one
-        run = CellRun()
+        run = CellRun(run_id=run_id)
         error: Failure | None = None
         try:
             self._execute(_parse_cell(source, cell, kind), cell, source, run)
@@ -248,6 +251,7 @@ class Session(SessionEnvironment):
             self.last_command = stmt.source
             handler = getattr(self, "_run_" + type(stmt).__name__.lower())
             run.io.statement += 1
+            run.reads = self._reads(stmt)
             try:
                 handler(stmt, run, cell)
             except SourceError as exc:
@@ -267,8 +271,24 @@ class Session(SessionEnvironment):
         else:
             self.outside.pop(written.key, None)
 
+    def _reads(self, stmt: lang.Statement) -> list[str]:
+        """The catalog names a statement reads, for its outputs' lineage (provenance.py)."""
+        refs: tuple[str, ...] = ()
+        if isinstance(stmt, lang.Select):
+            from console.kernel.sqlengines.router import table_refs
+
+            refs = table_refs(stmt.sql)
+        return provenance.inputs_of(stmt, refs)
+
     def put(self, name: str, table: Entry, run: CellRun) -> None:
         self.tables[name] = table
+        # What the table is made of: the tables the statement read and what it loaded itself.
+        loaded = [provenance.source_of(e, run.run_id) for e in run.io.entries
+                  if e.access == "read" and e.statement == run.io.statement]
+        made = provenance.merge(provenance.lookup(self.derived, run.reads), loaded)
+        if run.trains:
+            made = dataclasses.replace(made, model=True, trained_by=run.run_id)
+        self.derived[name.lower()] = made
         self.partitions.pop(name, None)
         if name not in run.changed:
             run.changed.append(name)
@@ -352,8 +372,10 @@ class Session(SessionEnvironment):
         """One manifest entry for a load (what it read) or a save (what it wrote)."""
         from console.kernel.manifest import entry
 
-        run.io.add(replaying.checked(self.replay, entry(ctx or self.source_context(), stmt, access, versions,
-                                                        run.io.statement)))
+        made = entry(ctx or self.source_context(), stmt, access, versions, run.io.statement)
+        if isinstance(stmt, lang.Save):
+            made = provenance.on_write(made, self.derived.get(stmt.table.lower()))
+        run.io.add(replaying.checked(self.replay, made))
 
     def _saved(self, stmt: lang.Save, num_rows: int) -> None:
         rows = f"{num_rows} row{'s' if num_rows != 1 else ''}"
@@ -430,6 +452,8 @@ class Session(SessionEnvironment):
             self.partitions[name] = num
             return
         pairs = python_jobs.run_ray(self, stmt, self.python_runtime)
+        # As Byzer means it: under dataMode=model a Python cell's output is the model it trained.
+        run.trains = str(stmt.options.get("dataMode") or self.python_conf.get("dataMode", "")).lower() == "model"
         for name, table in pairs:
             self.put(name, table, run)
         if not pairs:  # a Python cell without --%output that built no result: no table to show

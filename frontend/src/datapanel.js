@@ -4,6 +4,7 @@
 // it inserts is an ordinary MLSQL cell (`load …`), through insertCell(source) given by the page.
 
 import { h } from "./dom.js";
+import { madeOf } from "./rundetails.js";
 
 const LOAD_FORMAT = { csv: "csv", tsv: "csv", json: "json", jsonl: "json", parquet: "parquet", xlsx: "excel", txt: "text" };
 
@@ -254,6 +255,7 @@ export class DataPanel {
       const runs = byVersion.get(v.version);
       const who = runs ? h("div.data-lineage", { dataset: { role: "data-lineage", version: String(v.version) } },
         runs.writes.length ? h("span", {}, "written by ", ...runs.writes.slice(0, 3).map(runLink)) : null,
+        ...runs.writes.slice(0, 3).map(madeOf),
         runs.reads.length ? h("span", {}, ` · read by ${runs.reads.length} run(s): `, ...runs.reads.slice(0, 3).map(runLink)) : null)
         : null;
       return h("li", {}, travel, h("span", { text: ` ${v.operation || "?"} ${when}` }), who);

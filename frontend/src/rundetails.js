@@ -6,13 +6,28 @@ import { openPanel, errorLine } from "./overlay.js";
 
 const runPath = (runId) => `/runs/${encodeURIComponent(runId)}`;
 
+// What a written table was made of (a manifest's write entry, or a lineage writer): the inputs it
+// came from through the notebook's cells and, for a model, the run that trained it. null: nothing said.
+export function madeOf(e) {
+  const sources = e.sources || [];
+  if (!e.model && !sources.length) return null;
+  const from = sources.map((s) => (s.table ? `${s.table} v${s.version}${s.verified ? "" : " (as reported)"}` : s.path));
+  if (e.sources_dropped) from.push(`${e.sources_dropped} more`);
+  const t = e.trained_by;
+  const what = !e.model ? "made" : t ? `model trained by run ${t.run_id} (${new Date(t.started_at).toLocaleString()})` : "model";
+  return h("div.made-of", { dataset: { role: "made-of", trainedBy: t ? t.run_id : "", trainedIn: t ? t.cell_id : "" },
+    text: `${what}${from.length ? ` from ${from.join(", ")}` : ""}` });
+}
+
 function entryRow(e) {
   const what = e.table ? `${e.table} v${e.version}` : e.path;
   const facts = e.version !== undefined && e.version !== null ? `version ${e.version}`
     : [e.size !== undefined ? `${e.size} bytes` : "", e.digest ? e.digest.slice(0, 19) : ""].filter(Boolean).join(", ");
-  return h("tr", { dataset: { role: "manifest-entry", access: e.access } },
+  const row = h("tr", { dataset: { role: "manifest-entry", access: e.access } },
     h("td", { text: e.access }), h("td", { text: e.format }), h("td", { text: what }), h("td", { text: facts }),
     h("td", { text: e.verified ? "checked" : "as reported", title: e.check || "" }));
+  const made = madeOf(e);
+  return made ? [row, h("tr.made-of-row", {}, h("td", { colSpan: 5 }, made))] : row;
 }
 
 export function diffView(d) {
@@ -42,7 +57,7 @@ export async function openRunDetails(api, runId, previousRunId, canRun) {
     body.append(h("p", { dataset: { role: "run-facts" },
       text: `revision ${m.revision ?? "?"}${params ? `, parameters ${params}` : ""}${m.lock_hash ? `, environment ${m.lock_hash.slice(0, 12)}` : ""}` }));
     body.append(m.entries.length
-      ? h("table.manifest", {}, h("tbody", {}, m.entries.map(entryRow)))
+      ? h("table.manifest", {}, h("tbody", {}, m.entries.flatMap(entryRow)))
       : h("p.muted", { text: m.recorded ? "it read and wrote no table or file" : "nothing recorded yet" }));
     const out = h("div", { dataset: { role: "run-details-answer" } });
     const buttons = h("div.dialog-buttons");

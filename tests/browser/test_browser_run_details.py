@@ -84,3 +84,37 @@ def test_the_data_panel_names_the_runs_that_wrote_and_read_each_version(page: An
     v0.wait_for()
     assert "written by lineage" in v0.inner_text() and "read by 1 run(s): lineage" in v0.inner_text(), v0.inner_text()
     assert page.js_errors == []
+
+
+def test_a_models_lineage_names_its_training_run_and_the_versions_it_learned_from(
+        page: Any, real: ServerProcess) -> None:
+    # The seed's shape: load in one cell, a Python cell trains under dataMode=model, another saves it.
+    nb = real.notebook("model-lineage", "select 1 as x, 0 as label as t;\nsave overwrite t as delta.`rd.feat`;",
+                       "select 2 as x, 1 as label as t;\nsave append t as delta.`rd.feat`;",
+                       "load delta.`rd.feat` as features;",
+                       "--%python\n--%input=features\n--%output=m\n--%dataMode=model\nimport pandas as pd\n"
+                       "context.build_result(pd.DataFrame({'w': [float(len(list(context.fetch_once_as_rows())))]}))\n",
+                       "save overwrite m as delta.`rd.model`;")
+    page.goto(f"{real.url}/notebooks/{nb['id']}")
+    page.wait_for_selector("#app[data-connection='live']", state="attached")
+    cells = page.locator("section.cell")
+    for i in range(5):
+        cells.nth(i).locator("[data-action=run]").click()
+        cells.nth(i).locator("xpath=self::*[@data-status='done']").wait_for(timeout=120000)
+    trainer = cells.nth(3).get_attribute("data-run-id")
+    # The run page of the save: the model table it wrote, trained by cell 4's run from rd.feat v1.
+    cells.nth(4).locator("[data-role=status]").click()
+    panel = page.locator("[data-role=run-details]")
+    made = panel.locator(f"[data-role=made-of][data-trained-by='{trainer}']")
+    made.wait_for()
+    assert made.get_attribute("data-trained-in") == nb["cells"][3]["id"]
+    assert f"model trained by run {trainer}" in made.inner_text() and "from rd.feat v1" in made.inner_text()
+    panel.locator("button.close").click()
+    # The data panel: version 0 of the model table says the same.
+    page.click("[data-action=data-panel]")
+    row = page.locator("[data-role=data-panel] details[data-table='rd.model']")
+    row.locator("summary").first.click()
+    v0 = row.locator("[data-role=data-lineage][data-version='0']")
+    v0.locator(f"[data-role=made-of][data-trained-by='{trainer}']", has_text="from rd.feat v1").wait_for()
+    assert "written by model-lineage" in v0.inner_text(), v0.inner_text()
+    assert page.js_errors == []

@@ -50,9 +50,9 @@ class ScriptedEngine(Session):
         super().__init__(*args, **kwargs)
         self._stop = threading.Event()
 
-    def run_cell(self, source: str, kind: str = "mlsql", cell: Any = None) -> CellOutcome:
+    def run_cell(self, source: str, kind: str = "mlsql", cell: Any = None, run_id: str = "") -> CellOutcome:
         if not source.startswith(SCRIPT):
-            return super().run_cell(source, kind, cell)
+            return super().run_cell(source, kind, cell, run_id)
         self._stop.clear()
         for line in source.splitlines()[1:]:
             words = line.replace(",", " ").split()
