@@ -9,7 +9,7 @@ the replay, naming what changed, unless the replay was told to go on (`force`).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from console.kernel.errors import CellError
 from console.kernel.manifest import lake_table
@@ -39,6 +39,23 @@ def load_options(replay: ReplayInputs | None, fmt: str, path: str, options: dict
     return pinned_options(replay.pins, shown, options) if shown else options
 
 
+def check_environment(replay: ReplayInputs | None, lock_now: Callable[[], str]) -> None:
+    """A replay runs in the environment the recorded run ran in, or says it cannot (unless forced).
+
+    Only a recorded lock is compared: a run records '' also when its session had not yet built the
+    notebook's environment (no Python cell had run), so '' does not tell the base apart from that.
+    """
+    if replay is None or replay.force or not replay.lock_hash:
+        return
+    now = lock_now()
+    if now == replay.lock_hash:
+        return
+    was = f"lock {replay.lock_hash[:12]}"
+    then = f"lock {now[:12]}" if now else "the base environment"
+    raise CellError("data", f"the notebook's environment changed since the recorded run ({was} then, {then} now). "
+                            "Replay it with force to run it in today's environment.", None, 1)
+
+
 def checked(replay: ReplayInputs | None, entry: ManifestEntry) -> ManifestEntry:
     """A load's manifest entry, after comparing a plain file's facts with the recorded ones."""
     if replay is None or entry.access != "read" or replay.force:
@@ -54,4 +71,4 @@ def checked(replay: ReplayInputs | None, entry: ManifestEntry) -> ManifestEntry:
     return entry
 
 
-__all__ = ["checked", "load_options", "pinned_options"]
+__all__ = ["check_environment", "checked", "load_options", "pinned_options"]

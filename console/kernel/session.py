@@ -155,6 +155,7 @@ class Session(SessionEnvironment):
         run = CellRun(run_id=run_id)
         error: Failure | None = None
         try:
+            replaying.check_environment(self.replay, self.notebook_lock)
             self._execute(_parse_cell(source, cell, kind), cell, source, run)
             open_at = self.flow.unclosed()
             if open_at is not None:

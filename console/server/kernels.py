@@ -207,7 +207,7 @@ class SessionManager(Culling):
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
                     lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
                     revision: int | None = None, job: tuple[str, str] = ("", ""),
-                    replay: ReplayInputs | None = None) -> list[RunId]:
+                    replay: ReplayInputs | None = None, replay_of: str = "") -> list[RunId]:
         """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids.
 
         params, revision: what the runs' manifests record they ran with (console/server/manifests.py);
@@ -224,7 +224,8 @@ class SessionManager(Culling):
                 run_id = RunId(rec.id)
                 self.batcher.open_run(run_id, notebook_id, cell)
                 session.queue.append(_Run(run_id, cell, source, kind, batch=batch, user_id=user_id,
-                                          revision=revision, params=dict(params or {}), job=job, replay=replay))
+                                          revision=revision, params=dict(params or {}), job=job, replay=replay,
+                                          replay_of=replay_of))
                 self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued", None, user_id,
                                                             name, *job)])
                 ids.append(run_id)

@@ -149,7 +149,7 @@ def ended(lake: Path, run: QueuedRun) -> dict[str, Any] | None:
         log.exception("checking the manifest of run %s failed", run.run_id)
         return None
     return {"revision": run.revision, "params": run.params, "entries": entries, "dropped": run.io_dropped,
-            "lock_hash": run.lock_hash}
+            "lock_hash": run.lock_hash, "replay_of": run.replay_of}
 
 
 # ---------------------------------------------------------------- HTTP
@@ -165,11 +165,11 @@ def run_manifest(run_id: str) -> ResponseReturnValue:
     body: dict[str, Any] = {"run_id": run.id, "notebook_id": run.notebook_id, "cell_id": run.cell_id,
                             "status": run.status, "recorded": m is not None}
     if m is None:  # in flight (it is written as the run ends), or a run from before manifests
-        body.update({"revision": None, "params": {}, "entries": [], "dropped": 0, "lock_hash": ""})
+        body.update({"revision": None, "params": {}, "entries": [], "dropped": 0, "lock_hash": "", "replay_of": ""})
     else:
         body.update({"revision": m.revision, "params": m.params,
                      "entries": with_runs(store, run.notebook_id, m.entries), "dropped": m.dropped,
-                     "lock_hash": m.lock_hash, "recorded_at": m.created_at.isoformat()})
+                     "lock_hash": m.lock_hash, "replay_of": m.replay_of, "recorded_at": m.created_at.isoformat()})
     return jsonify(body)
 
 

@@ -9,11 +9,13 @@ reported. Only verified delta versions are pinned (checked against the lake's ow
 recorded run ended); an unverified one is read as the table is now.
 
 The replay is a new run of the cell, with its own manifest; compare the two with
-`GET /api/runs/<replay>/diff/<recorded>` (console/server/run_diff.py). The environment is the
-notebook's current one: a replay in the recorded environment waits for locks that can be rebuilt.
+`GET /api/runs/<replay>/diff/<recorded>` (console/server/run_diff.py); its manifest names the run it
+replayed (`replay_of`). It runs in the session's environment as it is: when that is not the recorded
+lock (a `%pip install` since), the replay fails saying so, unless `force` (the kernel compares).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from flask import jsonify
@@ -29,10 +31,13 @@ from console.store import NotFound
 from console.wire.kernel import MANIFEST_ENTRIES, ManifestEntry, ReplayInputs
 
 
+_LOCK = re.compile(r"[0-9a-f]{0,64}")  # as manifests.accept keeps it: "" is the base environment
+
+
 @typed_body("POST /api/runs/<run_id>/replay")
 @dataclass
 class Replay:
-    force: bool = False  # run even when a plain file it read changed since
+    force: bool = False  # run even when a plain file it read, or the environment, changed since
 
 
 def replay(run_id: str) -> ResponseReturnValue:
@@ -52,10 +57,11 @@ def replay(run_id: str) -> ResponseReturnValue:
     if cell is None or cell.get("kind") not in ("mlsql", "python"):
         raise ApiError(409, f"cell {run.cell_id} is not in revision {m.revision} as a code cell")
     source = notebook_params.apply(str(cell["kind"]), str(cell.get("source", "")), m.params)
-    inputs = ReplayInputs(pins=_pins(m.entries), files=_files(m.entries), force=spec.force)
+    inputs = ReplayInputs(pins=_pins(m.entries), files=_files(m.entries), force=spec.force,
+                          lock_hash=m.lock_hash if _LOCK.fullmatch(m.lock_hash) else "")
     (new_id,) = get_manager().queue_cells(UserId(auth.signed_in().id), NotebookId(run.notebook_id),
                                           [(CellId(run.cell_id), source, str(cell["kind"]))],
-                                          params=m.params, revision=m.revision, replay=inputs)
+                                          params=m.params, revision=m.revision, replay=inputs, replay_of=run.id)
     return jsonify({"run_id": new_id, "replay_of": run.id, "revision": m.revision, "params": m.params,
                     "pinned": inputs.pins, "checked_files": [f.path for f in inputs.files]}), 202
 

@@ -235,6 +235,7 @@ class ReplayInputs:
     pins: Annotated[dict[str, Count64], Max(MANIFEST_ENTRIES)] = field(default_factory=dict)
     files: Annotated[list[ManifestEntry], Max(MANIFEST_ENTRIES)] = field(default_factory=list)
     force: bool = False
+    lock_hash: Annotated[str, Max(64)] | None = None  # the environment's lock it ran in ("": the base; None: unknown)
 
 
 @FROM_KERNEL.register

@@ -61,25 +61,34 @@ export async function openRunDetails(api, runId, previousRunId, canRun) {
       : h("p.muted", { text: m.recorded ? "it read and wrote no table or file" : "nothing recorded yet" }));
     const out = h("div", { dataset: { role: "run-details-answer" } });
     const buttons = h("div.dialog-buttons");
-    if (canRun && m.recorded) {
-      const replay = h("button", { type: "button", text: "Re-run as recorded", dataset: { action: "replay" } });
-      replay.addEventListener("click", async () => {
+    // A replay (its manifest names the run it replayed): compared with that run, and when it failed
+    // because a file or the environment changed, it can be run anyway on what there is now.
+    if (m.replay_of) body.append(h("p", { dataset: { role: "replay-of", runId: m.replay_of }, text: `a replay of run ${m.replay_of}` }));
+    const replayButton = (label, of, force, action) => {
+      const b = h("button", { type: "button", text: label, dataset: { action } });
+      b.addEventListener("click", async () => {
         try {
-          const r = await api.request("POST", `${runPath(runId)}/replay`, {});
+          const r = await api.request("POST", `${runPath(of)}/replay`, force ? { force: true } : {});
           out.replaceChildren(h("p", { dataset: { runId: r.run_id },
             text: "queued as a new run: its output replaces this one's in the cell" }));
-          replay.disabled = true;
+          b.disabled = true;
         } catch (err) {
           out.replaceChildren(errorLine(err));
         }
       });
-      buttons.append(replay);
+      return b;
+    };
+    if (canRun && m.recorded) buttons.append(replayButton("Re-run as recorded", runId, false, "replay"));
+    if (canRun && m.replay_of && m.status === "error") {
+      buttons.append(replayButton("Replay anyway, on today's files and environment", m.replay_of, true, "replay-force"));
     }
-    if (previousRunId) {
-      const compare = h("button", { type: "button", text: "Compare with the run before", dataset: { action: "compare" } });
+    const compareWith = m.replay_of || previousRunId;
+    if (compareWith) {
+      const label = m.replay_of ? "Compare with the recorded run" : "Compare with the run before";
+      const compare = h("button", { type: "button", text: label, dataset: { action: "compare" } });
       compare.addEventListener("click", async () => {
         try {
-          out.replaceChildren(diffView(await api.request("GET", `${runPath(previousRunId)}/diff/${encodeURIComponent(runId)}`)));
+          out.replaceChildren(diffView(await api.request("GET", `${runPath(compareWith)}/diff/${encodeURIComponent(runId)}`)));
         } catch (err) {
           out.replaceChildren(errorLine(err));
         }

@@ -30,6 +30,7 @@ def test_a_cells_run_details_replay_it_as_recorded_and_compare(page: Any, real: 
         cells.nth(i).locator("[data-action=run]").click()
         cells.nth(i).locator("xpath=self::*[@data-status='done']").wait_for(timeout=120000)
     reader = cells.nth(1)
+    recorded_id = reader.get_attribute("data-run-id")
     reader.locator("[data-role=status]").click()
     panel = page.locator("[data-role=run-details]")
     panel.locator("[data-role=manifest-entry][data-access=read]", has_text="rd.t v0").wait_for()
@@ -43,6 +44,8 @@ def test_a_cells_run_details_replay_it_as_recorded_and_compare(page: Any, real: 
     reader.locator("[data-role=status]").click()
     panel = page.locator("[data-role=run-details]")
     panel.locator("[data-role=manifest-entry][data-access=read]", has_text="rd.t v0").wait_for()
+    assert panel.locator("[data-role=replay-of]").get_attribute("data-run-id") == recorded_id
+    assert "Compare with the recorded run" in panel.locator("[data-action=compare]").inner_text()
     panel.locator("[data-action=compare]").click()
     panel.locator("[data-role=run-diff][data-same='1']").wait_for()
     assert page.js_errors == []
