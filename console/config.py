@@ -209,6 +209,11 @@ class Config(Mapping[str, Any]):
         None, "JSON file mapping users to Ray clusters of their own (each a ray:// address and an optional "
               "token file), so each team runs on its own cluster: a notebook runs on its owner's "
               "(docs/security.md). Users it does not name run as CONSOLE_RAY_ADDRESS says.")
+    RAY_POOL: int = _setting(
+        1, "Session Ray heads kept started before any session asks (CONSOLE_RAY_CLUSTERS=session, behind the "
+           "sandbox), each with a session's wall of its own: a kernel that starts takes one, so its first Ray "
+           "cell finds its head up. Each idle one holds a head's memory. 0: none (each head starts at its "
+           "session's first Ray cell).", int)
     SESSION_OBJECT_STORE: str = _setting(
         "512M", "Object store of a session's own Ray cluster (CONSOLE_RAY_CLUSTERS=session), held in a private "
                 "/dev/shm of that size.", _size)

@@ -28,6 +28,7 @@ from typing import IO, Any
 from console.cluster import limits, sandbox, walls
 from console.cluster.guard import auth_token, external_token, token_env
 from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_dir
+from console.cluster.head_pool import HeadPool
 from console.cluster.session_head import SessionCluster, per_session
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
@@ -128,8 +129,9 @@ def kernel_env(cfg: Config, extra: dict[str, str], sandboxed: bool) -> dict[str,
 class KernelProcess:
     def __init__(self, cfg: Config, notebook_id: NotebookId, session_id: SessionId, on_event: OnEvent,
                  on_system: OnSystem, on_exit: OnExit, extra_env: dict[str, str] | None = None,
-                 kernel_module: str = KERNEL_MODULE) -> None:
+                 kernel_module: str = KERNEL_MODULE, pool: HeadPool | None = None) -> None:
         self.cfg = cfg
+        self.pool = pool  # session heads started before their sessions (cluster/head_pool.py)
         self.kernel_module = kernel_module
         self.extra_env = dict(extra_env or {})
         self.notebook_id = notebook_id
@@ -175,8 +177,14 @@ class KernelProcess:
                 "--event-fd", str(evt_w), "--notebook-id", self.notebook_id, "--session-id", self.session_id]
         ns_fds: tuple[int, ...] = ()
         try:
-            # Its own uid, cgroup and hand-off folder (cluster/walls.py), given back when it ends.
-            self.wall = walls.session(self.cfg, self.session_id, self.sandboxed, short_temp_dir(self.cfg.data_dir))
+            # Its own uid, cgroup and hand-off folder (cluster/walls.py), given back when it ends;
+            # taken from the pool with its head already running, when one is ready.
+            taken = self.pool.take(self.session_id) if own_cluster and self.pool is not None else None
+            if taken is not None:
+                self.wall, self.cluster = taken
+            else:
+                self.wall = walls.session(self.cfg, self.session_id, self.sandboxed,
+                                          short_temp_dir(self.cfg.data_dir))
         except BaseException:
             for fd in (cmd_r, cmd_w, evt_r, evt_w):
                 os.close(fd)
@@ -185,7 +193,7 @@ class KernelProcess:
             raise
         env.update(self.wall.env)
         ray_temp_dir = short_temp_dir(self.cfg.data_dir)
-        if own_cluster:
+        if own_cluster and self.cluster is None:
             self.cluster = SessionCluster(self.cfg, self.session_id, self.wall)
             try:
                 self.cluster.prepare()
@@ -196,6 +204,7 @@ class KernelProcess:
                 head_theirs.close()
                 self.wall.release()
                 raise
+        if self.cluster is not None:
             ray_temp_dir = self.cluster.temp_dir
         if self.sandboxed:
             argv, ns_fds = sandbox.wrap(self.cfg, argv, session_id=self.session_id,

@@ -41,7 +41,7 @@ from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
 from console.server import environments, includes, manifests, ray_usage
 from console.server.culling import Culling
-from console.cluster import ray_map
+from console.cluster import head_pool, ray_map
 from console.cluster.session_head import wants_ray
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun as _Run
@@ -83,6 +83,7 @@ class SessionManager(Culling):
         self._stop = threading.Event()
         self._culler: threading.Thread | None = None
         self.ray_map = ray_map.from_settings(cfg)  # users mapped to clusters of their own; checked at start
+        self.pool = head_pool.for_server(cfg)  # session heads started before their sessions (None: no pool)
         self.ends = RunEnds()  # a job's runner waits on a run's end, not on the store
 
     # ------------------------------------------------------------------ lifecycle
@@ -92,6 +93,8 @@ class SessionManager(Culling):
         if closed:
             log.info("closed %d runs a previous server left unfinished", closed)
         self.batcher.start()
+        if self.pool is not None:
+            self.pool.start()
         self._culler = threading.Thread(target=self._cull_loop, name="kernel-culler", daemon=True)
         self._culler.start()
         return self
@@ -99,6 +102,8 @@ class SessionManager(Culling):
     def shutdown(self) -> None:
         self._stop.set()
         self.ends.wake_all()
+        if self.pool is not None:
+            self.pool.close()
         with self._guard:
             sessions = list(self._sessions.values())
         stoppers = []
@@ -324,7 +329,8 @@ class SessionManager(Culling):
 
         kp = KernelProcess(self._kernel_config(session.notebook_id), session.notebook_id, session.session_id,
                            on_event, on_system, on_exit,
-                           {**self.kernel_env, **environments.start_env(self.store, session)}, self.kernel_module)
+                           {**self.kernel_env, **environments.start_env(self.store, session)}, self.kernel_module,
+                           self.pool if self._may_use_ray(session) else None)
         session.kernel, session.last, session.dropped, session.ray_usage = kp, None, 0, None
         self._set_status(session, "starting")
         try:
@@ -332,6 +338,19 @@ class SessionManager(Culling):
         except OSError as exc:
             session.kernel = None
             self._set_status(session, "dead", f"the kernel could not start: {exc}")
+
+    def _may_use_ray(self, session: KernelSession) -> bool:
+        """Whether a starting kernel takes a pooled head: what it is to run, or its notebook, mentions
+        Ray. A notebook that never does keeps the pool's heads for those that will (a head taken is
+        an idle head's memory for as long as the session lives)."""
+        if self.pool is None:
+            return False
+        if any(wants_ray(r.source) for r in session.queue):
+            return True
+        try:
+            return any(wants_ray(c.source) for c in self.store.get_notebook(session.notebook_id).cells)
+        except NotFound:
+            return False
 
     def _kernel_config(self, notebook_id: NotebookId) -> Config:
         """The settings of a notebook's kernel: its owner's Ray cluster where CONSOLE_RAY_CLUSTER_MAP maps them."""
