@@ -43,6 +43,7 @@ class QueuedRun:
     io_dropped: int = 0
     lock_hash: str = ""  # the notebook environment's lock the run ran in, as the kernel reported it
     replay: ReplayInputs | None = None  # a replay of a recorded run: what that run read (server/rerun.py)
+    began: bool = False  # the kernel said it started the run (an OpenLineage START went out, if any)
 
 
 @dataclass
