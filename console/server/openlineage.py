@@ -27,12 +27,13 @@ from urllib.parse import urlsplit
 
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.facet_v2 import (dataset_version_dataset, error_message_run, input_statistics_input_dataset,
-                                         job_type_job, output_statistics_output_dataset, storage_dataset,
-                                         symlinks_dataset)
+                                         job_type_job, output_statistics_output_dataset, schema_dataset,
+                                         storage_dataset, symlinks_dataset)
 from openlineage.client.facet_v2 import DatasetFacet, InputDatasetFacet, JobFacet, OutputDatasetFacet, RunFacet
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from console.config import Config
+from console.server import lake_read
 from console.server.manifests import lake_name
 
 log = logging.getLogger(__name__)
@@ -226,6 +227,9 @@ class Emitter:
             path = str(self.lake / db / name)
             facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(identifiers=[symlinks_dataset.Identifier(
                 namespace=self.namespace, name=table, type="TABLE")])
+            fields = self._columns(lake_read.Table(db, name), e.get("version"))
+            if fields:
+                facets["schema"] = schema_dataset.SchemaDatasetFacet(fields=fields)
         elif path.startswith("lake:"):  # a file of the data folder, shown as lake:… (kernel's manifest)
             path = str(self.lake / path[len("lake:"):].lstrip("/"))
         if fmt == "delta":
@@ -235,6 +239,20 @@ class Emitter:
         elif e.get("digest"):  # a plain file's content, as far as the kernel hashed it
             facets["version"] = dataset_version_dataset.DatasetVersionDatasetFacet(datasetVersion=str(e["digest"]))
         return "file", path, facets
+
+    def _columns(self, t: lake_read.Table, version: Any) -> list[schema_dataset.SchemaDatasetFacetFields]:
+        """The table's columns as its log says, when the entry's version is the log's latest (the
+        manifest holds no columns, and the data panel's reader gives the latest schema only): a
+        table written again before this event is sent gets no schema rather than a later one."""
+        try:
+            latest = lake_read.summary(self.lake, t)  # no link followed, every size capped
+        except Exception:  # a fault of ours must not lose the event
+            log.exception("reading the schema of %s for OpenLineage failed", t.name)
+            return []
+        if latest.get("error") or latest.get("version") != version:
+            return []
+        return [schema_dataset.SchemaDatasetFacetFields(name=c["name"], type=c["type"])
+                for c in latest.get("schema", [])]
 
     def _input(self, e: dict[str, Any]) -> InputDataset:
         namespace, name, facets = self._dataset(e)

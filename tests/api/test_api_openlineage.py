@@ -139,6 +139,9 @@ def test_a_cell_reading_and_writing_delta_tables_sends_start_and_complete(live: 
     assert read["facets"]["storage"]["storageLayer"] == "delta", read
     assert (wrote["namespace"], wrote["name"]) == ("file", str(lake / "ol" / "dst")), wrote
     assert wrote["facets"]["version"]["datasetVersion"] == "0", wrote
+    # Columns from the table's own log (the version sent is its latest): a is what the select made.
+    assert [f["name"] for f in wrote["facets"]["schema"]["fields"]] == ["a"], wrote
+    assert [f["name"] for f in read["facets"]["schema"]["fields"]] == ["a"], read
     assert (events["START"]["inputs"], events["START"]["outputs"]) == ([], [])
 
     # The writer of ol.src, run before, wrote v0 of it; a second write is v1.
