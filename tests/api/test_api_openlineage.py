@@ -1,6 +1,7 @@
 """OpenLineage run events through the real server and a real kernel (issue 32 item 3): with
 CONSOLE_OPENLINEAGE_URL set, a cell that reads one delta table and writes another sends START and
-COMPLETE with both tables and their versions; a failing cell sends FAIL; a receiver that never
+COMPLETE with both tables and their versions; a failing cell sends FAIL, a job's cells their own
+events; a receiver that never
 answers, or none at all, neither slows nor breaks a run. Each event is checked against the client's
 own event classes (the package ships no JSON schema): built back from the JSON, so a run id that is
 no UUID, a time without time, a producer or schema URL that is no URI fails."""
@@ -24,6 +25,7 @@ from console.config import load_config
 from console.server.kernels import SessionManager
 from console.server.openlineage import Emitter, RunFacts, run_uuid, split_url
 from tests.support.clients import http, runs_ended
+from tests.support.jobs import after_runs, jobs_server
 from tests.support.live_server import LiveServer
 
 
@@ -84,12 +86,10 @@ def receiver() -> Iterator[Lineage]:
 
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory, receiver: Lineage) -> Iterator[LiveServer]:
-    server = LiveServer(str(tmp_path_factory.mktemp("openlineage-data")), OPENLINEAGE_URL=receiver.url,
-                        OPENLINEAGE_NAMESPACE="test-console")
-    try:
+    # Its scheduler runs too: a job's cells are runs like any other, and send their events.
+    with jobs_server(str(tmp_path_factory.mktemp("openlineage-data")), OPENLINEAGE_URL=receiver.url,
+                     OPENLINEAGE_NAMESPACE="test-console") as server:
         yield server
-    finally:
-        server.close()
 
 
 def checked(d: dict[str, Any]) -> RunEvent:
@@ -158,6 +158,29 @@ def test_a_failing_cell_sends_fail_with_its_error(live: LiveServer, receiver: Li
     assert "COMPLETE" not in events
     facet = events["FAIL"]["run"]["facets"]["errorMessage"]
     assert facet["message"] and facet["programmingLanguage"] == "MLSQL", facet
+
+
+def test_a_jobs_cells_send_their_events(live: LiveServer, receiver: Lineage) -> None:
+    nb = live.notebook("select 7 as a as t;\nsave overwrite t as delta.`ol.by_job`;", "select 1 as b as u;")
+    code, job = http(live, "POST", "/api/jobs", {"notebook_id": nb.id, "name": "nightly", "every_minutes": 600})
+    assert code == 201, job
+    code, queued = http(live, "POST", f"/api/jobs/{job['id']}/run", {})
+    assert code == 202, queued
+
+    def settled() -> list[dict[str, Any]] | None:
+        code, body = http(live, "GET", f"/api/jobs/{job['id']}/runs")
+        assert code == 200, body
+        runs = body["runs"]
+        return runs if runs and runs[0]["status"] not in ("queued", "running") else None
+
+    (job_run,) = after_runs(live, settled, "the job's run")
+    assert job_run["status"] == "done" and len(job_run["run_ids"]) == 2, job_run
+    first, second = (receiver.of(r, {"START", "COMPLETE"})["COMPLETE"] for r in job_run["run_ids"])
+    for e, cell in ((first, nb.cells[0]), (second, nb.cells[1])):
+        checked(e)
+        assert e["job"]["name"] == f"/{nb.name}.cell-{cell.id}", e
+    (wrote,) = first["outputs"]
+    assert wrote["facets"]["symlinks"]["identifiers"][0]["name"] == "ol.by_job", wrote
 
 
 def test_a_receiver_that_never_answers_neither_slows_nor_breaks_runs(live: LiveServer, receiver: Lineage) -> None:
