@@ -95,6 +95,20 @@ def split_url(url: str) -> tuple[str, str]:
     return f"{parts.scheme}://{parts.netloc}", endpoint
 
 
+SENDER_THREAD = "openlineage-sender"
+
+
+class _QuietRetries(logging.Filter):
+    """urllib3 warns of each retry it makes; from the sender those are one warning per event while a
+    receiver is down, so they are dropped there (the sender warns once per burst itself)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.threadName != SENDER_THREAD
+
+
+_QUIET = _QuietRetries()
+
+
 class Emitter:
     """The background sender: facts in on any thread, events out on its own one."""
 
@@ -115,7 +129,12 @@ class Emitter:
         self.dropped = 0
         self._dropping = False  # warned of this burst of drops already
         self._failing = False  # warned of this burst of failed sends already
-        self._thread = threading.Thread(target=self._loop, name="openlineage-sender", daemon=True)
+        # Where the logs say events go: without a user and password the URL may carry for the receiver.
+        parts = urlsplit(base)
+        self.shown = f"{parts.scheme}://{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        self._secrets = [x for x in (parts.username, parts.password) if x]
+        logging.getLogger("urllib3.connectionpool").addFilter(_QUIET)  # one filter object: added once
+        self._thread = threading.Thread(target=self._loop, name=SENDER_THREAD, daemon=True)
         self._thread.start()
 
     # ------------------------------------------------------------ the runs' side (never blocks)
@@ -125,8 +144,8 @@ class Emitter:
                 self.dropped += 1  # the deque drops the oldest as the newest goes in
                 if not self._dropping:
                     self._dropping = True
-                    log.warning("OpenLineage events are dropped: %d wait for %s (see its earlier warnings)",
-                                len(self._queue), self.transport.url)
+                    log.warning("OpenLineage events are dropped: %d wait for %s, which is slow or down; the "
+                                "oldest go until it catches up", len(self._queue), self.shown)
             self._queue.append(facts)
             self._cv.notify()
 
@@ -180,12 +199,19 @@ class Emitter:
             if not self._failing:
                 self._failing = True
                 log.warning("sending OpenLineage events to %s fails (%s); later failures are not logged "
-                            "until one is sent", self.transport.url, str(exc)[:300])
+                            "until one is sent", self.shown, self._scrubbed(exc))
             return
         self.sent += 1
         if self._failing:
             self._failing = False
-            log.info("OpenLineage events reach %s again", self.transport.url)
+            log.info("OpenLineage events reach %s again", self.shown)
+
+    def _scrubbed(self, exc: Exception) -> str:
+        """What went wrong, as the log may show it: without the URL's user and password."""
+        text = f"{type(exc).__name__}: {exc}"[:300]
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     # ------------------------------------------------------------ building an event
     def event(self, facts: RunFacts) -> RunEvent:
