@@ -44,6 +44,7 @@ class QueuedRun:
     lock_hash: str = ""  # the notebook environment's lock the run ran in, as the kernel reported it
     replay: ReplayInputs | None = None  # a replay of a recorded run: what that run read (server/rerun.py)
     replay_of: str = ""  # that recorded run's id, for the replay's manifest
+    began: bool = False  # the kernel said it started the run (an OpenLineage START went out, if any)
 
 
 @dataclass

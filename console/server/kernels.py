@@ -27,7 +27,7 @@ from contextlib import AbstractContextManager
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from console.server.run_ends import RunEnds
 from console.server import session_cap
@@ -51,6 +51,9 @@ from console.wire.codec import Message
 from console.wire.kernel import (EnvironmentChanged, ExecuteCommand, ReplayInputs, KernelInterrupt, KernelLogEvent,
                                  KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage,
                                  RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
+
+if TYPE_CHECKING:
+    from console.server.openlineage import Emitter
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +88,13 @@ class SessionManager(Culling):
         self.ray_map = ray_map.from_settings(cfg)  # users mapped to clusters of their own; checked at start
         self.pool = head_pool.for_server(cfg)  # session heads started before their sessions (None: no pool)
         self.ends = RunEnds()  # a job's runner waits on a run's end, not on the store
+        # OpenLineage events of every run, only when the admin names a receiver: unset, the client
+        # library is not even imported (console/server/openlineage.py).
+        self.lineage: Emitter | None = None
+        if cfg.OPENLINEAGE_URL:
+            from console.server.openlineage import Emitter
+
+            self.lineage = Emitter(cfg, store)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SessionManager":
@@ -118,6 +128,8 @@ class SessionManager(Culling):
         for t in stoppers:
             t.join(timeout=15)
         self.batcher.stop()
+        if self.lineage is not None:  # the runs' last events, a moment to go out
+            self.lineage.close()
 
     def session(self, user_id: UserId | None, notebook_id: NotebookId, lane: str = "") -> KernelSession:
         """The notebook's shared session (lane ""), or a job's own lane of it for user_id."""
@@ -425,6 +437,9 @@ class SessionManager(Culling):
         elif isinstance(msg, RunManifest):
             manifests.accept(run, msg)
         elif isinstance(msg, RunStarted):
+            run.began = True
+            if self.lineage is not None:
+                self.lineage.started(run.run_id, session.notebook_id, run.cell_id, run.kind)
             with self.locks(session.notebook_id):
                 self.store.set_run_status(run.run_id, "running")
                 self._publish(session.notebook_id, [CellStatusEvent(*ids, "running", None, run.user_id,
@@ -470,13 +485,16 @@ class SessionManager(Culling):
         if run.error:  # the server's own (a restart, a dead kernel, a cancel) name no run yet
             run.error = dataclasses.replace(run.error, notebook_id=ids[0], cell_id=ids[1], run_id=ids[2])
         with self.locks(session.notebook_id):
+            manifest = manifests.ended(self.cfg.data_dir / "lake", run)
             try:
                 # With its manifest, in one commit: whoever sees the run ended finds it.
                 self.store.finish_run(run.run_id, status, error=run.error.to_wire() if run.error else None,
-                                      result=run.result.to_wire() if run.result else None,
-                                      manifest=manifests.ended(self.cfg.data_dir / "lake", run))
+                                      result=run.result.to_wire() if run.result else None, manifest=manifest)
             except Exception:  # viewers still learn how the run ended
                 log.exception("storing the end of run %s failed", run.run_id)
+            if self.lineage is not None:  # every run path ends here: cells, Run all, jobs, replays
+                self.lineage.ended(run.run_id, session.notebook_id, run.cell_id, run.kind, status, run.began,
+                                   manifest, run.error.message if run.error else "")
             ends: list[Message] = [m for m in (run.result, run.error) if m is not None]
             ends.append(CellStatusEvent(*ids, status, elapsed_ms, run.user_id, self.user_name(run.user_id), *run.job))
             self._publish(session.notebook_id, ends)
