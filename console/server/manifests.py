@@ -223,18 +223,28 @@ def lineage() -> ResponseReturnValue:
         raise ApiError(400, f"'table' must name a delta table of the lake as db.table, not {table[:80]!r}")
     store, user = get_store(), auth.signed_in()
     may: dict[str, str | None] = {}  # notebook id -> its name when the caller may view it, else None
+
+    def visible(notebook_id: str) -> bool:
+        if notebook_id not in may:
+            try:
+                nb = store.get_notebook(notebook_id)
+                may[notebook_id] = nb.name if access.can(user, nb, "viewer", store) else None
+            except NotFound:  # a notebook deleted since (its runs go with it)
+                may[notebook_id] = None
+        return may[notebook_id] is not None
+
     versions: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    upstream: dict[str, set[int]] = {}  # what this table's versions were made from (name -> versions)
+    downstream: dict[str, set[int]] = {}  # what was made from this table
     for mr in store.recent_manifests(LINEAGE_RUNS):
         for e in mr.manifest.entries:
-            if e.get("version") is None or lake_name(str(e.get("path", ""))) != name:
+            this = e.get("version") is not None and lake_name(str(e.get("path", ""))) == name
+            made_from_it = e.get("access") == "write" and any(_source_name(s) == name for s in e.get("sources") or [])
+            if not (this or made_from_it) or not visible(mr.notebook_id):
                 continue
-            if mr.notebook_id not in may:
-                try:
-                    nb = store.get_notebook(mr.notebook_id)
-                    may[mr.notebook_id] = nb.name if access.can(user, nb, "viewer", store) else None
-                except NotFound:  # a notebook deleted since (its runs go with it)
-                    may[mr.notebook_id] = None
-            if may[mr.notebook_id] is None:
+            if made_from_it and not this:
+                _add(downstream, lake_name(str(e.get("path", ""))) or str(e.get("path", ""))[:256], e.get("version"))
+            if not this:
                 continue
             slot = versions.setdefault(int(e["version"]), {"writes": [], "reads": []})
             seen = {"run_id": mr.manifest.run_id, "notebook_id": mr.notebook_id, "notebook": may[mr.notebook_id],
@@ -244,5 +254,24 @@ def lineage() -> ResponseReturnValue:
             if e.get("access") == "write":  # what the version was made of; a model's training run
                 (told,) = with_runs(store, mr.notebook_id, [e])
                 seen.update({k: told[k] for k in ("model", "trained_by", "sources", "sources_dropped") if k in told})
+                for src in e.get("sources") or []:
+                    _add(upstream, _source_name(src) or str(src.get("path", ""))[:256], src.get("version"))
             slot["writes" if e.get("access") == "write" else "reads"].append(seen)
-    return jsonify({"table": name, "versions": [{"version": v, **versions[v]} for v in sorted(versions)]})
+    return jsonify({"table": name, "versions": [{"version": v, **versions[v]} for v in sorted(versions)],
+                    "upstream": _graph(upstream), "downstream": _graph(downstream)})
+
+
+def _source_name(source: dict[str, Any]) -> str | None:
+    """A source's lake table (db.table), None for anything else (a file: named by its path)."""
+    if str(source.get("format", "")).lower() != "delta":
+        return None
+    return str(source["table"]) if source.get("table") else lake_name(str(source.get("path", "")))
+
+
+def _add(graph: dict[str, set[int]], node: str, version: Any) -> None:
+    graph.setdefault(node, set()).update([version] if isinstance(version, int) else [])
+
+
+def _graph(graph: dict[str, set[int]]) -> list[dict[str, Any]]:
+    """Neighbours of a table, each with the versions that tie them (a lake table's name, or a file's path)."""
+    return [{"name": node, "table": lake_name(node) == node, "versions": sorted(graph[node])} for node in sorted(graph)]

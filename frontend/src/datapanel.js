@@ -260,7 +260,18 @@ export class DataPanel {
         : null;
       return h("li", {}, travel, h("span", { text: ` ${v.operation || "?"} ${when}` }), who);
     }));
-    body.replaceChildren(h("h4", { text: "Schema" }), schema, h("h4", { text: "History" }), history);
+    // Upstream and downstream (GET /api/lineage): what this table's versions were made from, and
+    // what was made from it, through the notebooks' cells; a small graph drawn as two rows.
+    const node = (n) => h("span.lineage-node", { dataset: { name: n.name, table: n.table ? "1" : "0" },
+      text: `${n.name}${n.versions.length ? ` v${n.versions.join(", v")}` : ""}` });
+    const up = (lineage && lineage.upstream) || [];
+    const down = (lineage && lineage.downstream) || [];
+    const graph = up.length || down.length ? h("div.data-graph", { dataset: { role: "data-graph" } },
+      h("div", { dataset: { role: "data-upstream" } }, "made from: ", ...(up.length ? up.map(node) : ["nothing recorded"])),
+      h("div", { dataset: { role: "data-downstream" } }, "used to make: ", ...(down.length ? down.map(node) : ["nothing recorded"])))
+      : null;
+    body.replaceChildren(h("h4", { text: "Schema" }), schema, h("h4", { text: "History" }), history,
+      ...(graph ? [h("h4", { text: "Lineage" }), graph] : []));
   }
 
   async fillFile(path, body) {

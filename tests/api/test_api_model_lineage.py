@@ -52,3 +52,10 @@ def test_a_saved_model_names_its_training_run_and_the_versions_it_learned_from(l
     (writer,) = v0["writes"]
     assert writer["run_id"] == saved and writer["trained_by"]["run_id"] == trained, writer
     assert [(s["table"], s["version"]) for s in writer["sources"]] == [("ml.features", 1)], writer
+    # Upstream and downstream, a table each way: the model was made from features v1, and features
+    # made the model's v0.
+    assert lineage["upstream"] == [{"name": "ml.features", "table": True, "versions": [1]}], lineage
+    assert lineage["downstream"] == []
+    status, features = http(live, "GET", "/api/lineage?table=ml.features")
+    assert status == 200 and features["downstream"] == [{"name": "ml.model", "table": True, "versions": [0]}], features
+    assert features["upstream"] == []  # made by selects of constants: from nothing

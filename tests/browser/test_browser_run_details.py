@@ -120,4 +120,7 @@ def test_a_models_lineage_names_its_training_run_and_the_versions_it_learned_fro
     v0 = row.locator("[data-role=data-lineage][data-version='0']")
     v0.locator(f"[data-role=made-of][data-trained-by='{trainer}']", has_text="from rd.feat v1").wait_for()
     assert "written by model-lineage" in v0.inner_text(), v0.inner_text()
+    # Its small graph: made from rd.feat v1.
+    up = row.locator("[data-role=data-upstream] .lineage-node")
+    assert up.all_inner_texts() == ["rd.feat v1"] and up.first.get_attribute("data-table") == "1"
     assert page.js_errors == []
