@@ -32,7 +32,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -201,17 +201,24 @@ def lock_packages(lock: str) -> dict[str, str]:
 class Builder:
     """Resolves and installs layers under one data dir, with one session's uv cache and limits."""
 
-    def __init__(self, cfg: Mapping[str, Any], data_dir: Path, uv_cache: Path) -> None:
+    def __init__(self, cfg: Mapping[str, Any], data_dir: Path, uv_cache: Path,
+                 server: Callable[[str], str] | None = None) -> None:
+        """server: behind the sandbox, asks the server to build and seal a lock's layer (the kernel's
+        pipe, console/kernel/main.py); returns the lock hash or raises EnvError."""
         self.cfg = cfg
         self.root = envs_dir(data_dir)
+        self.data_dir = data_dir
         self.uv_cache = uv_cache
         self.timeout = float(cfg.get("PIP_TIMEOUT_SECONDS") or 300)
+        behind = _behind_sandbox(data_dir)
         # Behind the sandbox (this kernel runs as a leased uid, not as the data dir's owner) a layer
-        # is this kernel's alone, under a name nobody can guess. A shared one would be owned by
-        # whichever session built it first: that session, or a later one leased the same uid, could
-        # make its files writable again and put code into every notebook with the same lock. Until
-        # layers are built by the server, sessions share uv's work only through their own caches.
-        self.suffix = _PRIVATE_SUFFIX if _behind_sandbox(data_dir) else ""
+        # this kernel built would be owned by its uid: it, or a later session leased the same uid,
+        # could make its files writable again and put code into every notebook with the same lock.
+        # So the server builds it (under a one-off uid) and seals it (its own, read-only), and every
+        # session with that lock shares it; a kernel with no server builds one of its own, private.
+        self.server = server if behind else None
+        self.sealed_only = behind and server is not None  # use no layer the server did not seal
+        self.suffix = _PRIVATE_SUFFIX if behind and server is None else ""
 
     def folder(self, lock_hash: str) -> Path:
         return self.root / f"{lock_hash}{self.suffix}"
@@ -239,12 +246,17 @@ class Builder:
         if done.returncode != 0:
             raise EnvError(self._unresolved(requirements, _uv_words(done.stderr)))
         lock = done.stdout
-        tag = f"{sys.implementation.cache_tag}-{sys.platform}"
-        lock_hash = hashlib.sha256((tag + "\n" + lock).encode()).hexdigest()[:24]
+        lock_hash = lock_name(lock)
         own = {n: v for n, v in lock_packages(lock).items() if n not in base}
         if not own:
             return Layer(None, lock_hash, {})
         final = self.folder(lock_hash)
+        if self.server is not None:
+            if not is_sealed(final, self.data_dir):
+                built = self.server(lock)  # raises EnvError: the server's build failed, and why
+                if built != lock_hash or not is_sealed(final, self.data_dir):
+                    raise EnvError(f"the server built lock {built}, not {lock_hash}")
+            return Layer(final, lock_hash, own)
         if (final / "lock.txt").is_file():
             _used(final)
             return Layer(final, lock_hash, own)
@@ -301,12 +313,34 @@ class Builder:
     def cached(self, lock_hash: str) -> Layer | None:
         """A layer built before, by its lock hash (a restarted kernel finds its notebook's layer without uv)."""
         folder = self.folder(lock_hash)
+        if self.sealed_only and not is_sealed(folder, self.data_dir):
+            return None  # not the server's: anybody's kernel may have made a folder of that name
         try:
             meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         _used(folder)
         return Layer(folder, lock_hash, {str(k): str(v) for k, v in dict(meta.get("packages", {})).items()})
+
+
+def lock_name(lock: str) -> str:
+    """A layer's name: the hash of its lock, for this interpreter (the server and its kernels run the same)."""
+    tag = f"{sys.implementation.cache_tag}-{sys.platform}"
+    return hashlib.sha256((tag + "\n" + lock).encode()).hexdigest()[:24]
+
+
+def is_sealed(folder: Path, data_dir: Path) -> bool:
+    """Whether folder is a layer the server sealed: a real folder (no link) owned by the data dir's
+    owner, which no other uid can write. Behind the sandbox a kernel uses no other."""
+    try:
+        st, owner = os.lstat(folder), os.stat(data_dir).st_uid
+        meta = os.lstat(folder / "meta.json")
+    except OSError:
+        return False
+    import stat as st_
+
+    return (st_.S_ISDIR(st.st_mode) and st.st_uid == owner and not st.st_mode & 0o222
+            and st_.S_ISREG(meta.st_mode) and meta.st_uid == owner)
 
 
 def site_path(layer: Layer | None) -> str | None:
@@ -378,8 +412,9 @@ def _remove(folder: Path) -> bool:
     if folder.is_symlink() or not folder.is_dir():
         return False
     try:
-        _writable(folder)
-        shutil.rmtree(folder)
+        if os.geteuid() != 0:  # root needs no write bit, and chmods nothing a kernel could swap for a link
+            _writable(folder)
+        shutil.rmtree(folder)  # by descriptors: a link swapped in is removed, never followed
     except OSError:
         return False
     return True
@@ -426,11 +461,11 @@ class NotebookEnv:
     """
 
     def __init__(self, cfg: Mapping[str, Any], data_dir: Path, cache_dir: Path,
-                 preset: Mapping[str, Any] | None = None) -> None:
+                 preset: Mapping[str, Any] | None = None, server: Callable[[str], str] | None = None) -> None:
         """preset: the notebook's stored environment (the server's or the notebook file's), which wins
         over what this session's cache last built; None: the cache's (a kernel without a store)."""
         self.cache_dir = cache_dir
-        self.builder = Builder(cfg, data_dir, cache_dir / ".uv-cache")
+        self.builder = Builder(cfg, data_dir, cache_dir / ".uv-cache", server)
         state = dict(preset) if preset is not None else load_state(cache_dir)
         self.requirements: list[str] = state.get("requirements", [])
         self.lock_hash: str = state.get("lock_hash", "")

@@ -47,9 +47,9 @@ from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, Kernel
                                   OutputEvent, ResultEvent)
 from console.wire.channel import new_request_id
 from console.wire.codec import Message
-from console.wire.kernel import (EnvironmentChanged, ExecuteCommand, KernelAnswer, KernelInterrupt, KernelLogEvent,
-                                 KernelQuery, KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage,
-                                 RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
+from console.wire.kernel import (EnvironmentBuild, EnvironmentChanged, ExecuteCommand, KernelAnswer, KernelInterrupt,
+                                 KernelLogEvent, KernelQuery, KernelReady, NotebookRequest, RunEnded, RunError,
+                                 RunManifest, RunMessage, RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
 
 log = logging.getLogger(__name__)
 
@@ -358,6 +358,13 @@ class SessionManager(Culling):
         if isinstance(msg, EnvironmentChanged):
             if kp is not None and kp is session.kernel:
                 environments.save(self.store, session, msg)
+            return
+        if isinstance(msg, EnvironmentBuild):
+            if kp is not None:  # minutes, maybe: not on this kernel's reading thread
+                from console.server import env_builds
+
+                threading.Thread(target=env_builds.answer, args=(self.cfg, kp, msg), daemon=True,
+                                 name=f"env-build-{session.session_id}").start()
             return
         if isinstance(msg, NotebookRequest):
             if kp is not None:
