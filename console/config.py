@@ -96,6 +96,17 @@ def _sql_engine(text: str) -> str:
     return engine
 
 
+def _http_url(text: str) -> str:
+    """An http(s) URL with a host, refused at start rather than at the first event."""
+    from urllib.parse import urlsplit
+
+    url = text.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("expected an http:// or https:// URL with a host")
+    return url
+
+
 def _setting(default: Any, help: str, parse: Callable[[str], Any] = str) -> Any:
     """A Config field: its default, its help (the README's text) and how its env value is parsed."""
     meta = {"help": help, "parse": parse}
@@ -183,6 +194,12 @@ class Config(Mapping[str, Any]):
     WEBHOOK_PRIVATE: bool = _setting(
         False, "Let job webhooks call loopback, private and link-local addresses (this machine, the internal "
                "network). Off: a webhook that names or resolves to one is refused.", _bool)
+    OPENLINEAGE_URL: str | None = _setting(
+        None, "OpenLineage receiver (Marquez, a lineage catalog) the server sends a run event to for every stored "
+              "run: START, then COMPLETE, FAIL or ABORT with the tables and files it read and wrote "
+              "(docs/lineage.md). A URL without a path posts to its /api/v1/lineage. Unset: no events.", _http_url)
+    OPENLINEAGE_NAMESPACE: str = _setting(
+        "mlsql-console", "The OpenLineage job namespace of this server's runs (each cell of a notebook is a job).")
 
     SANDBOX: str = _setting(
         "auto", "Run kernels, their Python workers and the embedded Ray head in a bubblewrap sandbox that cannot "
@@ -209,6 +226,11 @@ class Config(Mapping[str, Any]):
         None, "JSON file mapping users to Ray clusters of their own (each a ray:// address and an optional "
               "token file), so each team runs on its own cluster: a notebook runs on its owner's "
               "(docs/security.md). Users it does not name run as CONSOLE_RAY_ADDRESS says.")
+    RAY_POOL: int = _setting(
+        1, "Session Ray heads kept started before any session asks (CONSOLE_RAY_CLUSTERS=session, behind the "
+           "sandbox), each with a session's wall of its own: a kernel that starts takes one, so its first Ray "
+           "cell finds its head up. Each idle one holds a head's memory. 0: none (each head starts at its "
+           "session's first Ray cell).", int)
     SESSION_OBJECT_STORE: str = _setting(
         "512M", "Object store of a session's own Ray cluster (CONSOLE_RAY_CLUSTERS=session), held in a private "
                 "/dev/shm of that size.", _size)

@@ -14,19 +14,23 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from console.config import Config
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
-from console.wire.browser import ErrorEvent, KernelState, ResultEvent
+from console.wire.browser import KernelState
+from console.wire.cell import Failure, Result
 from console.wire.codec import Message
-from console.wire.kernel import ManifestEntry
+from console.wire.kernel import ManifestEntry, ReplayInputs
 
 if TYPE_CHECKING:  # records of the store, for the types only
     from console.store import MetricRecord, NotebookInfo, NotebookRecord, OutputRecord, RunRecord, UserRecord
 
-Emit = Callable[[Message], None]
+# What an engine emits while a cell runs: Output, Metrics (wire/cell.py) or a message the
+# kernel passes on (its worker's CellRayUsage, EnvironmentChanged).
+Emit = Callable[[object], None]
 # include notebook.`name`: the named notebook's cells as (kind, source) pairs.
 NotebookLoader = Callable[[str], list[tuple[str, str]]]
 
@@ -37,8 +41,8 @@ class CellOutcome:
     and what its loads read and saves wrote (the run's manifest)."""
 
     ok: bool
-    result: ResultEvent | None = None
-    error: ErrorEvent | None = None
+    result: Result | None = None
+    error: Failure | None = None
     tables_changed: list[str] = field(default_factory=list)
     io: list[ManifestEntry] = field(default_factory=list)  # what its statements read and wrote
     io_dropped: int = 0  # entries past the cap of one manifest message
@@ -52,7 +56,8 @@ class Engine(Protocol):
     kernel logs and reports as an internal error. interrupt() is called from another thread.
     """
 
-    def run_cell(self, source: str, kind: str = "mlsql", cell: CellId | int | None = None) -> CellOutcome: ...
+    def run_cell(self, source: str, kind: str = "mlsql", cell: CellId | int | None = None,
+                 run_id: str = "") -> CellOutcome: ...
 
     def interrupt(self) -> None: ...
 
@@ -152,9 +157,13 @@ class KernelManager(Protocol):
     # A job's headless run (console/server/scheduler.py): cells as given, in a session of its own lane.
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
                     lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
-                    revision: int | None = None, job: tuple[str, str] = ("", "")) -> list[RunId]: ...
+                    revision: int | None = None, job: tuple[str, str] = ("", ""),
+                    replay: ReplayInputs | None = None, replay_of: str = "") -> list[RunId]: ...
 
     def close(self, user_id: UserId | None, notebook_id: NotebookId, lane: str) -> None: ...
+
+    # An event set when the run's end is stored (or the manager stops), while the block runs.
+    def watch_end(self, run_id: RunId) -> AbstractContextManager[threading.Event]: ...
 
     def interrupt(self, user_id: UserId | None, notebook_id: NotebookId, lane: str = "") -> dict[str, Any]: ...
 

@@ -25,6 +25,11 @@ from flask.testing import FlaskClient
 from console.config import Config, load_config
 from console.store import Store
 
+# No session heads started ahead of need in the tests' servers (each idle one is a Ray head's CPU
+# and memory): the tests of the pool (tests/sandbox/test_walls_head_pool.py) ask for one.
+POOL_OFF = {"CONSOLE_RAY_POOL": "0"}
+os.environ.update(POOL_OFF)
+
 # The harness is imported as `tests.support` (tests/support/__init__.py says what it holds); the
 # repository root is on sys.path under `python -m pytest`, and this makes it so under `pytest` too.
 _ROOT = str(Path(__file__).resolve().parents[1])
@@ -90,7 +95,7 @@ def cfg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
             monkeypatch.delenv(key)
     # Single-user mode: the test client is the local admin without logging in (tests/access
     # builds multi-user apps and logs in for real).
-    return load_config({"DATA_DIR": str(tmp_path / "data"), "SINGLE_USER": True})
+    return load_config({"DATA_DIR": str(tmp_path / "data"), "SINGLE_USER": True, "RAY_POOL": 0})
 
 
 @pytest.fixture

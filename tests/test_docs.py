@@ -68,3 +68,43 @@ def test_the_job_body_documented_is_the_one_decoded() -> None:
     assert row, "docs/api.md has a POST /api/jobs row with its body"
     documented = [name.strip().rstrip("?") for part in row.group(1).split(",") for name in part.split(r"\|")]
     assert tuple(documented) == JOB_BODY_FIELDS
+
+
+def test_each_typed_body_is_documented_with_its_fields() -> None:
+    """docs/api.md's row for each endpoint with a typed body (server/validate.py @body) lists exactly
+    the dataclass's fields, `name?` for one that may be left out."""
+    import importlib
+    import pkgutil
+
+    import console.server
+    import console.server.api
+    from console.server.validate import BODIES, documented_form
+
+    for package in (console.server, console.server.api):  # each endpoint module declares its bodies
+        for module in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{module.name}")
+    assert {"POST /api/login", "POST /api/folders/shares", "PUT /api/notebooks/<id>/dashboard"} <= set(BODIES)
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert BODIES, "no typed body registered"
+    for endpoint, cls in BODIES.items():
+        row = re.search(r"^\| `" + re.escape(endpoint) + r"(?:\?[^`]*)?` \| `\{([^`]*)\}`", text, re.M)
+        assert row, f"docs/api.md has no row for {endpoint} with its body"
+        documented = sorted(_top_level_names(row.group(1)))
+        assert documented == sorted(documented_form(cls)), f"{endpoint}: {documented} vs {documented_form(cls)}"
+
+
+def _top_level_names(fields: str) -> list[str]:
+    """`a, b?, c?: [{kind, source}]` -> ["a", "b?", "c?"]: the names outside any nested shape."""
+    names, depth, word = [], 0, ""
+    for ch in fields + ",":
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            names.append(word.split(":")[0].strip())
+            word = ""
+            continue
+        if depth == 0 or ch not in "]}":
+            word += ch if depth == 0 else ""
+    return names

@@ -19,7 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 # coltypes (stdlib only): Spark's names for column types, which the kernel, the server and the
 # data panel all show, so that one vocabulary is spelled in one place (issue 30).
 # clock (stdlib only): the time every timed part reads, so a test can move it (issue 33).
-EVERYWHERE = {"config", "ids", "roles", "protocols", "wire", "coltypes", "clock"}
+# errors (UserError): the one shape of a user's error, raised by lang, sources and the kernel (issue 33).
+# envlayers: the environment layers' folder and their uv builds, which the kernel resolves and uses and the
+# server builds, seals and prunes (the server may not import the kernel).
+EVERYWHERE = {"config", "ids", "roles", "protocols", "wire", "coltypes", "clock", "errors", "envlayers"}
 # Which rooms each room may import at run time. The kernel process's rooms (lang, sources,
 # kernel, worker, actors) and the server process's rooms (store, outputs, server) meet only in
 # the rooms used everywhere (and cluster, the Ray head both sides start); nothing but the
@@ -31,6 +34,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "roles": set(),
     "coltypes": set(),
     "clock": set(),
+    "errors": {"wire"},  # wire/cell.py: the shape of a failure
+    "envlayers": {"config", "errors"},  # parse_size for the layer size limit; EnvError is a UserError
     "wire": {"ids"},
     "protocols": {"config", "ids", "wire"},
     "lang": EVERYWHERE,
@@ -231,6 +236,21 @@ def test_rooms_import_in_dependency_order() -> None:
     assert not found, "imports against the rooms' order:\n" + "\n".join(found)
 
 
+# The kernel process's rooms speak their own hops' vocabularies (wire/cell.py, wire/kernel.py,
+# wire/worker.py): the browser's events are the server's to make (issue 33 item 4).
+KERNEL_SIDE = ("lang", "sources", "kernel", "worker", "actors")
+
+
+def browser_words_in_the_kernel(edges: list[Import]) -> list[str]:
+    return sorted(f"{e.source}:{e.line} imports {e.target}" for e in edges
+                  if room(e.source) in KERNEL_SIDE and e.target == "console.wire.browser")
+
+
+def test_the_kernel_side_never_speaks_the_browsers_vocabulary() -> None:
+    found = browser_words_in_the_kernel(imports(CONSOLE))
+    assert not found, "kernel-side modules importing wire/browser.py:\n" + "\n".join(found)
+
+
 def test_order_is_the_architecture_tables() -> None:
     """MAY_IMPORT lets a room import only rooms above it (or in its row) in docs/architecture.md's rooms table."""
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
@@ -273,5 +293,10 @@ def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
         "console.server.c:6 imports console.kernel.b (room 'server' may import only " + ", ".join(
             sorted(MAY_IMPORT["server"])) + ")",
     ]
+    (pkg / "wire").mkdir()
+    speaking = {"wire/__init__.py": "", "wire/browser.py": "", "kernel/c.py": "from console.wire.browser import X\n"}
+    for rel, text in speaking.items():
+        (pkg / rel).write_text(text, encoding="utf-8")
+    assert browser_words_in_the_kernel(imports(pkg)) == ["console.kernel.c:1 imports console.wire.browser"]
     # And on the real tree the walker sees the command line starting the server.
     assert any(e.source == "console.cli" and room(e.target) == "server" for e in imports(CONSOLE))

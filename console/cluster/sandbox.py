@@ -208,7 +208,8 @@ class Wall:
 
 def bwrap_argv(cfg: Mapping[str, Any], *, ray_temp_dir: Path, session_id: str | None = None,
                cwd: str | None = None, wall: Wall | None = None) -> tuple[list[str], tuple[int, ...]]:
-    """The command prefix for a kernel of `session_id`, or for the Ray head when session_id is None,
+    """The command prefix for a kernel of `session_id`, or for the Ray head when session_id is None
+    (a session's own head: its session's id, or "" when started before its session: no cache),
     and the descriptors to pass it (the shared PID namespace: cluster/pidns.py says why one).
 
     ray_temp_dir: the head's temp dir (cluster/head.py's short_temp_dir), where drivers reach
@@ -318,6 +319,10 @@ def mounts(cfg: Mapping[str, Any], *, ray_temp_dir: Path, session_id: str | None
     cache = data_dir / "cache"
     if session_id is None:
         rw.append(cache)  # actors of any session run on the one head
+    elif session_id == "":
+        # A session's head started before its session (cluster/head_pool.py): no session's cache at
+        # all (actors never read it: the kernel hands them data through the hand-off folder).
+        argv += ["--tmpfs", str(cache)]
     else:
         own = session_cache_dir(data_dir, session_id)
         own.mkdir(parents=True, exist_ok=True)

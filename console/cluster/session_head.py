@@ -20,11 +20,12 @@ its first Ray cell the server starts a head for it alone, made of what the sessi
   (worker/cell.py: a loopback address means "the notebook's own cluster").
 It stops with the session: when the kernel ends (its head channel closes) or is stopped.
 
-Started ahead of need: the server warms it (warm()) as soon as a run it sends mentions Ray
-(wants_ray), so the head starts while the kernel and its cell worker start and import, and the
-first Ray cell rarely waits for it (bench/session_cluster.py). A pool of heads started before
-any session exists cannot do this: a head runs as its session's uid, which is leased when the
-kernel starts.
+Started ahead of need, twice over: the server keeps CONSOLE_RAY_POOL heads started before any
+session asks, each with a whole session wall of its own (a leased uid, the session cgroup, the
+hand-off folder: cluster/head_pool.py), and a kernel that starts takes one, wall and head
+together, so its first Ray cell finds its head up. Without a pooled one (the pool empty, or 0),
+the server warms the session's head (warm()) as soon as a run it sends mentions Ray (wants_ray),
+while the kernel and its cell worker start and import (bench/session_cluster.py measures both).
 
 Runs in: the server (kernel_process.py holds one per kernel).
 """
@@ -109,6 +110,11 @@ class SessionCluster:
         self._restarts: list[float] = []  # when a dead head was replaced (clock() times)
         self.clock: Callable[[], float] = time.monotonic  # tests move it instead of waiting
 
+    def adopt(self, session_id: str) -> None:
+        """A head started before its session (cluster/head_pool.py) is given to one: a head started
+        again after it died sees that session's cache, and the logs name it."""
+        self.session_id = session_id
+
     def prepare(self) -> None:
         """Make the temp dir the session's alone, before its kernel's sandbox binds it."""
         who = self.wall.lease
@@ -175,7 +181,7 @@ class SessionCluster:
         who = self.wall.lease
         # The kernel's uid, without the lease: the kernel's SessionWall gives the id back, once.
         identity = Identity(who.uid, who.gid, who.groups, "a session's Ray cluster") if who is not None else None
-        tag = "".join(c if c.isalnum() else "_" for c in self.session_id)[:60]
+        tag = "".join(c if c.isalnum() else "_" for c in self.session_id)[:60] or "pool"
         name = f"ray-{tag}-{secrets.token_hex(3)}"
         session_memory = limits.part(self.wall.cgroup, "memory")
         groups: tuple[limits.Cgroup | None, ...]

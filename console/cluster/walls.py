@@ -143,18 +143,45 @@ class SessionWall:
 
 def session(cfg: Mapping[str, Any], session_id: str, sandboxed: bool, ray_temp_dir: Path) -> SessionWall:
     """Lease an id, make the cgroup and the folders of one kernel session (undo with release())."""
-    # A fresh name per start: counters (OOM kills, refused forks) then speak of this kernel only.
-    group = limits.make(cfg, f"session-{_safe(session_id)}-{secrets.token_hex(3)}", limits.session_memory(cfg),
-                        limits.session_processes(cfg), "the session's", "CONSOLE_SESSION_MEMORY",
-                        "CONSOLE_SESSION_PROCESSES")
     if not (sandboxed and identity.available()):
+        # A fresh name per start: counters (OOM kills, refused forks) then speak of this kernel only.
+        group = _session_group(cfg, session_id)
         return SessionWall(Wall(cgroups=(group,)), cgroup=group)
+    held = _leased(cfg, session_id, ray_temp_dir)
+    try:
+        adopt(cfg, held, session_id)
+    except BaseException:
+        held.release()
+        raise
+    return held
+
+
+def pooled(cfg: Mapping[str, Any], ray_temp_dir: Path) -> SessionWall:
+    """A sandboxed session's wall made before any session asks (cluster/head_pool.py): a leased id,
+    the session cgroup and the hand-off folder; adopt() gives it to a session."""
+    return _leased(cfg, "", ray_temp_dir)
+
+
+def adopt(cfg: Mapping[str, Any], held: SessionWall, session_id: str) -> None:
+    """The session's cache folder becomes the wall's uid's (all of it, when an earlier lease made it)."""
+    if held.lease is not None:
+        _own_tree(session_cache_dir(_data_dir(cfg), session_id), held.lease.uid, held.lease.gid)
+
+
+def _session_group(cfg: Mapping[str, Any], session_id: str) -> Cgroup | None:
+    return limits.make(cfg, f"session-{_safe(session_id or 'pool')}-{secrets.token_hex(3)}", limits.session_memory(cfg),
+                       limits.session_processes(cfg), "the session's", "CONSOLE_SESSION_MEMORY",
+                       "CONSOLE_SESSION_PROCESSES")
+
+
+def _leased(cfg: Mapping[str, Any], session_id: str, ray_temp_dir: Path) -> SessionWall:
+    group = _session_group(cfg, session_id)
     data_dir = _data_dir(cfg)
     share_folders(cfg, ray_temp_dir)
+    # A session's own id is tried first (a restart usually gets its uid back: no cache to chown);
+    # a pooled wall takes the first free one.
     who = identity.lease_session(cfg, data_dir / "server", prefer=session_id)
     try:
-        cache = session_cache_dir(data_dir, session_id)
-        _own_tree(cache, who.uid, who.gid)
         handoff = handoff_root(cfg) / str(who.uid)
         shutil.rmtree(handoff, ignore_errors=True)  # an earlier lease's leftovers
         identity.own_folder(handoff, who.uid, identity.handoff_gid(cfg), 0o2750)
@@ -184,5 +211,5 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:80]
 
 
-__all__ = ["HANDOFF_ENV", "SessionWall", "handoff_group", "handoff_root", "open_ray_session", "ray_zone", "session",
-           "share_folders"]
+__all__ = ["HANDOFF_ENV", "SessionWall", "adopt", "handoff_group", "handoff_root", "open_ray_session", "pooled",
+           "ray_zone", "session", "share_folders"]

@@ -2,7 +2,7 @@
 
 A user sees what they can act on (CellError: kind, message, line, column, their own traceback).
 Anything else raised while a cell runs is a fault of ours: its traceback goes to the log under a
-short random id, and the cell's ErrorEvent names only that id, so the server's traceback never
+short random id, and the cell's Failure names only that id, so the server's traceback never
 reaches a browser.
 """
 from __future__ import annotations
@@ -11,8 +11,9 @@ import logging
 from typing import TYPE_CHECKING
 import secrets
 
+from console.errors import UserError
 from console.ids import FaultId
-from console.wire.browser import ErrorEvent
+from console.wire.cell import Failure
 
 if TYPE_CHECKING:
     from console import lang
@@ -20,29 +21,20 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class CellError(Exception):
-    """A user error while running a statement: kind as in ErrorEvent, line/column in the cell."""
+class CellError(UserError):
+    """A user error while running a statement: kind as in Failure, line/column in the cell."""
 
     def __init__(self, kind: str, message: str, line: int | None = None, column: int | None = None,
                  traceback: str = "") -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.line = line
-        self.column = column
-        self.traceback = traceback
-
-    def event(self) -> ErrorEvent:
-        return ErrorEvent(kind=self.kind, message=self.message, line=self.line, column=self.column,
-                          traceback=self.traceback)
+        super().__init__(message, line, column, traceback, kind=kind)
 
 
-def internal_error(exc: BaseException, where: str = "") -> ErrorEvent:
-    """Log exc with its traceback under a new id; the ErrorEvent a user gets says only the id."""
+def internal_error(exc: BaseException, where: str = "") -> Failure:
+    """Log exc with its traceback under a new id; the Failure a user gets says only the id."""
     fault = FaultId(secrets.token_hex(4))
     log.error("internal error %s%s: %s: %s", fault, f" in {where}" if where else "", type(exc).__name__, exc,
               exc_info=(type(exc), exc, exc.__traceback__))
-    return ErrorEvent(kind="kernel", message=f"internal error {fault}; see the server log")
+    return Failure(kind="kernel", message=f"internal error {fault}; see the server log")
 
 
 def data_error_position(stmt: "lang.Statement", message: str) -> tuple[int, int]:

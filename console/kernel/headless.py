@@ -10,8 +10,7 @@ from console.config import Config
 from console.kernel.results import format_table
 from console.kernel.session import Session
 from console.lang import params as notebook_params
-from console.wire.browser import ErrorEvent, MetricsEvent, OutputEvent
-from console.wire.codec import Message
+from console.wire.cell import Failure, Metrics, Output
 
 NOTEBOOK_FORMAT = "mlsql-console-notebook"
 MANIFEST_FORMAT = "mlsql-console-manifest"
@@ -60,8 +59,8 @@ class _Printer:
         # 100 MB line without a newline was copied whole for every 4 kB chunk).
         self.pending: dict[str, list[str]] = {}
 
-    def __call__(self, message: Message) -> None:
-        if isinstance(message, OutputEvent):
+    def __call__(self, message: object) -> None:
+        if isinstance(message, Output):
             if "\n" not in message.text:
                 if message.text:
                     self.pending.setdefault(message.source, []).append(message.text)
@@ -72,7 +71,7 @@ class _Printer:
                 self.out(f"[{message.source}] {_visible(line)}")
             if rest:
                 self.pending[message.source] = [rest]
-        elif isinstance(message, MetricsEvent):
+        elif isinstance(message, Metrics):
             values = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in message.values.items())
             step = f" step={message.step}" if message.step is not None else ""
             self.out(f"[{message.source}] metrics{step}: {values}")
@@ -90,7 +89,7 @@ def _visible(line: str) -> str:
     return line.rstrip("\r").rsplit("\r", 1)[-1].replace("\b", "")
 
 
-def describe_error(cell: int, error: ErrorEvent) -> str:
+def describe_error(cell: int, error: Failure) -> str:
     where = f"cell {cell}"
     if error.line is not None:
         where += f", line {error.line}"

@@ -21,6 +21,7 @@ from console.protocols import Emit, NotebookLoader
 if TYPE_CHECKING:
     from console import lang
     from console.kernel.envs import NotebookEnv
+    from console.kernel.provenance import Derivation
     from console.kernel.python_runtime import PythonRuntime
     from console.kernel.results import ResultCache
     from console.kernel.sql import SqlEngine
@@ -33,6 +34,9 @@ class CellRun:
     last: tuple[str, Entry] | None = None
     changed: list[str] = field(default_factory=list)
     io: Recorder = field(default_factory=Recorder)  # what its loads read and saves wrote (the run's manifest)
+    run_id: str = ""  # the server's id of this run ("" headless): a model's lineage names it
+    reads: list[str] = field(default_factory=list)  # catalog names the running statement reads
+    trains: bool = False  # the running statement's output is a model it trained
 
     def show(self, name: str, table: pa.Table) -> None:
         """Make `table` the cell's result without putting it in the catalog (!show, !desc, …)."""
@@ -61,6 +65,7 @@ class SessionHost(Protocol):
     python_env: dict[str, str]
     connections: dict[str, dict[str, str]]
     partitions: dict[str, int]
+    derived: dict[str, Derivation]  # table (lower case) → the loads it came from (provenance.py)
     results: ResultCache
     last_command: str
 

@@ -30,7 +30,7 @@ from console.ids import NotebookId, SessionId
 from console.kernel.errors import internal_error
 from console.kernel.session import Session
 from console.protocols import Engine, EngineFactory
-from console.wire.browser import ErrorEvent, MetricsEvent, OutputEvent
+from console.wire.cell import Failure, Metrics, Output
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
 from console.wire.codec import Message, fit
 from console.wire.kernel import (TO_KERNEL, EnvironmentBuild, EnvironmentBuilt, EnvironmentChanged, ExecuteCommand,
@@ -136,14 +136,14 @@ class Kernel:
         self.engine: Engine = engine_factory(cfg, self.emit, session_id=session_id, notebook_loader=self.notebooks,
                                              cluster=cluster)
 
-    def emit(self, msg: Message) -> None:
+    def emit(self, msg: object) -> None:
         """Output of the engine/runtime, sent as the running run's (late lines: the last run's)."""
         cmd = self.current or self.last
         if cmd is None:
             return
-        if isinstance(msg, OutputEvent):
+        if isinstance(msg, Output):
             self.out.send(RunOutput(cmd.run_id, msg.text, msg.source[:1024], msg.stream))  # type: ignore[arg-type]
-        elif isinstance(msg, MetricsEvent):
+        elif isinstance(msg, Metrics):
             values = finite(msg.values)
             if values:  # a NaN loss is not a point the chart can draw
                 self.out.send(RunMetrics(cmd.run_id, values, msg.source[:1024], msg.step, msg.ts or time.time()))
@@ -206,9 +206,11 @@ class Kernel:
         self.out.send(RunStarted(cmd.run_id))
         started = time.monotonic()
         status: RunEnd = "done"
-        error: ErrorEvent | None = None
+        error: Failure | None = None
         try:
-            outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id)
+            if hasattr(self.engine, "replay"):  # a replay reads what the recorded run read (kernel/replay.py)
+                self.engine.replay = cmd.replay
+            outcome = self.engine.run_cell(cmd.source, cmd.kind, cell=cmd.cell_id, run_id=cmd.run_id)
             # Before the end: the server keeps it for its current run only.
             if outcome.io or outcome.io_dropped or outcome.lock_hash:
                 self.out.send(RunManifest(cmd.run_id, list(outcome.io), outcome.io_dropped, outcome.lock_hash))
@@ -219,7 +221,7 @@ class Kernel:
             if error is None and not outcome.ok:
                 status = "error"
         except KeyboardInterrupt:
-            error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
+            error = Failure(kind="interrupted", message="the cell was interrupted")
         except SystemExit:
             raise
         except BaseException as exc:  # a fault of ours is reported on the cell, not fatal

@@ -157,3 +157,20 @@ def _is_list(t: pa.DataType) -> bool:
 
 
 __all__ = ["FRAGMENTS_KEY", "Origin", "record_load"]
+
+
+def read_before_overwrite(tables: Any, ctx: Any, stmt: Any) -> None:
+    """A save that replaces a folder some lazy table reads: read that table first (a delta save
+    keeps the old version's files, so only file formats need this). tables: the session's Catalog;
+    ctx: its SourceContext; stmt: the lang.Save."""
+    from console.sources import SourceError, get_source
+    from console.sources.files import FileSource
+    from console.sources.paths import resolve_target
+
+    if not isinstance(get_source(stmt.format), FileSource) or stmt.mode.lower() != "overwrite":
+        return
+    try:
+        target = resolve_target(ctx, stmt.path)
+    except SourceError:
+        return  # the save itself reports it
+    tables.pin_under(target)

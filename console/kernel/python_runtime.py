@@ -25,7 +25,7 @@ from console.cluster.walls import handoff_group
 from console.kernel.ipcfiles import IpcFiles, scratch_dir
 from console.kernel.job import PythonCellError, PythonJob
 from console.kernel.worker_process import FdLine, Wake, WorkerProcess, death_message
-from console.wire.browser import MetricsEvent, OutputEvent
+from console.wire.cell import Metrics, Output
 from console.wire.channel import new_request_id
 from console.wire.worker import (CellDone, CellMetrics, CellOutput, CellRayUsage, ClusterFound, ClusterUnavailable,
                                  NeedCluster, RunJob, WorkerComplete, WorkerCompletion, WorkerVariableList,
@@ -43,7 +43,7 @@ _ROOT = Path(__file__).resolve().parents[2]  # the folder holding console/ and p
 class PythonRuntime:
     """Runs PythonJobs in reusable worker processes on the notebook's Ray cluster.
 
-    emit(OutputEvent | MetricsEvent) is called only from the thread that called run().
+    emit(Output | Metrics) is called only from the thread that called run().
     interrupt() may be called from any thread.
     """
 
@@ -248,7 +248,7 @@ class PythonRuntime:
                 # A thread an earlier cell started (maybe another runner's, in a shared session)
                 # still prints: its lines are its own run's, never this one's. Said once, here.
                 if not foreign:
-                    self.emit(OutputEvent(text="[console] a thread started by an earlier run is still printing; "
+                    self.emit(Output(text="[console] a thread started by an earlier run is still printing; "
                                                "its lines are not shown in this run\n", source="driver",
                                           stream="system"))
                 foreign += 1
@@ -257,9 +257,9 @@ class PythonRuntime:
             elif isinstance(item, CellRayUsage):
                 self.emit(item)  # the kernel sends it on as the run's (console/kernel/main.py)
             elif isinstance(item, CellOutput):
-                self.emit(OutputEvent(text=item.text, source=item.source, stream=item.stream))
+                self.emit(Output(text=item.text, source=item.source, stream=item.stream))
             elif isinstance(item, CellMetrics):
-                self.emit(MetricsEvent(values=item.values, source=item.source, step=item.step, ts=time.time()))
+                self.emit(Metrics(values=item.values, source=item.source, step=item.step, ts=time.time()))
             else:
                 for line in worker.lines_to_mark(job_id, item.marked, MARK_TIMEOUT):
                     self._emit_fd(line)
@@ -285,7 +285,7 @@ class PythonRuntime:
         raise PythonCellError("worker", death_message(code))
 
     def _emit_fd(self, line: FdLine) -> None:
-        self.emit(OutputEvent(text=line.text, source="driver", stream=stream_of(line.stream, line.text)))
+        self.emit(Output(text=line.text, source="driver", stream=stream_of(line.stream, line.text)))
 
     def _discard(self, worker: WorkerProcess) -> None:
         worker.kill()

@@ -34,7 +34,7 @@ from console import lang
 from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
 from console.kernel.job import PythonJob
-from console.wire.browser import OutputEvent
+from console.wire.cell import Output
 from console.wire.worker import UdfCall
 
 if TYPE_CHECKING:
@@ -187,6 +187,6 @@ class ModelFunction:
             raise RuntimeError(f"{self.name}: predictCode must answer one `value` per row (call "
                                f"UDFBuilder.apply(ray_context)); for {len(batch)} rows it gave {got}")
         if self.debug:
-            self.session.emit(OutputEvent(text=f"[{self.name}] {len(batch)} rows in "
+            self.session.emit(Output(text=f"[{self.name}] {len(batch)} rows in "
                                                f"{time.monotonic() - started:.2f} s\n", stream="system"))
         return out.column("value").combine_chunks().cast(VALUE_TYPE)

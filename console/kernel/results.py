@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from console import coltypes
 from console.kernel.catalog import Entry, LazyTable, as_table, memory_bytes
-from console.wire.browser import ResultEvent
+from console.wire.cell import Result
 
 _MAX_ITEMS = 100        # list cells longer than this are cut (an MNIST image is 784 numbers)
 _MAX_INLINE_BYTES = 48  # binary values up to this size travel whole (base64); longer ones as size + head
@@ -100,8 +100,8 @@ def _plain(column: pa.ChunkedArray) -> bool:
     return lo is None or (-_SAFE_INT <= lo and hi <= _SAFE_INT)
 
 
-def result_event(name: str, table: Entry, max_rows: int) -> ResultEvent:
-    """The ResultEvent for `table`; only the first max_rows rows are converted to Python (and,
+def result_event(name: str, table: Entry, max_rows: int) -> Result:
+    """The Result for `table`; only the first max_rows rows are converted to Python (and,
     for a loaded table still on disk, decoded)."""
     head = table.slice(0, max_rows)
     # Columns may repeat a name (select a, a), so they are taken by position.
@@ -112,7 +112,7 @@ def result_event(name: str, table: Entry, max_rows: int) -> ResultEvent:
         values.append(py if _plain(col) else [json_safe(v) for v in py])
     rows = [list(row) for row in zip(*values, strict=True)] if values else [[] for _ in range(head.num_rows)]
     cols = coltypes.columns(table.schema)  # Spark's type names, whichever engine made the table
-    return ResultEvent(name=name, columns=cols, rows=rows, total_rows=table.num_rows)
+    return Result(name=name, columns=cols, rows=rows, total_rows=table.num_rows)
 
 
 def _text(v: Any) -> str:
@@ -135,7 +135,7 @@ def _text(v: Any) -> str:
     return str(v)
 
 
-def format_table(event: ResultEvent, max_width: int = 40) -> str:
+def format_table(event: Result, max_width: int = 40) -> str:
     """A compact text table for the headless runner and the golden files."""
     def cell(v: Any) -> str:
         text = _text(v).replace("\n", "\\n")
@@ -248,7 +248,7 @@ def _int(args: Mapping[str, Any], key: str, default: int) -> int:
 
 
 def page(session: Any, args: Mapping[str, Any]) -> dict[str, Any]:
-    """args: cell, offset, limit, sort ([[column, "asc"|"desc"], …]). Answer: a ResultEvent's fields + offset."""
+    """args: cell, offset, limit, sort ([[column, "asc"|"desc"], …]). Answer: a Result's fields + offset."""
     name, table = session.results.get(str(args.get("cell", "")))
     table = _sorted(table, args.get("sort"))
     offset = min(max(0, _int(args, "offset", 0)), table.num_rows)

@@ -15,16 +15,19 @@ import pyarrow as pa
 
 from console import lang
 from console.config import Config
-from console.kernel import commands, include, python_jobs, queries
+from console.errors import UserError
+from console.kernel import commands, include, origins, provenance, python_jobs, queries, replay as replaying
 from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
 from console.kernel.errors import CellError, data_error_position, internal_error
 from console.kernel.host import CellRun
+from console.kernel.provenance import Derivation
 from console.kernel.results import ResultCache, result_event
 from console.kernel.session_env import SessionEnvironment
 from console.kernel.sql import SETTABLE, SqlEngine
 from console.lang import ParseError, paramsafe
 from console.protocols import CellOutcome, Emit, NotebookLoader
-from console.wire.browser import ErrorEvent, OutputEvent
+from console.wire.kernel import ReplayInputs
+from console.wire.cell import Failure, Output
 
 if TYPE_CHECKING:
     from console.cluster.head import RayCluster
@@ -73,12 +76,14 @@ class Session(SessionEnvironment):
         self.connections: dict[str, dict[str, str]] = {}
         self.partitions: dict[str, int] = {}    # run … as TableRepartition
         self.origins: dict[str, Any] = {}       # load → its files, for direct reads (origins.py)
+        self.derived: dict[str, Derivation] = {}  # table (lower case) → the loads it came from (provenance.py)
         self._sql: SqlEngine | None = None
         self._cluster_sql: ClusterSql | None = None  # Daft on the Ray cluster, once a select goes there
         self._runtime: PythonRuntime | None = None
         self._env = None                         # the notebook's packages (session_env.py), read at first need
         self._env_applied = False
         self._interrupted = False
+        self.replay: ReplayInputs | None = None  # set by the kernel for a replayed run (kernel/replay.py)
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
         self.flow = commands.Flow()              # !if/!then/!elif/!else/!fi
@@ -88,9 +93,9 @@ class Session(SessionEnvironment):
     # ------------------------------------------------------------------ public surface
     def _emit_shown(self, message: Any) -> None:
         """Send output on; the text names no folder of the server (lake:…, cache:… instead)."""
-        if isinstance(message, OutputEvent) and message.stream != "image":
+        if isinstance(message, Output) and message.stream != "image":
             message = dataclasses.replace(message, text=self.shown(message.text))
-        elif isinstance(message, ErrorEvent):
+        elif isinstance(message, Failure):
             message = dataclasses.replace(message, message=self.shown(message.message),
                                           traceback=self.shown(message.traceback))
         self._emit(message)
@@ -134,31 +139,31 @@ class Session(SessionEnvironment):
     def lookup(self, name: str) -> pa.Table | None:
         return python_jobs.lookup_ci(self.tables, name)
 
-    def run_cell(self, source: str, kind: str = "mlsql", cell: str | int | None = None) -> CellOutcome:
+    def run_cell(self, source: str, kind: str = "mlsql", cell: str | int | None = None,
+                 run_id: str = "") -> CellOutcome:
         """Run every statement of a cell; errors come back in the outcome, never as exceptions.
 
         A fault of ours (a bug, a library's unexpected error) keeps the session: it is logged with
         an id, and the outcome's error names only that id.
         """
         self._interrupted = False
-        if self._sql is not None:
-            self._sql.begin()
+        for engine in (self._sql, self._cluster_sql):  # an interrupt of an earlier cell is spent
+            if engine is not None:
+                engine.begin()
         self._builtins = None
         self.flow = commands.Flow()  # an !if left open by an earlier cell does not reach this one
-        run = CellRun()
-        error: ErrorEvent | None = None
+        run = CellRun(run_id=run_id)
+        error: Failure | None = None
         try:
+            replaying.check_environment(self.replay, self.notebook_lock)
             self._execute(_parse_cell(source, cell, kind), cell, source, run)
             open_at = self.flow.unclosed()
             if open_at is not None:
                 raise CellError("parse", f"!if on line {open_at} has no !fi", open_at, 1)
-        except ParseError as exc:
-            error = ErrorEvent(kind="parse", message=exc.message, line=exc.line, column=exc.column,
-                               traceback=exc.snippet)
-        except CellError as exc:
+        except UserError as exc:  # a parse error, a cell's error (lang/, kernel/): the one shape
             error = exc.event()
         except KeyboardInterrupt:
-            error = ErrorEvent(kind="interrupted", message="the cell was interrupted")
+            error = Failure(kind="interrupted", message="the cell was interrupted")
         except Exception as exc:  # a bug or an unexpected library error: keep the session
             error = internal_error(exc, f"session {self.session_id}, cell {cell}")
         if error is not None:
@@ -247,6 +252,7 @@ class Session(SessionEnvironment):
             self.last_command = stmt.source
             handler = getattr(self, "_run_" + type(stmt).__name__.lower())
             run.io.statement += 1
+            run.reads = self._reads(stmt)
             try:
                 handler(stmt, run, cell)
             except SourceError as exc:
@@ -266,8 +272,24 @@ class Session(SessionEnvironment):
         else:
             self.outside.pop(written.key, None)
 
+    def _reads(self, stmt: lang.Statement) -> list[str]:
+        """The catalog names a statement reads, for its outputs' lineage (provenance.py)."""
+        refs: tuple[str, ...] = ()
+        if isinstance(stmt, lang.Select):
+            from console.kernel.sqlengines.router import table_refs
+
+            refs = table_refs(stmt.sql)
+        return provenance.inputs_of(stmt, refs)
+
     def put(self, name: str, table: Entry, run: CellRun) -> None:
         self.tables[name] = table
+        # What the table is made of: the tables the statement read and what it loaded itself.
+        loaded = [provenance.source_of(e, run.run_id) for e in run.io.entries
+                  if e.access == "read" and e.statement == run.io.statement]
+        made = provenance.merge(provenance.lookup(self.derived, run.reads), loaded)
+        if run.trains:
+            made = dataclasses.replace(made, model=True, trained_by=run.run_id)
+        self.derived[name.lower()] = made
         self.partitions.pop(name, None)
         if name not in run.changed:
             run.changed.append(name)
@@ -294,7 +316,8 @@ class Session(SessionEnvironment):
         from console.sources import SourceError, get_source
         from console.sources.delta import watching
 
-        source, ctx, options = get_source(stmt.format), self.source_context(), dict(stmt.options)
+        source, ctx = get_source(stmt.format), self.source_context()
+        options = replaying.load_options(self.replay, stmt.format, stmt.path, dict(stmt.options))
         table: Entry
         with watching() as versions:
             dataset = source.dataset(ctx, stmt.path, options)
@@ -326,7 +349,7 @@ class Session(SessionEnvironment):
         if isinstance(entry, DistributedTable) and not entry.loaded:  # written by the cluster, not the kernel
             from console.kernel.sqlengines.distributed import cluster_save
 
-            self._pin_loaded_from(stmt)
+            origins.read_before_overwrite(self.tables, self.source_context(), stmt)
             if cluster_save(self, entry, stmt):
                 from console.kernel.manifest import delta_version
 
@@ -338,7 +361,7 @@ class Session(SessionEnvironment):
 
         table = self.require(stmt.table, stmt)
         source = get_source(stmt.format)
-        self._pin_loaded_from(stmt)
+        origins.read_before_overwrite(self.tables, self.source_context(), stmt)
         ctx = self.source_context()
         with watching() as versions:
             source.write(ctx, table, stmt.path, stmt.mode, dict(stmt.options), list(stmt.partition_by))
@@ -350,27 +373,15 @@ class Session(SessionEnvironment):
         """One manifest entry for a load (what it read) or a save (what it wrote)."""
         from console.kernel.manifest import entry
 
-        run.io.add(entry(ctx or self.source_context(), stmt, access, versions, run.io.statement))
+        made = entry(ctx or self.source_context(), stmt, access, versions, run.io.statement)
+        if isinstance(stmt, lang.Save):
+            made = provenance.on_write(made, self.derived.get(stmt.table.lower()))
+        run.io.add(replaying.checked(self.replay, made))
 
     def _saved(self, stmt: lang.Save, num_rows: int) -> None:
         rows = f"{num_rows} row{'s' if num_rows != 1 else ''}"
-        self.emit(OutputEvent(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
+        self.emit(Output(text=f"save {stmt.mode} {stmt.table} ({rows}) as {stmt.format}.`{stmt.path}`: done\n",
                               source="engine", stream="system"))
-
-    def _pin_loaded_from(self, stmt: lang.Save) -> None:
-        """A save that replaces a folder some lazy table reads: read that table first (a delta
-        save keeps the old version's files, so only file formats need this)."""
-        from console.sources import SourceError, get_source
-        from console.sources.files import FileSource
-        from console.sources.paths import resolve_target
-
-        if not isinstance(get_source(stmt.format), FileSource) or stmt.mode.lower() != "overwrite":
-            return
-        try:
-            target = resolve_target(self.source_context(), stmt.path)
-        except SourceError:
-            return  # the save itself reports it
-        self.tables.pin_under(target)
 
     def _run_set(self, stmt: lang.Set, run: CellRun, cell: Any) -> None:
         kind = stmt.type
@@ -442,6 +453,8 @@ class Session(SessionEnvironment):
             self.partitions[name] = num
             return
         pairs = python_jobs.run_ray(self, stmt, self.python_runtime)
+        # As Byzer means it: under dataMode=model a Python cell's output is the model it trained.
+        run.trains = str(stmt.options.get("dataMode") or self.python_conf.get("dataMode", "")).lower() == "model"
         for name, table in pairs:
             self.put(name, table, run)
         if not pairs:  # a Python cell without --%output that built no result: no table to show

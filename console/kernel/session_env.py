@@ -39,6 +39,11 @@ class SessionEnvironment:
         """The lock hash of the layer this session's Python cells ran in ('' for the base)."""
         return self._env.lock_hash if self._env is not None and self._env.requirements else ""
 
+    def notebook_lock(self) -> str:
+        """The lock of the notebook's environment as this session has it now, applied or not ('': the base)."""
+        env = self.notebook_env()
+        return env.lock_hash if env.requirements else ""
+
     def preset_environment(self, environment: dict[str, Any]) -> None:
         """The notebook's stored requirements (console/wire/environment.py), before the first cell:
         they win over what this session's cache folder remembers."""

@@ -1,6 +1,8 @@
 """The one error type of the language layer: what went wrong, where in the cell, what was expected."""
 from __future__ import annotations
 
+from console.errors import UserError
+
 
 def snippet_at(text: str, line: int, column: int) -> str:
     """The source line at `line` with a caret under `column` (both 1-based)."""
@@ -11,20 +13,21 @@ def snippet_at(text: str, line: int, column: int) -> str:
     return f"{src}\n{pad}^"
 
 
-class ParseError(Exception):
+class ParseError(UserError):
     """A statement that cannot be parsed (or a ${var} that cannot be substituted).
 
     line/column are 1-based and relative to the cell; `expected` says what would have been valid
     there (None when it is not a matter of a missing token); `snippet` is the line plus a caret.
     """
 
+    kind = "parse"
+    line: int
+    column: int
+
     def __init__(self, message: str, cell: str | int | None = None, line: int = 1, column: int = 1,
                  expected: str | None = None, snippet: str = "") -> None:
-        super().__init__(message)
-        self.message = message
+        super().__init__(message, line, column, traceback=snippet)  # the snippet is what the user sees under it
         self.cell = cell
-        self.line = line
-        self.column = column
         self.expected = expected
         self.snippet = snippet
 

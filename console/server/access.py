@@ -125,6 +125,8 @@ POLICIES: dict[str, str] = {
     "runs.outputs": "reader run:viewer",
     "runs.log": "reader run:viewer",
     "runs.manifest": "reader run:viewer",  # what the run read and wrote: its notebook's viewers, as the run
+    "runs.diff": "reader run:viewer",  # two runs side by side: the handler asks the same of the second run
+    "runs.replay": "member run:runner",  # the recorded run's cell again, in the notebook's session
     # the lake's tables are the members' (as the data panel); each run listed is one the caller may view
     "runs.lineage": "member login",
     # jobs (console/server/jobs.py): a job's rows name a role on the job's notebook; it runs as its owner

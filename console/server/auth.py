@@ -37,6 +37,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from console.roles import served as served_roles, served_site as served_site_roles
 from console.server.throttle import AddressThrottle, HashTimer
+from console.server.validate import typed_body, body_as
 from console.server.membership import disconnect_user, revoke as revoke_sockets
 from console.store import LoginSessionRecord, NotFound, Store, UserRecord
 
@@ -96,15 +97,29 @@ def check_new_password(password: Any) -> str:
     return password
 
 
-def _given_password(body: dict[str, Any], name: str) -> str:
+def _given_password(password: str, name: str) -> str:
     """A password from a request body: one past MAX_PASSWORD cannot be right, and is refused unhashed."""
     from console.server.errors import ApiError
-    from console.server.validate import field
 
-    password: str = field(body, name, str)
     if len(password) > MAX_PASSWORD:
         raise ApiError(400, f"{name!r} has at most {MAX_PASSWORD} characters")
     return password
+
+
+@typed_body("POST /api/login")
+@dataclass
+class Login:
+    username: str
+    password: str
+    next: str = "/"  # where the page goes once logged in: a same-site path (safe_next)
+
+
+@typed_body("POST /api/me/password")
+@dataclass
+class PasswordChange:
+    old_password: str
+    new_password: str
+    username: str | None = None  # only your own: another name is refused before any check
 
 
 def _token_id(token: str) -> str:
@@ -258,11 +273,10 @@ def _user_json(user: UserRecord | None) -> dict[str, Any] | None:
 
 def login() -> ResponseReturnValue:
     from console.server.errors import ApiError
-    from console.server.validate import field, json_body
 
-    body = json_body()
-    username, password = field(body, "username", str), _given_password(body, "password")
-    next_path = safe_next(field(body, "next", str, "/"))
+    spec = body_as(Login)
+    username, password = spec.username, _given_password(spec.password, "password")
+    next_path = safe_next(spec.next)
     store, ip = _store(), _client_ip()
     with _Attempt(ip):
         if not _password_ok(store, username, password, ip):
@@ -378,25 +392,24 @@ def change_password() -> ResponseReturnValue:
     admin resets another account's password with `mlsql-console users passwd NAME`).
     """
     from console.server.errors import ApiError
-    from console.server.validate import field, json_body
 
-    body = json_body()
+    spec = body_as(PasswordChange)
     ident = identity()
     if ident.user is None or ident.via != "session":
         raise ApiError(401, "log in first (in single-user mode set a password with: mlsql-console users passwd "
                             f"{ident.user.username if ident.user else ADMIN_NAME})")
-    named = field(body, "username", str, None)
+    named = spec.username
     if named is not None and named != ident.user.username:
         raise ApiError(403, f"you may change only your own password (you are {ident.user.username}); "
                             f"an admin resets others' with: mlsql-console users passwd {named}")
     store, ip = _store(), _client_ip()
-    old_password = _given_password(body, "old_password")
+    old_password = _given_password(spec.old_password, "old_password")
     # A wrong old password is a failed login: a borrowed session must not let anyone guess it freely.
     with _Attempt(ip):
         if not _password_ok(store, ident.user.username, old_password, ip):
             raise ApiError(403, "the old password is wrong")
     try:
-        new = check_new_password(field(body, "new_password", str))
+        new = check_new_password(spec.new_password)
     except ValueError as exc:
         raise ApiError(400, str(exc)) from exc
     store.set_password(ident.user.id, hash_password(new))

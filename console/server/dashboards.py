@@ -21,7 +21,7 @@ parameters' form or anything that runs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from flask import Blueprint, jsonify
@@ -41,14 +41,13 @@ from console.server.errors import ApiError
 from console.server.jobrun import cell_label, declared_params
 from console.server.pages import index
 from console.server.publish import link_response, linked_notebook, published_run
-from console.server.validate import field, json_body
+from console.server.validate import field, json_body, typed_body
 
 ID_CHARS = 32
-_TILE_FIELDS = ("cell_id", "kind", "width", "height")
-_BODY_FIELDS = ("tiles", "base_revision")
 _BUSY = ("queued", "running")
 
 
+@typed_body("POST /api/notebooks/<id>/dashboard/tiles")
 @dataclass(frozen=True)
 class TileBody:
     """One tile as a body names it: POST's whole body, or one of PUT's `tiles`."""
@@ -62,12 +61,18 @@ class TileBody:
         return Tile(self.cell_id, self.kind, self.width, self.height)
 
 
+@typed_body("PUT /api/notebooks/<id>/dashboard")
 @dataclass(frozen=True)
 class DashboardBody:
     """PUT: the whole list of tiles, in the page's order; base_revision None = whatever is there."""
 
     tiles: list[TileBody]
     base_revision: int | None = None
+
+
+# What each body may hold is its dataclass's fields: declared once, above.
+_TILE_FIELDS = tuple(f.name for f in fields(TileBody))
+_BODY_FIELDS = tuple(f.name for f in fields(DashboardBody))
 
 
 def _refuse_unknown(body: dict[str, Any], known: tuple[str, ...], what: str) -> None:

@@ -6,7 +6,7 @@ leased the same uid, could make its files writable again and put code into every
 same lock. So behind the sandbox a kernel only resolves (uv pip compile, in its own sandbox) and sends
 the lock; the server then
 
-1. names the layer by the hash of the lock text it received (console/kernel/envs.py lock_name), so a
+1. names the layer by the hash of the lock text it received (console/envlayers/build.py lock_name), so a
    name always stands for what that lock installs (uv checks every wheel against the lock's hashes,
    --require-hashes);
 2. installs it with `uv pip install --target --no-deps --require-hashes` in a sandbox of its own:
@@ -18,8 +18,8 @@ the lock; the server then
    the build) into a folder of its own, read-only, so whatever the build's processes still hold
    open changes nothing; then renames it into place, <data_dir>/envs/<lock hash>, atomically.
 
-A kernel uses a shared layer only if it is sealed (envs.is_sealed: the data dir owner's, not
-writable), so a folder of that name that a member's kernel made first is never used; the server
+A kernel uses a shared layer only if it is sealed (envlayers.layers.is_sealed: the data dir
+owner's, not writable), so a folder of that name that a member's kernel made first is never used; the server
 replaces it.
 """
 from __future__ import annotations
@@ -28,10 +28,7 @@ import json
 import logging
 import os
 import shutil
-import signal
 import stat
-import subprocess
-import sys
 import threading
 import uuid
 from pathlib import Path
@@ -39,7 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 from console.cluster import identity, sandbox
 from console.cluster.head import short_temp_dir
-from console.kernel import envs
+from console.envlayers.build import (EnvError, base_packages, check_size, install_argv, lock_name, lock_packages,
+                                     run_uv, timeout_note, uv_env, uv_words, without_base)
+from console.envlayers.layers import envs_dir, is_sealed, mark_used, read_only, remove_layer
 from console.wire.kernel import EnvironmentBuild, EnvironmentBuilt
 
 if TYPE_CHECKING:
@@ -63,7 +62,7 @@ def answer(cfg: Config, kp: KernelProcess, msg: EnvironmentBuild) -> None:
     try:
         cgroups = kp.wall.wall.cgroups if kp.wall is not None else ()
         reply = EnvironmentBuilt(msg.request_id, lock_hash=build(cfg, msg.lock, cgroups))
-    except envs.EnvError as exc:
+    except EnvError as exc:
         reply = EnvironmentBuilt(msg.request_id, error=str(exc)[:65536])
     except Exception:  # a fault of ours: the kernel's cell says so, the traceback is in our log
         log.exception("building an environment for kernel %s failed", kp.session_id)
@@ -76,19 +75,19 @@ def answer(cfg: Config, kp: KernelProcess, msg: EnvironmentBuild) -> None:
 
 def build(cfg: Config, lock: str, cgroups: tuple[Any, ...] = ()) -> str:
     """The sealed layer of `lock` under <data_dir>/envs, built when missing; its lock hash. Raises EnvError."""
-    lock_hash = envs.lock_name(lock)
-    final = envs.envs_dir(cfg.data_dir) / lock_hash
+    lock_hash = lock_name(lock)
+    final = envs_dir(cfg.data_dir) / lock_hash
     with _guard:
         one = _building.setdefault(lock_hash, threading.Lock())
     with one:
-        if envs.is_sealed(final, cfg.data_dir):
-            envs._used(final)
+        if is_sealed(final, cfg.data_dir):
+            mark_used(final)
             return lock_hash
-        base = envs.base_packages()
-        own = {n: v for n, v in envs.lock_packages(lock).items() if n not in base}
+        base = base_packages()
+        own = {n: v for n, v in lock_packages(lock).items() if n not in base}
         if not own:
-            raise envs.EnvError("the lock adds nothing to the base environment")
-        layer_lock = envs._without(lock, base)
+            raise EnvError("the lock adds nothing to the base environment")
+        layer_lock = without_base(lock, base)
         site = _install(cfg, layer_lock, cgroups)
         try:
             _seal(cfg, site, final, lock_hash, own, layer_lock)
@@ -110,26 +109,15 @@ def _install(cfg: Config, layer_lock: str, cgroups: tuple[Any, ...]) -> Path:
         os.chmod(work / "lock.txt", 0o444)
         if who is not None:
             identity.own_folder(work, who.uid, who.gid, 0o700)
-        argv = [envs.uv_binary(), "pip", "install", "--target", str(work / "site"), "--no-deps", "--require-hashes",
-                "--quiet", "--python", sys.executable, "-r", str(work / "lock.txt"), *envs.index_args(cfg)]
-        env = sandbox.clean_env(os.environ, {"UV_CACHE_DIR": str(work / ".uv-cache"), "UV_NO_PROGRESS": "1",
-                                             "NO_COLOR": "1", "HOME": str(work)})
-        env.pop("VIRTUAL_ENV", None)
+        argv = install_argv(work / "lock.txt", work / "site", cfg)
+        env = uv_env(work / ".uv-cache", sandbox.clean_env(os.environ), HOME=str(work))  # the allow-listed part only
         wall = sandbox.Wall(identity=who, cgroups=cgroups)
         wrapped, fds = sandbox.wrap(cfg, argv, ray_temp_dir=short_temp_dir(cfg.data_dir), session_id=build_id,
                                     cwd=str(work), wall=wall)
         timeout = float(cfg.PIP_TIMEOUT_SECONDS)
-        proc = subprocess.Popen(wrapped, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-        try:
-            _out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise envs.EnvError(f"the environment build stopped after {timeout:g} s "
-                                f"(CONSOLE_PIP_TIMEOUT_SECONDS)") from None
-        if proc.returncode != 0:
-            raise envs.EnvError(f"uv could not install the environment:\n{envs._uv_words(err)}")
+        done = run_uv(wrapped, timeout, timeout_note(timeout), env, pass_fds=fds)
+        if done.returncode != 0:
+            raise EnvError(f"uv could not install the environment:\n{uv_words(done.stderr)}")
         return work / "site"
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -145,28 +133,28 @@ def _seal(cfg: Config, site: Path, final: Path, lock_hash: str, own: dict[str, s
     staging.mkdir(mode=0o700)
     try:
         _copy_tree(site, staging / "site")
-        envs.Builder(cfg, cfg.data_dir, staging)._check_size(staging)
+        check_size(cfg, staging)
         (staging / "lock.txt").write_text(layer_lock, encoding="utf-8")
         (staging / "meta.json").write_text(json.dumps({"lock_hash": lock_hash, "packages": own}), encoding="utf-8")
-        envs._read_only(staging)
+        read_only(staging)
         for _attempt in range(3):
             if final.is_symlink() or final.exists():
                 # A folder of that name that is not sealed: a member's kernel made it (envs is the
                 # members' folder, sticky); it is never used, and the server's replaces it.
                 if final.is_dir() and not final.is_symlink():
-                    envs._remove(final)
+                    remove_layer(final)
                 else:
                     final.unlink()
             try:
                 staging.rename(final)
                 return
             except OSError:
-                if envs.is_sealed(final, cfg.data_dir):
+                if is_sealed(final, cfg.data_dir):
                     return  # another build of the same lock won
-        raise envs.EnvError(f"the layer {lock_hash} could not be put in place")
+        raise EnvError(f"the layer {lock_hash} could not be put in place")
     finally:
         if staging.exists():
-            envs._remove(staging)
+            remove_layer(staging)
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
@@ -188,8 +176,8 @@ def _copy_from(dir_fd: int, dst: Path) -> None:
         try:
             fd = os.open(name, flags, dir_fd=dir_fd)
         except OSError as exc:  # a link (ELOOP), or gone
-            raise envs.EnvError(f"the built environment holds {name!r}, which is not a file or a folder "
-                                f"({exc.strerror})") from None
+            raise EnvError(f"the built environment holds {name!r}, which is not a file or a folder "
+                           f"({exc.strerror})") from None
         try:
             st = os.fstat(fd)
             if stat.S_ISDIR(st.st_mode):
@@ -200,6 +188,6 @@ def _copy_from(dir_fd: int, dst: Path) -> None:
                         out.write(chunk)
                 os.chmod(dst / name, 0o755 if st.st_mode & 0o111 else 0o644)
             else:
-                raise envs.EnvError(f"the built environment holds {name!r}, which is not a file or a folder")
+                raise EnvError(f"the built environment holds {name!r}, which is not a file or a folder")
         finally:
             os.close(fd)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
-import time
+import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -30,7 +30,7 @@ from console.store import FINAL_STATES, NotFound, Store
 from console.store.jobs import JobRecord, JobRunRecord
 
 log = logging.getLogger(__name__)
-POLL_SECONDS = 0.2
+_REAL = SystemClock()  # an interrupt is answered in real seconds, whatever the runner's clock says
 WEBHOOK_TRIES = 4  # then give up; each delivery attempt is recorded
 WEBHOOK_TIMEOUT = 10.0
 SCHEDULE_ROLE = "editor"  # the least role on the notebook that may schedule it (and keep it scheduled)
@@ -99,6 +99,8 @@ class JobRunner:
         self.base_url = base_url.rstrip("/")
         self.webhook_backoff = webhook_backoff
         self.webhook_private = webhook_private  # CONSOLE_WEBHOOK_PRIVATE: may it call loopback and private addresses
+        self._waits: set[threading.Event] = set()  # the run ends waited for now (wake() sets them)
+        self._waits_lock = threading.Lock()
 
     def run(self, run: JobRunRecord, stopping: Callable[[], bool] = lambda: False,
             stepped: Callable[[], None] = lambda: None) -> JobRunRecord:
@@ -149,11 +151,11 @@ class JobRunner:
                 ran.append(rid)
                 self.store.set_job_run(run.id, run_ids=list(ran))
                 stepped()
-                status = self._wait(rid, deadline, self.clock.monotonic, stopping)
+                status = self._wait(rid, deadline, self.clock, stopping)
                 if status is None:
                     manager.interrupt(owner, nb_id, lane)
                     # Real seconds: the kernel answers an interrupt in real time, whatever the clock says.
-                    self._wait(rid, time.monotonic() + 10, time.monotonic, stopping)
+                    self._wait(rid, _REAL.monotonic() + 10, _REAL, stopping)
                     if stopping():
                         return "interrupted", "the server stopped while the job ran"
                     return "timeout", f"timed out after {job.timeout_seconds} s (in {label})"
@@ -164,15 +166,34 @@ class JobRunner:
         finally:
             manager.close(owner, nb_id, lane)
 
-    def _wait(self, run_id: RunId, deadline: float, clock: Callable[[], float],
+    def _wait(self, run_id: RunId, deadline: float, clock: Clock,
               stopping: Callable[[], bool]) -> str | None:
-        """The cell run's final status; None at `deadline` on `clock` (or when the server stops)."""
-        while clock() < deadline and not stopping():
-            status = self.store.get_run(run_id).status
-            if status in FINAL_STATES:
-                return status
-            time.sleep(POLL_SECONDS)
-        return None
+        """The cell run's final status; None at `deadline` on `clock` (or when the server stops).
+
+        Woken by the run's end (the manager's watch_end), by the clock reaching the deadline, or by
+        wake() (the scheduler stops): the store is read once per wake, never polled."""
+        with self.manager().watch_end(run_id) as ended:
+            with self._waits_lock:
+                self._waits.add(ended)
+            try:
+                while not stopping():
+                    status = self.store.get_run(run_id).status  # after watching: an end in between is here
+                    if status in FINAL_STATES:
+                        return status
+                    remaining = deadline - clock.monotonic()
+                    if remaining <= 0 or not clock.sleep(remaining, until=ended):
+                        return None
+                    ended.clear()  # woken: read the store again (a stop wakes it too)
+                return None
+            finally:
+                with self._waits_lock:
+                    self._waits.discard(ended)
+
+    def wake(self) -> None:
+        """The scheduler stops: every wait for a run's end looks at `stopping` now."""
+        with self._waits_lock:
+            for ended in self._waits:
+                ended.set()
 
     # ------------------------------------------------------------------ the webhook
     def payload(self, job: JobRecord, run: JobRunRecord) -> dict[str, Any]:

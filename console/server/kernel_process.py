@@ -23,17 +23,18 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Callable
-from typing import IO
+from typing import IO, Any
 
 from console.cluster import limits, sandbox, walls
 from console.cluster.guard import auth_token, external_token, token_env
 from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_dir
+from console.cluster.head_pool import HeadPool
 from console.cluster.session_head import SessionCluster, per_session
 from console.config import KERNEL_CONFIG_ENV, Config
 from console.ids import NotebookId, SessionId
-from console.wire.channel import Channel, ProtocolError
+from console.wire.channel import Channel, ProtocolError, new_request_id
 from console.wire.codec import M, Message
-from console.wire.kernel import FROM_KERNEL, KernelAnswer
+from console.wire.kernel import FROM_KERNEL, KernelAnswer, KernelQuery
 
 log = logging.getLogger(__name__)
 
@@ -128,8 +129,9 @@ def kernel_env(cfg: Config, extra: dict[str, str], sandboxed: bool) -> dict[str,
 class KernelProcess:
     def __init__(self, cfg: Config, notebook_id: NotebookId, session_id: SessionId, on_event: OnEvent,
                  on_system: OnSystem, on_exit: OnExit, extra_env: dict[str, str] | None = None,
-                 kernel_module: str = KERNEL_MODULE) -> None:
+                 kernel_module: str = KERNEL_MODULE, pool: HeadPool | None = None) -> None:
         self.cfg = cfg
+        self.pool = pool  # session heads started before their sessions (cluster/head_pool.py)
         self.kernel_module = kernel_module
         self.extra_env = dict(extra_env or {})
         self.notebook_id = notebook_id
@@ -175,8 +177,14 @@ class KernelProcess:
                 "--event-fd", str(evt_w), "--notebook-id", self.notebook_id, "--session-id", self.session_id]
         ns_fds: tuple[int, ...] = ()
         try:
-            # Its own uid, cgroup and hand-off folder (cluster/walls.py), given back when it ends.
-            self.wall = walls.session(self.cfg, self.session_id, self.sandboxed, short_temp_dir(self.cfg.data_dir))
+            # Its own uid, cgroup and hand-off folder (cluster/walls.py), given back when it ends;
+            # taken from the pool with its head already running, when one is ready.
+            taken = self.pool.take(self.session_id) if own_cluster and self.pool is not None else None
+            if taken is not None:
+                self.wall, self.cluster = taken
+            else:
+                self.wall = walls.session(self.cfg, self.session_id, self.sandboxed,
+                                          short_temp_dir(self.cfg.data_dir))
         except BaseException:
             for fd in (cmd_r, cmd_w, evt_r, evt_w):
                 os.close(fd)
@@ -185,7 +193,7 @@ class KernelProcess:
             raise
         env.update(self.wall.env)
         ray_temp_dir = short_temp_dir(self.cfg.data_dir)
-        if own_cluster:
+        if own_cluster and self.cluster is None:
             self.cluster = SessionCluster(self.cfg, self.session_id, self.wall)
             try:
                 self.cluster.prepare()
@@ -196,6 +204,7 @@ class KernelProcess:
                 head_theirs.close()
                 self.wall.release()
                 raise
+        if self.cluster is not None:
             ray_temp_dir = self.cluster.temp_dir
         if self.sandboxed:
             argv, ns_fds = sandbox.wrap(self.cfg, argv, session_id=self.session_id,
@@ -242,6 +251,21 @@ class KernelProcess:
         if self.channel is None:
             raise ConnectionError("the kernel is not running")
         return self.channel.request(msg, kind, timeout)
+
+    def ask(self, what: str, args: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """A question about the session (console/kernel/queries.py), answered while cells run.
+
+        LookupError: no kernel to ask, or no such thing; ValueError: the question itself was wrong;
+        TimeoutError: no answer in time. Each says what its asker may see."""
+        try:
+            answer = self.request(KernelQuery(new_request_id(), what, args), KernelAnswer, timeout)
+        except ConnectionError:
+            raise LookupError("the kernel is not running; run the cell again") from None
+        except TimeoutError:
+            raise TimeoutError(f"the kernel did not answer {what} within {timeout:.0f} s") from None
+        if answer.error:
+            raise (ValueError if answer.bad_request else LookupError)(answer.error)
+        return answer.data
 
     def _close_commands(self) -> None:
         """EOF on the command pipe: the kernel's reader ends (once; later sends return False)."""

@@ -15,6 +15,7 @@ from typing import Any
 from console.ids import CellId, NotebookId, RunId, SessionId, UserId
 from console.server.kernel_process import KernelProcess
 from console.wire.browser import ErrorEvent, KernelState, ResultEvent
+from console.wire.kernel import ReplayInputs
 
 NOT_STARTED = "not started"
 
@@ -41,6 +42,9 @@ class QueuedRun:
     io: list[dict[str, Any]] = field(default_factory=list)
     io_dropped: int = 0
     lock_hash: str = ""  # the notebook environment's lock the run ran in, as the kernel reported it
+    replay: ReplayInputs | None = None  # a replay of a recorded run: what that run read (server/rerun.py)
+    replay_of: str = ""  # that recorded run's id, for the replay's manifest
+    began: bool = False  # the kernel said it started the run (an OpenLineage START went out, if any)
 
 
 @dataclass

@@ -23,11 +23,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from contextlib import AbstractContextManager
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from console.server.run_ends import RunEnds
 from console.server import session_cap
 from console.clock import Clock, SystemClock
 from console.config import Config
@@ -39,17 +41,19 @@ from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
 from console.server import environments, includes, manifests, ray_usage
 from console.server.culling import Culling
-from console.cluster import ray_map
+from console.cluster import head_pool, ray_map
 from console.cluster.session_head import wants_ray
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun as _Run
 from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
                                   OutputEvent, ResultEvent)
-from console.wire.channel import new_request_id
 from console.wire.codec import Message
-from console.wire.kernel import (EnvironmentBuild, EnvironmentChanged, ExecuteCommand, KernelAnswer, KernelInterrupt,
-                                 KernelLogEvent, KernelQuery, KernelReady, NotebookRequest, RunEnded, RunError,
-                                 RunManifest, RunMessage, RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
+from console.wire.kernel import (EnvironmentBuild, EnvironmentChanged, ExecuteCommand, ReplayInputs, KernelInterrupt,
+                                 KernelLogEvent, KernelReady, NotebookRequest, RunEnded, RunError, RunManifest,
+                                 RunMessage, RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
+
+if TYPE_CHECKING:
+    from console.server.openlineage import Emitter
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,15 @@ class SessionManager(Culling):
         self._stop = threading.Event()
         self._culler: threading.Thread | None = None
         self.ray_map = ray_map.from_settings(cfg)  # users mapped to clusters of their own; checked at start
+        self.pool = head_pool.for_server(cfg)  # session heads started before their sessions (None: no pool)
+        self.ends = RunEnds()  # a job's runner waits on a run's end, not on the store
+        # OpenLineage events of every run, only when the admin names a receiver: unset, the client
+        # library is not even imported (console/server/openlineage.py).
+        self.lineage: Emitter | None = None
+        if cfg.OPENLINEAGE_URL:
+            from console.server.openlineage import Emitter
+
+            self.lineage = Emitter(cfg, store)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> "SessionManager":
@@ -90,12 +103,17 @@ class SessionManager(Culling):
         if closed:
             log.info("closed %d runs a previous server left unfinished", closed)
         self.batcher.start()
+        if self.pool is not None:
+            self.pool.start()
         self._culler = threading.Thread(target=self._cull_loop, name="kernel-culler", daemon=True)
         self._culler.start()
         return self
 
     def shutdown(self) -> None:
         self._stop.set()
+        self.ends.wake_all()
+        if self.pool is not None:
+            self.pool.close()
         with self._guard:
             sessions = list(self._sessions.values())
         stoppers = []
@@ -110,6 +128,8 @@ class SessionManager(Culling):
         for t in stoppers:
             t.join(timeout=15)
         self.batcher.stop()
+        if self.lineage is not None:  # the runs' last events, a moment to go out
+            self.lineage.close()
 
     def session(self, user_id: UserId | None, notebook_id: NotebookId, lane: str = "") -> KernelSession:
         """The notebook's shared session (lane ""), or a job's own lane of it for user_id."""
@@ -137,6 +157,9 @@ class SessionManager(Culling):
         """The notebook's interactive sessions (a job's lane is not a kernel its page drives)."""
         with self._guard:
             return [s for (_, nb, lane), s in self._sessions.items() if nb == notebook_id and not lane]
+
+    def watch_end(self, run_id: RunId) -> AbstractContextManager[threading.Event]:
+        return self.ends.watch(run_id)
 
     def close(self, user_id: UserId | None, notebook_id: NotebookId, lane: str) -> None:
         """Stop a lane's session and forget it (a job's, when the job run ends)."""
@@ -200,7 +223,8 @@ class SessionManager(Culling):
 
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
                     lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
-                    revision: int | None = None, job: tuple[str, str] = ("", "")) -> list[RunId]:
+                    revision: int | None = None, job: tuple[str, str] = ("", ""),
+                    replay: ReplayInputs | None = None, replay_of: str = "") -> list[RunId]:
         """Queue (cell id, source, kind) as given in the (user, notebook, lane) session; the new run ids.
 
         params, revision: what the runs' manifests record they ran with (console/server/manifests.py);
@@ -217,7 +241,8 @@ class SessionManager(Culling):
                 run_id = RunId(rec.id)
                 self.batcher.open_run(run_id, notebook_id, cell)
                 session.queue.append(_Run(run_id, cell, source, kind, batch=batch, user_id=user_id,
-                                          revision=revision, params=dict(params or {}), job=job))
+                                          revision=revision, params=dict(params or {}), job=job, replay=replay,
+                                          replay_of=replay_of))
                 self._publish(notebook_id, [CellStatusEvent(notebook_id, cell, run_id, "queued", None, user_id,
                                                             name, *job)])
                 ids.append(run_id)
@@ -263,15 +288,7 @@ class SessionManager(Culling):
         kp = session.kernel
         if kp is None or not kp.alive():
             raise LookupError("the kernel is not running; run the cell again")
-        try:
-            answer = kp.request(KernelQuery(new_request_id(), what, args), KernelAnswer, timeout)
-        except ConnectionError:
-            raise LookupError("the kernel is not running; run the cell again") from None
-        except TimeoutError:
-            raise TimeoutError(f"the kernel did not answer {what} within {timeout:.0f} s") from None
-        if answer.error:
-            raise (ValueError if answer.bad_request else LookupError)(answer.error)
-        return answer.data
+        return kp.ask(what, args, timeout)
 
     def replay(self, notebook_id: NotebookId, since: dict[str, int], metrics_since: dict[str, int]) -> list[Message]:
         """What a joining viewer needs; call it holding self.locks(notebook_id) (see sockets.join)."""
@@ -298,7 +315,8 @@ class SessionManager(Culling):
         if run.user_id is not None:
             session.runners[run.user_id] = time.time()
         self._set_status(session, "busy" if session.status != "starting" else "starting")
-        session.kernel.send(ExecuteCommand(run.run_id, run.cell_id, run.source, run.kind))  # type: ignore[arg-type]
+        session.kernel.send(ExecuteCommand(run.run_id, run.cell_id, run.source, run.kind,  # type: ignore[arg-type]
+                                           replay=run.replay))
         cluster = session.kernel.cluster
         if cluster is not None and any(wants_ray(r.source) for r in (run, *session.queue)):
             cluster.warm()  # its own Ray head starts while the cells before its first Ray cell run
@@ -323,7 +341,8 @@ class SessionManager(Culling):
 
         kp = KernelProcess(self._kernel_config(session.notebook_id), session.notebook_id, session.session_id,
                            on_event, on_system, on_exit,
-                           {**self.kernel_env, **environments.start_env(self.store, session)}, self.kernel_module)
+                           {**self.kernel_env, **environments.start_env(self.store, session)}, self.kernel_module,
+                           self.pool if self._may_use_ray(session) else None)
         session.kernel, session.last, session.dropped, session.ray_usage = kp, None, 0, None
         self._set_status(session, "starting")
         try:
@@ -331,6 +350,19 @@ class SessionManager(Culling):
         except OSError as exc:
             session.kernel = None
             self._set_status(session, "dead", f"the kernel could not start: {exc}")
+
+    def _may_use_ray(self, session: KernelSession) -> bool:
+        """Whether a starting kernel takes a pooled head: what it is to run, or its notebook, mentions
+        Ray. A notebook that never does keeps the pool's heads for those that will (a head taken is
+        an idle head's memory for as long as the session lives)."""
+        if self.pool is None:
+            return False
+        if any(wants_ray(r.source) for r in session.queue):
+            return True
+        try:
+            return any(wants_ray(c.source) for c in self.store.get_notebook(session.notebook_id).cells)
+        except NotFound:
+            return False
 
     def _kernel_config(self, notebook_id: NotebookId) -> Config:
         """The settings of a notebook's kernel: its owner's Ray cluster where CONSOLE_RAY_CLUSTER_MAP maps them."""
@@ -412,6 +444,9 @@ class SessionManager(Culling):
         elif isinstance(msg, RunManifest):
             manifests.accept(run, msg)
         elif isinstance(msg, RunStarted):
+            run.began = True
+            if self.lineage is not None:
+                self.lineage.started(run.run_id, session.notebook_id, run.cell_id, run.kind)
             with self.locks(session.notebook_id):
                 self.store.set_run_status(run.run_id, "running")
                 self._publish(session.notebook_id, [CellStatusEvent(*ids, "running", None, run.user_id,
@@ -457,17 +492,21 @@ class SessionManager(Culling):
         if run.error:  # the server's own (a restart, a dead kernel, a cancel) name no run yet
             run.error = dataclasses.replace(run.error, notebook_id=ids[0], cell_id=ids[1], run_id=ids[2])
         with self.locks(session.notebook_id):
+            manifest = manifests.ended(self.cfg.data_dir / "lake", run)
             try:
                 # With its manifest, in one commit: whoever sees the run ended finds it.
                 self.store.finish_run(run.run_id, status, error=run.error.to_wire() if run.error else None,
-                                      result=run.result.to_wire() if run.result else None,
-                                      manifest=manifests.ended(self.cfg.data_dir / "lake", run))
+                                      result=run.result.to_wire() if run.result else None, manifest=manifest)
             except Exception:  # viewers still learn how the run ended
                 log.exception("storing the end of run %s failed", run.run_id)
+            if self.lineage is not None:  # every run path ends here: cells, Run all, jobs, replays
+                self.lineage.ended(run.run_id, session.notebook_id, run.cell_id, run.kind, status, run.began,
+                                   manifest, run.error.message if run.error else "")
             ends: list[Message] = [m for m in (run.result, run.error) if m is not None]
             ends.append(CellStatusEvent(*ids, status, elapsed_ms, run.user_id, self.user_name(run.user_id), *run.job))
             self._publish(session.notebook_id, ends)
         self.batcher.close_run(run.run_id)
+        self.ends.ended(run.run_id)
 
     def _cancel_queue(self, session: KernelSession, why: str) -> list[RunId]:
         cancelled: list[RunId] = []

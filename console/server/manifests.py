@@ -39,6 +39,7 @@ LINEAGE_RUNS = 5000  # the newest manifests a lineage looks through
 _LAKE_NAME = re.compile(r"^(?:([A-Za-z0-9_]+)\.)?([A-Za-z0-9_]+)$")
 _LAKE_PATH = re.compile(r"^(?:lake:)?([A-Za-z0-9_]+)/([A-Za-z0-9_]+)/?$")  # relative: under the lake
 _LOCK_HASH = re.compile(r"[0-9a-f]{1,64}")
+_RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # as the server makes them (console/ids.py); a kernel's word
 
 
 def accept(run: QueuedRun, msg: RunManifest) -> None:
@@ -58,6 +59,17 @@ def _plain(e: ManifestEntry) -> dict[str, Any]:
         value = getattr(e, name)
         if value not in (None, ""):
             out[name] = value
+    if e.sources_dropped:
+        out["sources_dropped"] = e.sources_dropped
+    if e.access == "write" and e.model:
+        out["model"] = True
+        if _RUN_ID.fullmatch(e.trained_by):
+            out["trained_by"] = e.trained_by
+    if e.access == "write" and e.sources:
+        out["sources"] = [{k: v for k, v in (("format", s.format), ("path", s.path), ("table", s.table),
+                                             ("version", s.version), ("digest", s.digest), ("run_id", s.run_id))
+                           if v not in (None, "") and (k != "run_id" or _RUN_ID.fullmatch(str(v)))}
+                          for s in e.sources]
     return out
 
 
@@ -79,8 +91,19 @@ def verify(lake: Path, entries: list[dict[str, Any]], since: float, until: float
         verified, check = False, "recorded as the kernel reported it (not a delta version)"
         if str(e.get("format", "")).lower() == "delta" and e.get("version") is not None:
             verified, check = _check(lake, e, listed, commits, since, until)
-        out.append({**e, "verified": verified, "check": check})
+        checked = {**e, "verified": verified, "check": check}
+        if e.get("sources"):  # what a write came from: loads of earlier runs, so read before this one ended
+            checked["sources"] = [_checked_source(lake, s, listed, commits, until) for s in e["sources"]]
+        out.append(checked)
     return out
+
+
+def _checked_source(lake: Path, s: dict[str, Any], listed: dict[str, lake_read.Table | None],
+                    commits: dict[tuple[str, int], dict[str, Any] | None | str], until: float) -> dict[str, Any]:
+    if str(s.get("format", "")).lower() != "delta" or s.get("version") is None:
+        return {**s, "verified": False}
+    verified, _ = _check(lake, {**s, "access": "read"}, listed, commits, 0.0, until)
+    return {**s, "verified": verified}
 
 
 def _check(lake: Path, e: dict[str, Any], listed: dict[str, lake_read.Table | None],
@@ -126,7 +149,7 @@ def ended(lake: Path, run: QueuedRun) -> dict[str, Any] | None:
         log.exception("checking the manifest of run %s failed", run.run_id)
         return None
     return {"revision": run.revision, "params": run.params, "entries": entries, "dropped": run.io_dropped,
-            "lock_hash": run.lock_hash}
+            "lock_hash": run.lock_hash, "replay_of": run.replay_of}
 
 
 # ---------------------------------------------------------------- HTTP
@@ -142,11 +165,49 @@ def run_manifest(run_id: str) -> ResponseReturnValue:
     body: dict[str, Any] = {"run_id": run.id, "notebook_id": run.notebook_id, "cell_id": run.cell_id,
                             "status": run.status, "recorded": m is not None}
     if m is None:  # in flight (it is written as the run ends), or a run from before manifests
-        body.update({"revision": None, "params": {}, "entries": [], "dropped": 0, "lock_hash": ""})
+        body.update({"revision": None, "params": {}, "entries": [], "dropped": 0, "lock_hash": "", "replay_of": ""})
     else:
-        body.update({"revision": m.revision, "params": m.params, "entries": m.entries, "dropped": m.dropped,
-                     "lock_hash": m.lock_hash, "recorded_at": m.created_at.isoformat()})
+        body.update({"revision": m.revision, "params": m.params,
+                     "entries": with_runs(store, run.notebook_id, m.entries), "dropped": m.dropped,
+                     "lock_hash": m.lock_hash, "replay_of": m.replay_of, "recorded_at": m.created_at.isoformat()})
     return jsonify(body)
+
+
+def with_runs(store: Any, notebook_id: str, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries with each run they name (a model's trainer, the run that read a source) told as the
+    store holds it, when it is a run of the same notebook: a kernel serves one notebook, so any other
+    id it reported is not its to name, and is left out rather than shown from another notebook."""
+    from console.store import NotFound
+
+    known: dict[str, dict[str, Any] | None] = {}
+
+    def told(run_id: Any) -> dict[str, Any] | None:
+        if not isinstance(run_id, str) or not run_id:
+            return None
+        if run_id not in known:
+            try:
+                r = store.get_run(run_id)
+                known[run_id] = ({"run_id": r.id, "cell_id": r.cell_id, "user_id": r.user_id,
+                                  "started_at": r.started_at.isoformat(), "status": r.status}
+                                 if r.notebook_id == notebook_id else None)
+            except NotFound:
+                known[run_id] = None
+        return known[run_id]
+
+    out = []
+    for e in entries:
+        if "trained_by" not in e and not e.get("sources"):
+            out.append(e)
+            continue
+        e = dict(e)
+        trainer = told(e.pop("trained_by", None))
+        if trainer is not None:
+            e["trained_by"] = trainer
+        if e.get("sources"):
+            e["sources"] = [{**{k: v for k, v in s.items() if k != "run_id"},
+                             **({"read_by": r} if (r := told(s.get("run_id"))) else {})} for s in e["sources"]]
+        out.append(e)
+    return out
 
 
 def lineage() -> ResponseReturnValue:
@@ -161,7 +222,7 @@ def lineage() -> ResponseReturnValue:
     if name is None:
         raise ApiError(400, f"'table' must name a delta table of the lake as db.table, not {table[:80]!r}")
     store, user = get_store(), auth.signed_in()
-    may: dict[str, bool] = {}
+    may: dict[str, str | None] = {}  # notebook id -> its name when the caller may view it, else None
     versions: dict[int, dict[str, list[dict[str, Any]]]] = {}
     for mr in store.recent_manifests(LINEAGE_RUNS):
         for e in mr.manifest.entries:
@@ -169,14 +230,19 @@ def lineage() -> ResponseReturnValue:
                 continue
             if mr.notebook_id not in may:
                 try:
-                    may[mr.notebook_id] = access.can(user, store.get_notebook(mr.notebook_id), "viewer", store)
+                    nb = store.get_notebook(mr.notebook_id)
+                    may[mr.notebook_id] = nb.name if access.can(user, nb, "viewer", store) else None
                 except NotFound:  # a notebook deleted since (its runs go with it)
-                    may[mr.notebook_id] = False
-            if not may[mr.notebook_id]:
+                    may[mr.notebook_id] = None
+            if may[mr.notebook_id] is None:
                 continue
             slot = versions.setdefault(int(e["version"]), {"writes": [], "reads": []})
-            slot["writes" if e.get("access") == "write" else "reads"].append({
-                "run_id": mr.manifest.run_id, "notebook_id": mr.notebook_id, "cell_id": mr.cell_id,
-                "user_id": mr.user_id, "started_at": mr.started_at.isoformat(), "status": mr.status,
-                "verified": bool(e.get("verified"))})
+            seen = {"run_id": mr.manifest.run_id, "notebook_id": mr.notebook_id, "notebook": may[mr.notebook_id],
+                    "cell_id": mr.cell_id,
+                    "user_id": mr.user_id, "started_at": mr.started_at.isoformat(), "status": mr.status,
+                    "verified": bool(e.get("verified"))}
+            if e.get("access") == "write":  # what the version was made of; a model's training run
+                (told,) = with_runs(store, mr.notebook_id, [e])
+                seen.update({k: told[k] for k in ("model", "trained_by", "sources", "sources_dropped") if k in told})
+            slot["writes" if e.get("access") == "write" else "reads"].append(seen)
     return jsonify({"table": name, "versions": [{"version": v, **versions[v]} for v in sorted(versions)]})

@@ -11,6 +11,8 @@
     GET  /api/runs/<run_id>/manifest    -> what the run read and wrote, its revision and parameters
                                            (console/server/manifests.py)
     GET  /api/lineage?table=db.table    -> which runs wrote and read each version of a lake table
+    GET  /api/runs/<id>/diff/<other>    -> what changed between two runs (run_diff.py)
+    POST /api/runs/<id>/replay          -> the run again as recorded (rerun.py)
 """
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from console.outputs import replay
 from console.outputs.view import latest_views, view_run
 from console.server.kernels import NOT_STARTED
 
-from console.server import auth, manifests, serialize
+from console.server import auth, manifests, rerun, run_diff, serialize
 from console.server.coedit import COEDIT_KEY, CoEdit
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
@@ -135,5 +137,7 @@ def create_blueprint() -> Blueprint:
     bp.add_url_rule("/runs/<run_id>/outputs", "outputs", run_outputs, methods=["GET"])
     bp.add_url_rule("/runs/<run_id>/log", "log", run_log, methods=["GET"])
     bp.add_url_rule("/runs/<run_id>/manifest", "manifest", manifests.run_manifest, methods=["GET"])
+    bp.add_url_rule("/runs/<run_id>/diff/<other_id>", "diff", run_diff.run_diff, methods=["GET"])
+    bp.add_url_rule("/runs/<run_id>/replay", "replay", rerun.replay, methods=["POST"])
     bp.add_url_rule("/lineage", "lineage", manifests.lineage, methods=["GET"])
     return bp

@@ -78,6 +78,7 @@ class JobScheduler:
     def stop(self, wait: float = 15.0) -> None:
         self._stop.set()
         self._wake.set()
+        self.runner.wake()  # a job waiting for its cell's end stops waiting
         thread = self._thread
         if thread is not None and thread.is_alive() and self._pid == os.getpid():
             thread.join(timeout=wait)

@@ -14,6 +14,8 @@
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -28,7 +30,7 @@ from console.server.auth import current_user
 from console.server.deps import get_store
 from console.server.errors import ApiError
 from console.server.membership import revoke as revoke_sockets
-from console.server.validate import field, json_body
+from console.server.validate import typed_body, body_as
 
 
 def _share_json(share: Any) -> dict[str, Any]:
@@ -53,16 +55,29 @@ def _link_json(link: Any) -> dict[str, Any]:
     return d
 
 
-def _target_user(body: dict[str, Any]) -> Any:
-    name = field(body, "user", str)
+@typed_body("POST /api/notebooks/<id>/shares")
+@dataclass
+class NotebookShare:
+    user: str  # a username
+    role: str
+
+
+@typed_body("POST /api/folders/shares")
+@dataclass
+class FolderShare:
+    path: str
+    user: str
+    role: str
+
+
+def _target_user(name: str) -> Any:
     try:
         return get_store().get_user_by_name(name)
     except NotFound as exc:
         raise ApiError(400, f"no user named {name!r}") from exc
 
 
-def _role(body: dict[str, Any], user: Any) -> str:
-    role = field(body, "role", str)
+def _role(role: str, user: Any) -> str:
     if role not in ROLES:
         raise ApiError(400, f"'role' must be one of {', '.join(ROLES)}")
     cap = SITE_CAP.get(user.site_role, "viewer")
@@ -84,9 +99,9 @@ def shares(notebook_id: str) -> ResponseReturnValue:
 
 
 def share_set(notebook_id: str) -> ResponseReturnValue:
-    body = json_body()
-    user = _target_user(body)
-    role = _role(body, user)
+    spec = body_as(NotebookShare)
+    user = _target_user(spec.user)
+    role = _role(spec.role, user)
     return jsonify(_share_json(get_store().set_share(user.id, role, notebook_id=notebook_id))), 201
 
 
@@ -107,13 +122,13 @@ def folder_shares() -> ResponseReturnValue:
 
 
 def folder_share_set() -> ResponseReturnValue:
-    body = json_body()
-    path = normalize_folder(field(body, "path", str))
+    spec = body_as(FolderShare)
+    path = normalize_folder(spec.path)
     if path == "/":
         raise ApiError(400, "share a notebook or a folder below the root")
     require_folder(path, "owner")
-    user = _target_user(body)
-    role = _role(body, user)
+    user = _target_user(spec.user)
+    role = _role(spec.role, user)
     return jsonify(_share_json(get_store().set_share(user.id, role, folder_path=path))), 201
 
 

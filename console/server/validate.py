@@ -6,9 +6,12 @@ outside the database's 64-bit range (in the body, the query string or a URL's <i
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from typing import Any, Literal, overload
+import types
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar, get_type_hints, overload
 
 from flask import current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -127,3 +130,69 @@ def cell_view(body: dict[str, Any]) -> dict[str, Any] | None:
         return check_view(body.get("view"))
     except Invalid as exc:
         raise ApiError(400, exc.message) from None
+
+
+# ---------------------------------------------------------------- typed bodies
+
+B = TypeVar("B")
+# Each typed body (@typed_body) by the endpoint it is the body of ("POST /api/folders"): docs/api.md's row for
+# that endpoint lists exactly its fields, `name?` for one with a default (tests/test_docs.py).
+BODIES: dict[str, type] = {}
+
+
+def typed_body(endpoint: str) -> Callable[[type[B]], type[B]]:
+    """A class decorator: the dataclass is `endpoint`'s body, decoded by body_as()."""
+    def register(cls: type[B]) -> type[B]:
+        BODIES[endpoint] = cls
+        return cls
+    return register
+
+
+def _kind(annotation: Any) -> type:
+    """str for `str` and `str | None`, and so on: the JSON type field() checks."""
+    options = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)] \
+        if isinstance(annotation, types.UnionType) else [annotation]
+    kind = getattr(options[0], "__origin__", options[0])
+    assert len(options) == 1 and kind in _TYPE_NAMES, f"no JSON type for {annotation!r}"
+    return kind
+
+
+def body_as(cls: type[B], required: bool = True) -> B:
+    """The request body as dataclass `cls` (a @typed_body): a field without a default is required; each
+    is checked by field() against its annotation, with field()'s words; a name `cls` does not
+    declare is a 400 that lists the ones it does."""
+    data = json_body(required)
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    names = [f.name for f in fields]
+    unknown = sorted(str(k)[:40] for k in set(data) - set(names))
+    if unknown:
+        raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                            f"this body takes {', '.join(names)}")
+    hints = get_type_hints(cls)
+    values = {f.name: field(data, f.name, _kind(hints[f.name]),
+                            _MISSING if f.default is dataclasses.MISSING else f.default) for f in fields}
+    return cls(**values)
+
+
+def documented_form(cls: type) -> list[str]:
+    """The body's fields as docs/api.md writes them: `name`, or `name?` when it may be left out (a
+    base revision that may come in the query string instead is written as required)."""
+    return [f.name + ("" if f.default is dataclasses.MISSING or f.metadata.get("or_query") else "?")
+            for f in dataclasses.fields(cls)]
+
+
+# A body's base_revision: required, in the body or else the query string (revision_given()).
+BASE_REVISION: Any = dataclasses.field(default=None, metadata={"or_query": True})
+
+
+@overload
+def revision_given(value: int | None) -> int: ...
+@overload
+def revision_given(value: int | None, required: Literal[True]) -> int: ...
+@overload
+def revision_given(value: int | None, required: bool) -> int | None: ...
+def revision_given(value: int | None, required: bool = True) -> int | None:
+    """A body's base_revision, else the query string's (a DELETE's body is dropped by some clients)."""
+    if value is not None:
+        return value
+    return query_int("base_revision") if required else query_int("base_revision", None)

@@ -7,17 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
+from console.errors import UserError
+
 if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.dataset as pads
 
 
-class SourceError(Exception):
-    """A user error in a load or save (missing path, bad option, mode conflict): shown as is."""
+class SourceError(UserError):
+    """A user error in a load or save (missing path, bad option, mode conflict): shown as is.
+    The session places it at the statement's format or path (kernel/errors.py data_error_position)."""
+
+    kind = "data"
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-        self.message = message
 
 
 @dataclass

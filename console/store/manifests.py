@@ -29,6 +29,7 @@ class ManifestRecord:
     dropped: int
     created_at: datetime
     lock_hash: str = ""  # the notebook environment's lock the run ran in ("": the base)
+    replay_of: str = ""  # a replay: the recorded run it ran as
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,12 @@ class ManifestRun:
 
 def _record(m: RunManifest) -> ManifestRecord:
     return ManifestRecord(RunId(m.run_id), m.revision, dict(m.params or {}), list(m.entries or []), m.dropped,
-                          m.created_at, m.lock_hash or "")
+                          m.created_at, m.lock_hash or "", m.replay_of or "")
 
 
 def put_manifest(s: Session, run_id: str, manifest: Mapping[str, Any]) -> RunManifest:
     """Write (or replace) a run's manifest row in the open transaction `s`: {revision, params,
-    entries, dropped, lock_hash} (finish_run writes it with the run's end, in one commit)."""
+    entries, dropped, lock_hash, replay_of} (finish_run writes it with the run's end, in one commit)."""
     row = s.get(RunManifest, run_id)
     if row is None:
         row = RunManifest(run_id=run_id)
@@ -58,6 +59,7 @@ def put_manifest(s: Session, run_id: str, manifest: Mapping[str, Any]) -> RunMan
     row.revision, row.params = manifest.get("revision"), dict(manifest.get("params") or {})
     row.entries, row.dropped = list(manifest.get("entries") or []), int(manifest.get("dropped") or 0)
     row.lock_hash = str(manifest.get("lock_hash") or "")[:64]
+    row.replay_of = str(manifest.get("replay_of") or "")[:64]
     row.created_at = utcnow()
     return row
 

@@ -181,6 +181,7 @@ class RunManifest(Base):
     entries: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     dropped: Mapped[int] = mapped_column(Integer, default=0)  # entries past the caps, not kept
     lock_hash: Mapped[str] = mapped_column(String(64), default="")  # the notebook environment it ran in ("": base)
+    replay_of: Mapped[str] = mapped_column(String(64), default="")  # the recorded run a replay ran as
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

@@ -165,10 +165,15 @@ class Channel:
         try:
             yield from self._decoded()
         finally:  # nothing more will be answered: the askers need not wait out their timeouts
-            with self._waiters_lock:
-                self._ended = True
-                for waiter in self._waiters.values():
-                    waiter.event.set()
+            self.end()
+
+    def end(self) -> None:
+        """No answer will come (the reading ended, or the owner stopped the other end): every
+        request waiting is woken with a ConnectionError, and later ones fail at once."""
+        with self._waiters_lock:
+            self._ended = True
+            for waiter in self._waiters.values():
+                waiter.event.set()
 
     def _decoded(self) -> Iterator[Message]:
         parts: list[str] = []

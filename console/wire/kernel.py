@@ -37,6 +37,7 @@ class ExecuteCommand(Message):
     cell_id: Annotated[CellId, Max(64)]
     source: str
     kind: Literal["mlsql", "python"] = "mlsql"
+    replay: ReplayInputs | None = None  # a replay of a recorded run: read what it read
 
 
 @TO_KERNEL.register
@@ -190,6 +191,22 @@ ManifestText = Annotated[str, Max(4096)]  # a path as the statement wrote it: a 
 Count64 = Annotated[int, Range(0, 2**62)]
 
 
+SOURCES_PER_WRITE = 16  # inputs one written table names (the rest are counted in sources_dropped)
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """An input a written table's rows came from, through the session's catalog: a load of an earlier
+    statement or cell (its run_id), named as that load's manifest entry named it."""
+
+    format: Annotated[str, Max(64)]
+    path: Annotated[str, Max(1024)]
+    table: Annotated[str, Max(256)] = ""
+    version: Count64 | None = None
+    digest: Annotated[str, Max(80)] = ""
+    run_id: Annotated[str, Max(64)] = ""  # the run that read it ("": before this kernel knew run ids)
+
+
 @dataclass(frozen=True)
 class ManifestEntry:
     """One input a statement read or one output it wrote, as the kernel saw it.
@@ -213,6 +230,24 @@ class ManifestEntry:
     files: Count64 | None = None
     mtime: float | None = None
     digest: Annotated[str, Max(80)] = ""
+    # A write's lineage: the inputs its table came from, and when that table is a model (a Python
+    # cell's output under dataMode=model, or `train`'s), the run that trained it.
+    sources: Annotated[list[SourceRef], Max(SOURCES_PER_WRITE)] = field(default_factory=list)
+    sources_dropped: Annotated[int, Range(0, 2**31)] = 0
+    model: bool = False
+    trained_by: Annotated[str, Max(64)] = ""
+
+
+@dataclass(frozen=True)
+class ReplayInputs:
+    """What a replayed run read, as its manifest recorded it (console/server/rerun.py): each delta
+    table of the lake at its version (`pins`, by the table's lake name, db.table), each plain file
+    with the facts it had (`files`); a file whose facts differ now fails the replay unless `force`."""
+
+    pins: Annotated[dict[str, Count64], Max(MANIFEST_ENTRIES)] = field(default_factory=dict)
+    files: Annotated[list[ManifestEntry], Max(MANIFEST_ENTRIES)] = field(default_factory=list)
+    force: bool = False
+    lock_hash: Annotated[str, Max(64)] | None = None  # the environment's lock it ran in ("": the base; None: unknown)
 
 
 @FROM_KERNEL.register

@@ -42,7 +42,11 @@ export class Cell {
       ? h("button.icon", { type: "button", title, "aria-label": title, dataset: { action }, text }) : null;
     this.kindSelect = h("select.kind", { title: "Cell kind", dataset: { role: "kind" }, disabled: this.readOnly },
       KINDS.map(([value, label]) => h("option", { value, text: label, selected: value === kind })));
-    this.statusEl = h("span.status", { dataset: { role: "status" } });
+    // The status opens the shown run's details (rundetails.js): what it read and wrote, a replay.
+    this.statusEl = h("span.status", { dataset: { role: "status" }, title: "Run details" });
+    this.statusEl.addEventListener("click", () => this.output.runId
+      && emit(this.el, "run-details", { cellId: this.id, runId: this.output.runId, previous: this.previousRunId }));
+    this.previousRunId = null; // the run this cell showed before the current one, to compare with
     this.peersEl = h("span.peers", { dataset: { role: "peers" } });
     this.timeEl = h("span.elapsed", { dataset: { role: "elapsed" } });
     // Who ran the shown run: the notebook's session is shared by its runners.
@@ -217,6 +221,8 @@ export class Cell {
 
   // A new run of this cell: its output replaces the old one.
   startRun(runId) {
+    if (this.output.runId && this.output.runId !== runId) this.previousRunId = this.output.runId;
+    this.el.dataset.runId = runId || ""; // the shown run, for the page's own parts and its tests
     // The new run's status events came first and set startedAt; only the old result goes.
     if (this.output.startRun(runId)) {
       this.editor.clearError();

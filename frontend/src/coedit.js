@@ -5,6 +5,7 @@
 
 import * as Y from "yjs";
 import { Awareness, applyAwarenessUpdate, encodeAwarenessUpdate, removeAwarenessStates } from "y-protocols/awareness";
+import { COMMAND, EVENT } from "./wire-names.js";
 
 const REMOTE = "remote"; // origin of changes that came from the server: never sent back
 const FIND = "find"; // origin of find-and-replace edits (findbar.js): each one undone as one step
@@ -97,14 +98,14 @@ export class SharedDoc {
       if (origin === REMOTE) return;
       const mine = [...added, ...updated, ...removed].filter((id) => id === this.doc.clientID);
       if (!mine.length || !this.epoch) return;
-      this.send("awareness", { update: toB64(encodeAwarenessUpdate(this.awareness, mine)), client_id: this.doc.clientID });
+      this.send(COMMAND.AWARENESS, { update: toB64(encodeAwarenessUpdate(this.awareness, mine)), client_id: this.doc.clientID });
     });
   }
 
   push(update) {
     this.pending.push(update);
     this.inFlight += 1;
-    this.send("doc_update", { update: toB64(update), epoch: this.epoch }).then((ack) => {
+    this.send(COMMAND.DOC_UPDATE, { update: toB64(update), epoch: this.epoch }).then((ack) => {
       this.inFlight -= 1;
       if (ack && ack.ok === false && ack.status === 409) this.sync(); // the server's doc was reloaded
       else if (ack && ack.ok === false) this.onRefused(ack.error || `edit refused (${ack.status})`);
@@ -125,7 +126,7 @@ export class SharedDoc {
 
   // On every join: what this page lacks comes back; what the server lacks goes out.
   async sync() {
-    const ack = await this.send("doc_sync", {
+    const ack = await this.send(COMMAND.DOC_SYNC, {
       epoch: this.epoch,
       state_vector: this.epoch ? toB64(Y.encodeStateVector(this.doc)) : "",
     });
@@ -156,17 +157,17 @@ export class SharedDoc {
   }
 
   onEvent(type, ev) {
-    if (type === "doc_changed") {
+    if (type === EVENT.DOC_CHANGED) {
       if (ev.epoch === this.epoch) Y.applyUpdate(this.doc, fromB64(ev.update), REMOTE);
       return true;
     }
-    if (type === "doc_saved") {
+    if (type === EVENT.DOC_SAVED) {
       this.onSaved(ev.revision);
       this.stored = { sv: Y.decodeStateVector(fromB64(ev.state_vector || "")), ds: Y.decodeUpdate(fromB64(ev.deleted || "AAA=")).ds };
       this.checkSaved();
       return true;
     }
-    if (type === "presence") {
+    if (type === EVENT.PRESENCE) {
       if (ev.update) applyAwarenessUpdate(this.awareness, fromB64(ev.update), REMOTE);
       if (ev.left && ev.left.length) removeAwarenessStates(this.awareness, ev.left, REMOTE);
       return true;

@@ -4,6 +4,7 @@
 // it inserts is an ordinary MLSQL cell (`load …`), through insertCell(source) given by the page.
 
 import { h } from "./dom.js";
+import { madeOf } from "./rundetails.js";
 
 const LOAD_FORMAT = { csv: "csv", tsv: "csv", json: "json", jsonl: "json", parquet: "parquet", xlsx: "excel", txt: "text" };
 
@@ -242,11 +243,22 @@ export class DataPanel {
       return;
     }
     const schema = schemaTable(t.schema);
+    // Which runs wrote and read each version (GET /api/lineage): only runs of notebooks you may view.
+    const lineage = await this.api.request("GET", `/lineage?table=${encodeURIComponent(name)}`).catch(() => null);
+    const byVersion = new Map(((lineage && lineage.versions) || []).map((v) => [v.version, v]));
+    const runLink = (r) => h("a", { href: `/notebooks/${encodeURIComponent(r.notebook_id)}`, text: r.notebook || r.notebook_id,
+      title: `run ${r.run_id} of cell ${r.cell_id}, ${new Date(r.started_at).toLocaleString()}` });
     const history = h("ul.data-history", { dataset: { role: "data-history" } }, (t.history || []).map((v) => {
       const travel = h("button", { type: "button", text: `Load v${v.version}`, title: "Insert a cell that reads this version (time travel)", dataset: { role: "load-version", version: String(v.version) } });
       travel.addEventListener("click", () => this.insertCell(loadStatement(name, "delta", v.version)));
       const when = v.timestamp ? new Date(v.timestamp).toLocaleString() : "";
-      return h("li", {}, travel, h("span", { text: ` ${v.operation || "?"} ${when}` }));
+      const runs = byVersion.get(v.version);
+      const who = runs ? h("div.data-lineage", { dataset: { role: "data-lineage", version: String(v.version) } },
+        runs.writes.length ? h("span", {}, "written by ", ...runs.writes.slice(0, 3).map(runLink)) : null,
+        ...runs.writes.slice(0, 3).map(madeOf),
+        runs.reads.length ? h("span", {}, ` · read by ${runs.reads.length} run(s): `, ...runs.reads.slice(0, 3).map(runLink)) : null)
+        : null;
+      return h("li", {}, travel, h("span", { text: ` ${v.operation || "?"} ${when}` }), who);
     }));
     body.replaceChildren(h("h4", { text: "Schema" }), schema, h("h4", { text: "History" }), history);
   }

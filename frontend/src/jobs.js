@@ -7,6 +7,8 @@ import { h, emit } from "./dom.js";
 import { openScheduleDialog } from "./jobs-dialog.js";
 import { CellOutput } from "./output.js";
 import { allows } from "./roles.js";
+import { EVENT } from "./wire-names.js";
+import { compareJobRuns } from "./rundetails.js";
 
 const enc = encodeURIComponent;
 
@@ -76,7 +78,7 @@ export class JobsPage {
 
   async fillHistory(job, el) {
     const { runs } = await this.api.request("GET", `/jobs/${enc(job.id)}/runs?limit=20`);
-    el.replaceChildren(...runs.map((r) => {
+    el.replaceChildren(...runs.map((r, i) => {
       const run = h("details.job-run", { dataset: { role: "job-run", status: r.status, trigger: r.trigger, runId: r.id },
         open: this.openRuns.has(r.id) },
       h("summary", {}, `${when(r.started_at || r.created_at)} · ${r.trigger}${r.attempt > 1 ? ` #${r.attempt}` : ""} · `,
@@ -85,11 +87,22 @@ export class JobsPage {
         ` · ${Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(", ") || "defaults"}`,
         r.revision ? ` · revision ${r.revision}` : "", r.error ? h("span.job-bad", { text: ` · ${r.error}` }) : null),
       r.webhook ? h("p.muted", { text: `webhook ${r.webhook.delivered ? "delivered" : "not delivered"} (${r.webhook.attempts.length} attempt(s))` }) : null,
+      this.compareButton(r, runs[i + 1]),
       ...r.outputs.map((o) => this.cellOutput(o)));
       run.addEventListener("toggle", () => (run.open ? this.openRuns.add(r.id) : this.openRuns.delete(r.id)));
       return run;
     }));
     if (!runs.length) el.replaceChildren(h("p.muted", { text: "No runs yet." }));
+  }
+
+  // What changed since the job's run before this one (rundetails.js): parameters, revision, inputs, results.
+  compareButton(run, before) {
+    if (!before || !run.outputs.length || !before.outputs.length) return null;
+    const out = h("div", { dataset: { role: "job-run-compare" } });
+    const button = h("button", { type: "button", text: "Compare with the run before", dataset: { action: "compare-runs" },
+      onclick: () => compareJobRuns(this.api, before, run).then((view) => out.replaceChildren(view))
+        .catch((err) => out.replaceChildren(h("p.job-bad", { text: err.message }))) });
+    return h("div", {}, button, out);
   }
 
   // One cell's run as the notebook draws it (output.js: the log's head and tail, result tables,
@@ -100,11 +113,11 @@ export class JobsPage {
     const out = new CellOutput({ downloadUrl: (runId) => this.api.logUrl(runId) });
     out.startRun(o.id);
     for (const ev of o.events || []) {
-      if (ev.type === "output") out.output(ev);
-      else if (ev.type === "output_hidden") out.hiddenOutput(ev);
-      else if (ev.type === "metrics") out.metrics(ev);
-      else if (ev.type === "result") out.result(ev);
-      else if (ev.type === "error") out.error(ev);
+      if (ev.type === EVENT.OUTPUT) out.output(ev);
+      else if (ev.type === EVENT.OUTPUT_HIDDEN) out.hiddenOutput(ev);
+      else if (ev.type === EVENT.METRICS) out.metrics(ev);
+      else if (ev.type === EVENT.RESULT) out.result(ev);
+      else if (ev.type === EVENT.ERROR) out.error(ev);
     }
     out.log.flush();
     const el = h("details.job-cell", { dataset: { role: "job-output", cellId: o.cell_id, status: o.status },

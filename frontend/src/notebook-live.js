@@ -8,6 +8,7 @@ import { connectNotebook } from "./socket.js";
 import { onKernel } from "./notebook-kernel.js";
 import { focusCell } from "./notebook-actions.js";
 import { errorTitle } from "./output.js";
+import { EVENT } from "./wire-names.js";
 
 const FINAL = new Set(["done", "error", "interrupted", "cancelled"]);
 
@@ -43,35 +44,35 @@ function cursorMap(page, tracker) {
 
 export function onLiveEvent(page, type, ev) {
   if (ev.notebook_id && ev.notebook_id !== page.id) return;
-  if (type === "kernel_status") return onKernel(page, ev);
+  if (type === EVENT.KERNEL_STATUS) return onKernel(page, ev);
   // Comments (comments.js) read the list again; the event carries no text.
-  if (type === "comments_changed") return void page.root.dispatchEvent(new CustomEvent("comments-changed", { detail: ev }));
+  if (type === EVENT.COMMENTS_CHANGED) return void page.root.dispatchEvent(new CustomEvent("comments-changed", { detail: ev }));
   const cell = page.cells.get(ev.cell_id);
   if (!cell) {
-    if (type === "error") page.banners.show("kernel-error", `${ev.kind || "error"}: ${ev.message}`);
+    if (type === EVENT.ERROR) page.banners.show("kernel-error", `${ev.kind || "error"}: ${ev.message}`);
     return;
   }
   switch (type) {
-    case "output":
+    case EVENT.OUTPUT:
       if (!page.outputSeq.accept(ev.run_id, ev.seq)) return;
       useRun(page, cell, ev.run_id);
       cell.output.output(ev);
       break;
-    case "output_hidden":
+    case EVENT.OUTPUT_HIDDEN:
       if (ev.last_seq && !page.outputSeq.accept(ev.run_id, ev.last_seq)) return;
       useRun(page, cell, ev.run_id);
       cell.output.hiddenOutput(ev);
       break;
-    case "metrics":
+    case EVENT.METRICS:
       if (!page.metricSeq.accept(ev.run_id, ev.seq)) return;
       useRun(page, cell, ev.run_id);
       cell.output.metrics(ev);
       break;
-    case "result":
+    case EVENT.RESULT:
       useRun(page, cell, ev.run_id);
       cell.output.result(ev);
       break;
-    case "error":
+    case EVENT.ERROR:
       useRun(page, cell, ev.run_id);
       cell.output.error(ev);
       if (ev.kind === "not_run") {
@@ -79,10 +80,10 @@ export function onLiveEvent(page, type, ev) {
         sayRunAllStopped(page, cell);
       }
       break;
-    case "cell_status":
+    case EVENT.CELL_STATUS:
       onCellStatus(page, cell, ev);
       break;
-    case "ray_usage":
+    case EVENT.RAY_USAGE:
       useRun(page, cell, ev.run_id);
       cell.rayUsage(ev);
       break;

@@ -27,6 +27,7 @@ import { act, insertSource } from "./notebook-actions.js";
 import { RunSignal } from "./runsignal.js";
 import { FindBar, openFromHash } from "./findbar.js";
 import { Outline } from "./outline.js";
+import { openRunDetails } from "./rundetails.js";
 
 const SAVE_TEXT = { saved: "saved", dirty: "editing…", saving: "saving…", conflict: "not saved: conflict", offline: "not saved: retrying" };
 
@@ -239,6 +240,8 @@ export class NotebookPage {
 
   bindEvents() {
     this.root.addEventListener("cell-action", (e) => act(this, e.detail.action, e.detail.cellId));
+    this.root.addEventListener("run-details", (e) => openRunDetails(this.api, e.detail.runId, e.detail.previous,
+      allows(this.role, "run")));
     this.root.addEventListener("cell-select", (e) => this.select(e.detail.cellId));
     this.root.addEventListener("click", (e) => {
       const b = e.target.closest("button[data-action]");

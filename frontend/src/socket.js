@@ -5,6 +5,7 @@
 
 import { io } from "socket.io-client";
 import { csrfToken } from "./api.js";
+import { COMMAND } from "./wire-names.js";
 
 // onEvent(type, payload); onConnection(state): "connected" | "live" | "disconnected" | "reconnecting";
 // onRefused({type, status, error}) when the server answers a command with ok: false.
@@ -37,7 +38,7 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
   // "connected" when the socket is up, "live" once the join (and its replay) is acknowledged.
   socket.on("connect", () => {
     onConnection?.("connected");
-    send("join", cursors()).then(async (ack) => {
+    send(COMMAND.JOIN, cursors()).then(async (ack) => {
       if (ack.ok === false) return;
       if (onJoined) await onJoined();
       onConnection?.("live");
@@ -49,19 +50,19 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
 
   return {
     socket,
-    send: (type, fields) => send(type, fields, type === "doc_update"),
+    send: (type, fields) => send(type, fields, type === COMMAND.DOC_UPDATE),
     // sources: {cellId: sourceDigest} of the cells run, as shown (coedit.js); retry: a refusal for
     // stale sources is the caller's to handle (it syncs and sends the run again).
     // params: the parameter form's values (jobs.js), or none: the cells as written.
-    runCell: (cellId, sources, retry, params) => send("run_cell", withParams({ cell_id: cellId, sources }, params),
+    runCell: (cellId, sources, retry, params) => send(COMMAND.RUN_CELL, withParams({ cell_id: cellId, sources }, params),
       retry && staleRun),
-    runAll: (sources, retry, params) => send("run_all", withParams({ sources }, params), retry && staleRun),
-    runFrom: (cellId, sources, retry, params) => send("run_from", withParams({ cell_id: cellId, sources }, params),
+    runAll: (sources, retry, params) => send(COMMAND.RUN_ALL, withParams({ sources }, params), retry && staleRun),
+    runFrom: (cellId, sources, retry, params) => send(COMMAND.RUN_FROM, withParams({ cell_id: cellId, sources }, params),
       retry && staleRun),
-    interrupt: () => send("interrupt"),
-    restart: () => send("restart"),
+    interrupt: () => send(COMMAND.INTERRUPT),
+    restart: () => send(COMMAND.RESTART),
     close: () => {
-      if (socket.connected) send("leave");
+      if (socket.connected) send(COMMAND.LEAVE);
       socket.close();
     },
     get connected() {

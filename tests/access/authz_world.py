@@ -37,6 +37,7 @@ SPEC: dict[str, str] = {
     "api.revisions.get": "viewer", "api.revisions.diff": "viewer", "api.notebooks.duplicate": "viewer",
     "api.notebooks.fork": "viewer", "runs.kernel": "viewer", "runs.notebook_runs": "viewer",
     "runs.get_run": "viewer", "runs.outputs": "viewer", "runs.log": "viewer", "runs.manifest": "viewer",
+    "runs.diff": "viewer", "runs.replay": "runner",
     "runs.lineage": "login",  # the lake's tables are the members'; the runs listed are filtered per caller
     "runs.run": "runner", "runs.interrupt": "runner", "runs.restart": "runner",
     "api.results.page": "runner", "api.results.download": "runner",
@@ -175,6 +176,8 @@ def request_for(endpoint: str, w: World) -> Request:
         "runs.outputs": lambda: ("GET", f"/api/runs/{w.run}/outputs?since=0", None),
         "runs.log": lambda: ("GET", f"/api/runs/{w.run}/log", None),
         "runs.manifest": lambda: ("GET", f"/api/runs/{w.run}/manifest", None),
+        "runs.diff": lambda: ("GET", f"/api/runs/{w.run}/diff/{w.run}", None),
+        "runs.replay": lambda: ("POST", f"/api/runs/{w.run}/replay", {}),
         "runs.lineage": lambda: ("GET", "/api/lineage?table=db.t", None),
         "runs.run": lambda: ("POST", f"{nb}/run", {"all": True}),
         "runs.interrupt": lambda: ("POST", f"{nb}/interrupt", None),

@@ -88,15 +88,15 @@ def test_byzer_commands_completion_and_links_never_show_the_data_folder(mu_app: 
 
 
 def test_passwords_have_at_most_1024_characters(mu_app: Flask, served: Served) -> None:
+    """Refused by the body's decoder (auth.py password_field), before scrypt sees a character: the
+    decoder's own words prove it, where a bound on the time taken only guessed."""
     alice = Client(served.url).login("alice")
-    started = time.monotonic()
     r = Client(served.url).call("POST", "/api/login", {"username": "alice", "password": "p" * 1_000_000})
     assert r.status == 400 and r.json["error"] == "'password' has at most 1024 characters", r
     r = alice.call("POST", "/api/me/password", {"old_password": "correct horse battery", "new_password": "n" * 1025})
     assert r.status == 400 and r.json["error"] == "a password has at most 1024 characters", r
     r = alice.call("POST", "/api/me/password", {"old_password": "o" * 1025, "new_password": "n" * 20})
     assert r.status == 400 and "at most 1024" in r.json["error"], r
-    assert time.monotonic() - started < 60  # nothing above was hashed; a megabyte through scrypt is not quick
     assert Client(served.url).login("alice").csrf  # the password is unchanged
 
 

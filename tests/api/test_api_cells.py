@@ -56,3 +56,18 @@ def test_revisions_and_restore(client: FlaskClient) -> None:
     assert client.post(f"{url}/revisions/1/restore", json={"base_revision": 2}).status_code == 409
     assert client.get(f"{url}/revisions/9").status_code == 404
     assert client.get(f"{url}/revisions/x").status_code == 404
+
+
+def test_a_typed_body_refuses_what_it_does_not_declare(client: FlaskClient) -> None:
+    """A body is its dataclass (server/validate.py body_as): a misspelt field is a 400 naming the ones
+    it takes, not silently ignored (a `postion` would have added the cell at the end)."""
+    nb = _nb(client)
+    base = f"/api/notebooks/{nb['id']}/cells"
+    r = client.post(base, json={"base_revision": 1, "source": "x", "postion": 0})
+    assert r.status_code == 400
+    assert r.json["error"] == "unknown field postion; this body takes base_revision, kind, source, position"
+    r = client.post(f"{base}/{nb['cells'][0]['id']}/move", json={"base_revision": 1})
+    assert r.status_code == 400 and r.json["error"] == "'position' is required"
+    r = client.post("/api/folders", json={"path": "/t", "owner": "mallory"})
+    assert r.status_code == 400 and r.json["error"] == "unknown field owner; this body takes path"
+    assert client.get(f"/api/notebooks/{nb['id']}").json["revision"] == 1  # nothing was written

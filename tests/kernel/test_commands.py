@@ -8,7 +8,7 @@ import pytest
 
 from console.kernel.session import Session
 from console.protocols import CellOutcome
-from console.wire.browser import OutputEvent
+from console.wire.cell import Output
 
 
 def ok(session: Session, source: str) -> CellOutcome:
@@ -29,7 +29,7 @@ def rows(out: CellOutcome) -> list[list[Any]]:
 
 
 def printed(events: list[Any]) -> str:
-    return "".join(e.text for e in events if isinstance(e, OutputEvent))
+    return "".join(e.text for e in events if isinstance(e, Output))
 
 
 def test_show_tables_desc_and_variables(session: Session) -> None:

@@ -138,6 +138,42 @@ def test_the_worker_stops_a_slow_completion_and_reports_an_interrupt() -> None:
     assert signal.getsignal(signal.SIGINT) is before  # restored
 
 
+def test_a_completion_cut_short_offers_the_names_plainly_there_running_none_of_their_code() -> None:
+    """jedi cut by the worker's limit (a cold jedi on a busy machine) still answers a first Tab:
+    the globals by prefix, and a global's attributes from its own and its classes' __dict__,
+    without calling a property, __getattr__ or __dir__ (jedi would call the property)."""
+    from console.worker.complete import bounded_items
+
+    called: list[str] = []
+
+    class Guarded:
+        value = property(lambda self: called.append("property"))
+
+        def method(self) -> None:
+            pass
+
+        def __getattr__(self, name: str) -> None:
+            called.append("__getattr__")
+
+        def __dir__(self) -> list[str]:
+            called.append("__dir__")
+            return []
+
+    thing = Guarded()
+    thing.own = 1  # type: ignore[attr-defined]
+    ns = {"measurements_list": [1, 2], "measure": 3, "thing": thing, "other": 0}
+    cut = 1e-6  # the limit runs out before jedi starts
+    assert bounded_items("x = measu", 1, 9, ns, seconds=cut) == (
+        [{"label": "measure", "type": "variable", "detail": "variable"},
+         {"label": "measurements_list", "type": "variable", "detail": "variable"}], False)
+    items, _ = bounded_items("measurements_list.app", 1, 21, ns, seconds=cut)
+    assert [i["label"] for i in items] == ["append"]
+    items, _ = bounded_items("thing.", 1, 6, ns, seconds=cut)
+    assert [(i["label"], i["type"]) for i in items] == [("method", "function"), ("own", "variable"),
+                                                         ("value", "property")]
+    assert called == []
+
+
 # ---------------------------------------------------------------- Byzer's words
 def items(session: Session, source: str) -> list[dict[str, str]]:
     return queries.answer(session, "complete", {"source": source, "cursor": len(source), "kind": "mlsql"})["items"]

@@ -45,14 +45,14 @@ def test_single_cell_and_bad_files(tmp_path: Path) -> None:
 
 def test_the_printer_joins_an_unfinished_line_once() -> None:
     from console.kernel.headless import _Printer
-    from console.wire.browser import OutputEvent
+    from console.wire.cell import Output
 
     printed: list[str] = []
     printer = _Printer(printed.append)
     for _ in range(2000):  # a long line, 4 kB at a time, with no newline until the end
-        printer(OutputEvent(text="y" * 4096, source="driver", stream="stdout"))
-    printer(OutputEvent(text=" end\nnext", source="driver", stream="stdout"))
-    printer(OutputEvent(text="epoch 1\repoch 2", source="Trainer pid=3", stream="stdout"))
+        printer(Output(text="y" * 4096, source="driver", stream="stdout"))
+    printer(Output(text=" end\nnext", source="driver", stream="stdout"))
+    printer(Output(text="epoch 1\repoch 2", source="Trainer pid=3", stream="stdout"))
     printer.flush()
     assert printed == ["[driver] " + "y" * 4096 * 2000 + " end", "[driver] next", "[Trainer pid=3] epoch 2"]
 

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from console.kernel.session import Session
-from console.wire.browser import OutputEvent
+from console.wire.cell import Output
 
 
 def test_parquet_groupby_delta_round_trip_with_versions(session: Session, tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def test_variables_persist_between_cells(session: Session) -> None:
 
 def test_save_emits_a_system_line(session: Session, events: list[Any]) -> None:
     assert session.run_cell("select 1 as a as t; save overwrite t as parquet.`out/t`;").ok
-    assert any(isinstance(e, OutputEvent) and e.stream == "system" and "parquet.`out/t`" in e.text for e in events)
+    assert any(isinstance(e, Output) and e.stream == "system" and "parquet.`out/t`" in e.text for e in events)
 
 
 def test_include_through_loader_and_cycles(tmp_path: Path) -> None:

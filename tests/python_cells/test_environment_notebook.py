@@ -132,3 +132,30 @@ def test_a_kernel_cannot_store_a_url_requirement(live: LiveServer) -> None:
     with pytest.raises(Invalid):
         live.store.set_environment(nb.id, {"requirements": ["a"] * 201, "lock_hash": ""})
     assert live.store.get_environment(nb.id)["requirements"] == []
+
+
+def test_a_replay_names_an_environment_changed_since_and_forced_runs_in_todays(live: LiveServer) -> None:
+    nb = live.notebook(("python", PIP), ("python", IMPORT), ("python", "%pip uninstall consoletestpkg\n"))
+    pip_cell, import_cell, uninstall_cell = (c.id for c in nb.cells)
+    assert run(live, nb, pip_cell).status == "done"
+    recorded = run(live, nb, import_cell)
+    assert recorded.status == "done", recorded.error
+    lock = live.store.get_manifest(recorded.id).lock_hash
+    assert lock
+
+    def replay(body: dict[str, Any]) -> Any:
+        status, answer = http(live, "POST", f"/api/runs/{recorded.id}/replay", body)
+        assert status == 202 and answer["replay_of"] == recorded.id, answer
+        (rec,) = runs_ended(live, [answer["run_id"]], 180)
+        assert live.store.get_manifest(rec.id).replay_of == recorded.id  # the replay's own record says so
+        return rec
+
+    same = replay({})  # nothing changed: it runs
+    assert same.status == "done", same.error
+    assert run(live, nb, uninstall_cell).status == "done"
+    refused = replay({})
+    assert refused.status == "error", refused
+    assert (f"the notebook's environment changed since the recorded run (lock {lock[:12]} then, the base "
+            "environment now)") in refused.error["message"], refused.error
+    forced = replay({"force": True})  # in today's environment, where the package is gone
+    assert forced.status == "error" and "consoletestpkg" in json.dumps(forced.error), forced.error

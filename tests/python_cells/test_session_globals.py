@@ -20,13 +20,8 @@ def test_a_variable_of_one_cell_is_there_in_the_next(session: Session) -> None:
     assert "42 2" in stdout_of(session)
     # Completion asks the worker, whose globals know names the cell text never mentions.
     source = "--%python\nmeasurements_l"
-    # The worker stops jedi after 1.5 s (console/worker/complete.py) so a cell never waits behind
-    # it; jedi's first answer in a cold worker can take longer on a loaded machine and then comes
-    # back empty, as a user's first Tab would. Asked again, jedi is warm.
-    for _ in range(3):
-        answer = queries.answer(session, "complete", {"source": source, "cursor": len(source), "kind": "python"})
-        if answer["items"]:
-            break
+    # Asked once: a cold jedi cut by the worker's limit still answers with the globals by name.
+    answer = queries.answer(session, "complete", {"source": source, "cursor": len(source), "kind": "python"})
     assert [i["label"] for i in answer["items"]] == ["measurements_list"]
     source = "--%python\nmeasurements_list.app"
     answer = queries.answer(session, "complete", {"source": source, "cursor": len(source), "kind": "python"})

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from console.config import load_config
+from console.envlayers.layers import LAYER_NAME
 from console.kernel import envs
 from tests.support.wheels import make_wheel
 from walled_support import Walled, text_of
@@ -77,7 +78,7 @@ print("watching")
 
 
 def _layers(data_dir: Path) -> list[Path]:
-    return [p for p in (data_dir / "envs").iterdir() if envs.LAYER_NAME.match(p.name)]
+    return [p for p in (data_dir / "envs").iterdir() if LAYER_NAME.match(p.name)]
 
 
 def test_a_sandboxed_notebook_shares_a_sealed_layer(walled: Walled) -> None:

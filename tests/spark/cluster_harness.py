@@ -48,8 +48,11 @@ class ClusterEngine:
         from console.kernel.sql import untranslatable_error
         from console.kernel.sqlengines import daft as to_daft
         from console.kernel.sqlengines.cluster import reply_error
+        from console.kernel.sqlengines.cluster_driver import answer_of
         from console.kernel.sqlengines.daft_run import answer
         from console.kernel.sqlengines.spark import Untranslatable
+        from console.wire.channel import new_request_id
+        from console.wire.daft import DriverQuery, TableInput
 
         from console.kernel.sqlengines.spark import numeric_columns
 
@@ -69,13 +72,15 @@ class ClusterEngine:
             raise CellError("sql", f"table '{missing[0]}' not found; tables in this session: {names}", 1, 1)
         out = self.folder / uuid.uuid4().hex
         out.mkdir()
-        reply = answer({"sql": plan.sql, "tables": {ref: {"ipc": self._ipc(tables[ref])} for ref in plan.refs},
-                        "out_dir": str(out), "functions": plan.functions, "values": plan.values})
-        if "error" in reply:
-            if not reply.get("cannot_run"):  # a fault of ours, not the statement's
-                raise RuntimeError(reply["error"])
+        # the driver's own messages (console/wire/daft.py), run here by Daft's native runner
+        inputs = {ref: TableInput(ipc=self._ipc(tables[ref])) for ref in plan.refs}
+        query = DriverQuery(new_request_id(), plan.sql, inputs, str(out), functions=plan.functions, values=plan.values)
+        reply = answer_of(query.request_id, answer(query.request()))
+        if reply.error:
+            if not reply.cannot_run:  # a fault of ours, not the statement's
+                raise RuntimeError(reply.error)
             raise reply_error(reply, out, 1, 1)
-        return DistributedTable(reply["files"], "result", out, 1 << 30).table()
+        return DistributedTable(reply.files, "result", out, 1 << 30).table()
 
     def _ipc(self, table: Any) -> str:
         import pyarrow as pa

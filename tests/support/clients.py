@@ -151,3 +151,14 @@ def runs_ended(live: Any, run_ids: list[str], timeout: float = 120.0) -> list[An
             return runs
         time.sleep(0.05)
     raise AssertionError(f"runs did not end: {[r.status for r in runs]}")
+
+
+def job_run_ended(server: Any, job_id: str, run_id: str, timeout: float = 120.0) -> dict[str, Any]:
+    """A job run of a served process (`server.api`, as the page sees it) once it has ended."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = next((r for r in server.api("GET", f"/jobs/{job_id}/runs")["runs"] if r["id"] == run_id), None)
+        if run is not None and run["status"] not in ("queued", "running"):
+            return dict(run)
+        time.sleep(0.1)
+    raise AssertionError(f"job run {run_id} did not end in {timeout:.0f} s")

@@ -51,6 +51,7 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """This process's environment without the developer's CONSOLE_* settings, plus `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONSOLE_")}
     env["PYTHONPATH"] = _pythonpath()
+    env["CONSOLE_RAY_POOL"] = "0"  # no session heads ahead of need (tests/conftest.py), unless `extra` says
     env.update(extra or {})
     return env
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from console.kernel.session import Session
 from console.protocols import CellOutcome
-from console.wire.browser import ErrorEvent, MetricsEvent, OutputEvent
+from console.wire.cell import Failure, Metrics, Output
 
 SCRIPT = "--script"
 
@@ -50,16 +50,16 @@ class ScriptedEngine(Session):
         super().__init__(*args, **kwargs)
         self._stop = threading.Event()
 
-    def run_cell(self, source: str, kind: str = "mlsql", cell: Any = None) -> CellOutcome:
+    def run_cell(self, source: str, kind: str = "mlsql", cell: Any = None, run_id: str = "") -> CellOutcome:
         if not source.startswith(SCRIPT):
-            return super().run_cell(source, kind, cell)
+            return super().run_cell(source, kind, cell, run_id)
         self._stop.clear()
         for line in source.splitlines()[1:]:
             words = line.replace(",", " ").split()
             if words and not self._stop.is_set():
                 getattr(self, "_" + words[0])(words[1:])
             if self._stop.is_set():
-                return CellOutcome(ok=False, error=ErrorEvent(kind="interrupted", message="the cell was interrupted"))
+                return CellOutcome(ok=False, error=Failure(kind="interrupted", message="the cell was interrupted"))
         return CellOutcome(ok=True)
 
     def interrupt(self) -> None:
@@ -67,7 +67,7 @@ class ScriptedEngine(Session):
         super().interrupt()
 
     def _out(self, text: str, source: str = "driver") -> None:
-        self.emit(OutputEvent(text=text, source=source, stream="stdout"))
+        self.emit(Output(text=text, source=source, stream="stdout"))
 
     def _paced(self, count: int, every: float, write: Callable[[int], None]) -> None:
         """write(1..count), waiting `every` after each; stops early when interrupted."""
@@ -116,7 +116,7 @@ class ScriptedEngine(Session):
         def epoch(step: int) -> None:
             for n, source in enumerate(sources):
                 loss = 1.0 / (step + n * 0.5)
-                self.emit(MetricsEvent(values={"loss": loss, "accuracy": 1 - loss / 2}, source=source, step=step))
+                self.emit(Metrics(values={"loss": loss, "accuracy": 1 - loss / 2}, source=source, step=step))
 
         self._paced(int(args[0]), _every(args), epoch)
 

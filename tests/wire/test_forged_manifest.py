@@ -118,7 +118,14 @@ def test_forged_manifests_are_dropped_or_kept_unverified(live: LiveServer, tmp_p
     bobs_manifest = live.store.get_manifest(bobs.id)
     assert [(e["version"], e["verified"]) for e in bobs_manifest.entries] == [(0, True)]
 
-    time.sleep(1.5)  # past the clock slack: bob's commit is well before mallory's run
+    # Bob committed a minute ago (his log says so): well before mallory's run, past the clock slack,
+    # without this test waiting for the slack to pass.
+    log = live.manager.cfg.data_dir / "lake" / "forged" / "bobs" / "_delta_log" / f"{0:020d}.json"
+    actions = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    for action in actions:
+        if "commitInfo" in action:
+            action["commitInfo"]["timestamp"] -= 60_000
+    log.write_text("".join(json.dumps(a) + "\n" for a in actions))
     lies = [
         dict(ENTRY, access="write", path="forged.bobs", table="forged.bobs", version=0, mode="overwrite"),
         dict(ENTRY, path="forged.bobs", version=99),
@@ -167,3 +174,28 @@ def test_an_oversized_manifest_on_the_kernel_pipe_stops_the_kernel(live: LiveSer
     assert "entries: more than 200 items" in session.reason, session.reason
     stored: Any = live.store.get_manifest(run_id)
     assert stored is not None and stored.entries == []  # the run's manifest: revision and parameters only
+
+
+@pytest.mark.slow
+def test_a_forged_lineage_names_no_run_of_another_notebook(live: LiveServer, tmp_path: Path) -> None:
+    bob = live.store.ensure_user("bob")
+    (bobs,) = run_all(live, live.notebook("select 1 as a as t;", owner="bob"), bob)
+    model = dict(ENTRY, access="write", path="forged.model", table="forged.model", version=0, mode="overwrite",
+                 model=True, trained_by=bobs.id,
+                 sources=[{"format": "delta", "path": "forged.bobs", "table": "forged.bobs", "version": 99,
+                           "run_id": bobs.id}, {"format": "csv", "path": "/etc/shadow", "run_id": "x y"}])
+    mallory = live.store.ensure_user("mallory")
+    run_file = tmp_path / "run_id"
+    entry = json.dumps(model).replace("true", "True")  # Python's spelling: the cell's code
+    body = f'forge({{"type": "run_manifest", "run_id": own, "entries": [{entry}]}})\ntime.sleep(0.3)\n'
+    nb = live.notebook(own_run_cell(run_file, body), owner="mallory")
+    (run_id,) = live.manager.run(mallory.id, nb.id, "all")
+    run_file.write_text(run_id)
+    assert wait_run(live, run_id).status == "done"
+    (kept,) = live.store.get_manifest(run_id).entries
+    assert kept["trained_by"] == bobs.id  # kept as the kernel said it, and checked when shown:
+    (shown,) = manifests.with_runs(live.store, nb.id, [kept])
+    assert "trained_by" not in shown, shown  # bob's run is not of this notebook: not named
+    assert [s.get("read_by") for s in shown["sources"]] == [None, None]
+    assert [s["verified"] for s in shown["sources"]] == [False, False]  # v99 is in no log; a csv never is
+    assert "run_id" not in kept["sources"][1]  # not a run id's spelling: not even kept

@@ -9,7 +9,7 @@ import pyarrow as pa
 from console import lang
 from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
-from console.wire.browser import OutputEvent
+from console.wire.cell import Output
 
 Handler = Callable[[SessionHost, lang.Command, CellRun], None]
 
@@ -57,7 +57,7 @@ def usage(stmt: lang.Command, text: str) -> CellError:
 def emit_text(session: SessionHost, text: str, stream: str = "stdout") -> None:
     if text and not text.endswith("\n"):
         text += "\n"
-    session.emit(OutputEvent(text=text, source="engine", stream=stream))
+    session.emit(Output(text=text, source="engine", stream=stream))
 
 
 def rows_table(columns: list[str], rows: list[tuple[Any, ...]] | list[list[Any]],

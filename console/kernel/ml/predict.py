@@ -74,9 +74,9 @@ def register(session: SessionHost, stmt: lang.Register, alg: Algorithm, run: Cel
     group = loaded.group
     text = (f"register {alg.name}: {stmt.function}(features) uses version {loaded.version}, "
             f"group {group['algIndex']} of {stmt.path}\n")
-    from console.wire.browser import OutputEvent
+    from console.wire.cell import Output
 
-    session.emit(OutputEvent(text=text, source="engine", stream="system"))
+    session.emit(Output(text=text, source="engine", stream="system"))
 
 
 def _vectors(rows: np.ndarray) -> pa.Array:

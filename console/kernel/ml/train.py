@@ -6,6 +6,7 @@ source of estimators.py, run by the cell worker, which hands each group to a Ray
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import re
@@ -19,7 +20,7 @@ from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
 from console.kernel.ml import estimators, models
 from console.kernel.ml.estimators import Algorithm
-from console.wire.browser import OutputEvent
+from console.wire.cell import Output
 
 _GROUP = re.compile(r"fitParam\.(\d+)\.(.+)$")
 # Options about the run itself, not about fitting: never passed to scikit-learn.
@@ -72,7 +73,7 @@ def train(session: SessionHost, stmt: lang.Run, alg: Algorithm, run: CellRun) ->
         parts.append(_part(evaluate, needed, evaluate_name, True, stmt).cast(parts[0].schema))
     job_table = pa.concat_tables(parts)
     if len(groups) > 1:
-        session.emit(OutputEvent(text=f"train {alg.name}: {len(groups)} fitParam groups as Ray tasks\n",
+        session.emit(Output(text=f"train {alg.name}: {len(groups)} fitParam groups as Ray tasks\n",
                                  source="engine", stream="system"))
         results = _train_on_ray(session, stmt, alg, groups, job_table)
     else:
@@ -88,11 +89,22 @@ def train(session: SessionHost, stmt: lang.Run, alg: Algorithm, run: CellRun) ->
     folder, _ = models.save(session.source_context(), stmt.path, keep, meta, blobs)
     from console.sources.paths import shown
 
+    _record_model(session, stmt, run, shown(session.source_context(), folder))
     out = result_table(alg, meta["groups"], shown(session.source_context(), folder))  # lake:…, not the server's path
     if stmt.output:
         session.put(stmt.output, out, run)
     else:
         run.show(f"train_{alg.name}", out)
+
+
+def _record_model(session: SessionHost, stmt: lang.Run, run: CellRun, where: str) -> None:
+    """The model folder in the run's manifest, trained by this run from what its input came from."""
+    from console.kernel import provenance
+    from console.wire.kernel import ManifestEntry
+
+    made = provenance.merge(provenance.lookup(session.derived, run.reads))
+    written = ManifestEntry("write", "model", where[:4096], statement=run.io.statement, line=max(0, stmt.line))
+    run.io.add(provenance.on_write(written, dataclasses.replace(made, model=True, trained_by=run.run_id)))
 
 
 def _part(table: pa.Table, needed: list[str], name: str, is_eval: bool, stmt: lang.Statement) -> pa.Table:

@@ -21,7 +21,7 @@ import pyarrow as pa
 from console import lang
 from console.kernel.errors import CellError
 from console.kernel.host import CellRun, SessionHost
-from console.wire.browser import OutputEvent
+from console.wire.cell import Output
 
 _SIMPLE = {"string": "VARCHAR", "str": "VARCHAR", "float": "FLOAT", "double": "DOUBLE", "integer": "INTEGER",
            "int": "INTEGER", "long": "BIGINT", "bigint": "BIGINT", "short": "SMALLINT", "boolean": "BOOLEAN",
@@ -140,7 +140,7 @@ def register_script_udf(session: SessionHost, stmt: lang.Register, run: CellRun)
     apply.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
         [inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_ONLY) for i in range(len(params))])
     session.sql.register_function(name, apply, params, returns)
-    session.emit(OutputEvent(text=f"register ScriptUDF: {name}({', '.join(params)}) -> {returns}\n",
+    session.emit(Output(text=f"register ScriptUDF: {name}({', '.join(params)}) -> {returns}\n",
                              source="engine", stream="system"))
 
 

@@ -22,23 +22,27 @@ private cache so the session's next kernel removes what a crashed one left.
 """
 from __future__ import annotations
 
-import json
+import dataclasses
+import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
 import uuid
 import weakref
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
 from console.kernel.catalog import DistributedTable, LazyTable, as_table
 from console.kernel.errors import CellError
+from console.wire.channel import Channel, ProtocolError, new_request_id
+from console.wire.daft import FROM_DRIVER, DriverAnswer, DriverConnect, DriverQuery, FileGroup, TableInput
+
+log = logging.getLogger(__name__)
 
 _ROOT = Path(__file__).resolve().parents[3]
 CONNECT_TIMEOUT = 120.0  # ray.init plus Daft's first runner; the spike measured 1 to 9 s
@@ -66,9 +70,13 @@ class ClusterSql:
         self.results = Path(cfg.data_dir) / "lake" / RESULTS_DIR / uuid.uuid4().hex
         self._forget_earlier_results()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._channel: Channel | None = None  # the running driver's (console/wire/daft.py)
         self._nodes = 0
-        self._interrupted = threading.Event()
-        self._buffer = b""
+        # An interrupt is for the cell: kept until the next cell begins (begin()), it refuses a
+        # statement about to ask the driver, and kills the driver of one asking now.
+        self._guard = threading.Lock()
+        self._interrupted = False
+        self._asking = False
         self.worker_nodes: list[str] = []  # where the last statement's Daft workers ran (Ray node ids)
         self.daft_actors: dict[str, int] = {}  # live Daft actors per Ray job after the last statement
         self._lock = threading.Lock()  # a statement and the idle stop never overlap
@@ -108,7 +116,6 @@ class ClusterSql:
               functions: dict[str, Any] | None = None, values: dict[str, str] | None = None) -> "Written":
         """Daft's workers write the select's result as parquet files into `out` (in hive folders by
         `partition_by`); their paths in row order, and each one's partition values."""
-        self._interrupted.clear()
         self.folder.mkdir(parents=True, exist_ok=True)
         out.mkdir(parents=True, exist_ok=True)
         _shared_folder(out)
@@ -117,33 +124,33 @@ class ClusterSql:
             if self._idle is not None:
                 self._idle.cancel()
             try:
-                extra = {"delta": delta, "partition_by": list(partition_by), "functions": functions or {},
-                         "values": values or {}}
-                return self._write(daft_sql, refs, catalog, needs_cpu, line, column, inputs, out, extra)
+                query = DriverQuery(new_request_id(), daft_sql, {}, str(out), needs_cpu=needs_cpu, delta=delta,
+                                    partition_by=list(partition_by), functions=functions or {}, values=values or {})
+                return self._write(query, refs, catalog, line, column, inputs)
             finally:
                 self._touch()
 
-    def _write(self, daft_sql: str, refs: tuple[str, ...], catalog: Any, needs_cpu: bool,
-               line: int, column: int, inputs: list[Path], out: Path, extra: dict[str, Any]) -> "Written":
+    def _write(self, query: DriverQuery, refs: tuple[str, ...], catalog: Any, line: int, column: int,
+               inputs: list[Path]) -> "Written":
+        out = Path(query.out_dir)
         try:
-            tables = {ref: self._spec(ref, catalog, inputs, line, column) for ref in refs}
+            query = dataclasses.replace(query, tables={ref: self._spec(ref, catalog, inputs, line, column)
+                                                       for ref in refs})
             self._ensure()
-            reply = self._ask({"sql": daft_sql, "tables": tables, "out_dir": str(out), "needs_cpu": needs_cpu,
-                               **extra},
-                              float(self.cfg.get("SQL_CLUSTER_TIMEOUT_SECONDS") or 600.0), line, column)
-            if "error" in reply:
+            reply = self._ask(query, float(self.cfg.get("SQL_CLUSTER_TIMEOUT_SECONDS") or 600.0), line, column)
+            if reply.error:
                 raise reply_error(reply, out, line, column)
-            self._nodes = int(reply.get("nodes", self._nodes))
-            self.worker_nodes = list(reply.get("worker_nodes", []))
-            self.daft_actors = dict(reply.get("daft_actors", {}))
-            files = [str(f) for f in reply.get("files", [])]
+            self._nodes = reply.nodes or self._nodes
+            self.worker_nodes = list(reply.worker_nodes)
+            self.daft_actors = dict(reply.daft_actors)
+            files = list(reply.files)
             unseen = [f for f in files if not os.path.isfile(f)]
-            if unseen or (not files and not extra.get("partition_by")):  # (no rows in no partition: no file)
+            if unseen or (not files and not query.partition_by):  # (no rows in no partition: no file)
                 raise CellError("sql", f"the cluster wrote the result into {out}, but this machine does not see "
                                 f"{unseen[0] if unseen else 'any file there'}: the lake must be on storage "
                                 "every node of the cluster sees, at the same path (docs/cluster-sql.md)",
                                 line, column)
-            return Written(files, [dict(v) for v in reply.get("partitions", [])])
+            return Written(files, [dict(v) for v in reply.partitions])
         finally:
             for path in inputs:
                 path.unlink(missing_ok=True)
@@ -189,8 +196,19 @@ class ClusterSql:
             finally:
                 self._lock.release()
 
+    def begin(self) -> None:
+        """A new cell: an earlier interrupt is spent."""
+        with self._guard:
+            self._interrupted = False
+
     def interrupt(self) -> None:
-        self._interrupted.set()
+        """Stop the cell's statements: the one asking the driver now (its driver is killed, and
+        with it the query's Ray job) and any later one of the cell."""
+        with self._guard:
+            self._interrupted = True
+            asking = self._asking
+        if asking:
+            self.close()
 
     def shutdown(self) -> None:
         """The session ends: the driver, and every result of this kernel with it."""
@@ -203,34 +221,38 @@ class ClusterSql:
         if self._idle is not None:
             self._idle.cancel()
         proc, self._proc = self._proc, None
+        channel, self._channel = self._channel, None
         if proc is not None and proc.poll() is None:
             _kill(proc)
+        if channel is not None:
+            channel.end()  # whoever waits for an answer stops waiting now, whatever holds the pipe
+            channel.close()
 
     # ---- internals
-    def _spec(self, ref: str, catalog: Any, inputs: list[Path], line: int, column: int) -> dict[str, Any]:
+    def _spec(self, ref: str, catalog: Any, inputs: list[Path], line: int, column: int) -> TableInput:
         entry = catalog.entry(ref) if hasattr(catalog, "entry") else catalog.get(ref)
         if entry is None:
             names = ", ".join(sorted(catalog)) or "none yet"
             raise CellError("sql", f"table '{ref}' not found; tables in this session: {names}", line, column)
         if isinstance(entry, DistributedTable) and not entry.loaded:
             entry.dataset()  # raises if its files went
-            return {"files": entry.files}
+            return TableInput(files=list(entry.files))
         if isinstance(entry, LazyTable) and not entry.loaded:
             entry.dataset()  # raises if a file changed since the load
             groups = _partition_groups(entry)
             if groups is not None:
-                if len(groups) == 1 and not groups[0]["values"]:
-                    return {"files": groups[0]["files"]}
-                # Partitioned (a delta table, hive folders): the files by their partitions' values,
+                if len(groups) == 1 and not groups[0].values:
+                    return TableInput(files=list(groups[0].files))
+                # Partitioned (a delta table, hive folders): the files by their partition values,
                 # which the driver adds as columns; the kernel reads none of the rows.
-                return {"groups": groups, "columns": entry.column_names,
-                        "types": {f.name: str(f.type) for f in entry.schema}}
+                return TableInput(groups=groups, columns=list(entry.column_names),
+                                  types={f.name: str(f.type) for f in entry.schema})
         table = as_table(entry)
         path = self.folder / f"input-{uuid.uuid4().hex}.arrow"
         with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
         inputs.append(path)
-        return {"ipc": str(path)}
+        return TableInput(ipc=str(path))
 
     def _ensure(self) -> None:
         if self.connected:
@@ -250,76 +272,106 @@ class ClusterSql:
             env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH", "")) if p)
         self.folder.mkdir(parents=True, exist_ok=True)
-        log = open(self.folder / "driver.log", "ab")
+        # Pipes of our own rather than Popen's: the channel owns its two ends (it closes them),
+        # and no file object closes the same descriptor numbers again later.
+        to_driver_r, to_driver_w = os.pipe()
+        from_driver_r, from_driver_w = os.pipe()
+        driver_log = open(self.folder / "driver.log", "ab")
         try:
-            self._proc = subprocess.Popen([sys.executable, "-m", "console.kernel.sqlengines.cluster_driver"],
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=env,
-                                          cwd=str(self.folder), start_new_session=True)
+            proc = subprocess.Popen([sys.executable, "-m", "console.kernel.sqlengines.cluster_driver"],
+                                    stdin=to_driver_r, stdout=from_driver_w, stderr=driver_log, env=env,
+                                    cwd=str(self.folder), start_new_session=True)
+        except BaseException:
+            for fd in (to_driver_w, from_driver_r):
+                os.close(fd)
+            raise
         finally:
-            log.close()
-        self._buffer = b""
-        reply = self._ask({"address": address}, CONNECT_TIMEOUT, 1, 1, connecting=address)
-        if "error" in reply:
+            driver_log.close()
+            os.close(to_driver_r)
+            os.close(from_driver_w)
+        channel = Channel(FROM_DRIVER, read=from_driver_r, write=to_driver_w, answers=(DriverAnswer,),
+                          name="daft driver->kernel")
+        self._proc, self._channel = proc, channel
+        threading.Thread(target=_read_answers, args=(channel, proc), name="daft-driver-answers", daemon=True).start()
+        # Its exit wakes whoever waits for an answer, even if a process it left holds its stdout.
+        threading.Thread(target=_end_with, args=(channel, proc), name="daft-driver-exit", daemon=True).start()
+        reply = self._ask(DriverConnect(new_request_id(), address), CONNECT_TIMEOUT, 1, 1, connecting=address)
+        if reply.error:
             self.close()
-            raise CellError("sql", reply["error"], 1, 1)
-        self._nodes = int(reply.get("nodes", 0))
+            raise CellError("sql", reply.error, 1, 1)
+        self._nodes = reply.nodes
 
-    def _ask(self, message: dict[str, Any], timeout: float, line: int, column: int,
-             connecting: str = "") -> dict[str, Any]:
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write((json.dumps(message) + "\n").encode())
-            proc.stdin.flush()
-        except OSError:
-            pass  # it died: the read below says so
-        deadline = time.monotonic() + timeout
-        while True:
-            text = self._line(proc.stdout, 0.1)
-            if text is not None:
-                return dict(json.loads(text))
-            if self._interrupted.is_set():
-                self.close()  # the query's tasks end with the driver's Ray job
+    def _ask(self, message: DriverConnect | DriverQuery, timeout: float, line: int, column: int,
+             connecting: str = "") -> DriverAnswer:
+        """The driver's answer to `message`. Waits for the answer, the driver's exit or an interrupt
+        (which kills the driver: the query's tasks end with its Ray job), whichever comes first:
+        no polling."""
+        proc, channel = self._proc, self._channel
+        assert proc is not None and channel is not None
+        with self._guard:
+            if self._interrupted:
                 raise CellError("interrupted", "the query was interrupted (cancelled on the cluster)", line, column)
-            if proc.poll() is not None:
-                self._proc = None
-                raise CellError("sql", "the cluster SQL driver exited (exit code "
-                                f"{proc.returncode}): {_tail(self.folder / 'driver.log')}", line, column)
-            if time.monotonic() > deadline:
-                self.close()
-                if connecting:
-                    raise CellError("sql", f"could not connect to the Ray cluster at {connecting} within {timeout:g} s "
-                                    f"for SQL on the cluster: {_tail(self.folder / 'driver.log', 300)}", line, column)
-                raise CellError("sql", f"the select ran longer than {timeout:g} s on the cluster and was cancelled. "
-                                "A sort or a join waits for free CPUs: other jobs (training actors) may hold "
-                                "every CPU of the cluster. CONSOLE_SQL_CLUSTER_TIMEOUT_SECONDS sets the limit; "
-                                'set sql.engine = "local" where type="conf"; runs it in the kernel.', line, column)
+            self._asking = True
+        try:
+            return channel.request(message, DriverAnswer, timeout)
+        except TimeoutError:
+            self.close()
+            if connecting:
+                raise CellError("sql", f"could not connect to the Ray cluster at {connecting} within {timeout:g} s "
+                                f"for SQL on the cluster: {_tail(self.folder / 'driver.log', 300)}",
+                                line, column) from None
+            raise CellError("sql", f"the select ran longer than {timeout:g} s on the cluster and was cancelled. "
+                            "A sort or a join waits for free CPUs: other jobs (training actors) may hold "
+                            "every CPU of the cluster. CONSOLE_SQL_CLUSTER_TIMEOUT_SECONDS sets the limit; "
+                            'set sql.engine = "local" where type="conf"; runs it in the kernel.',
+                            line, column) from None
+        except ConnectionError:
+            with self._guard:
+                interrupted = self._interrupted
+            self.close()
+            if interrupted:
+                raise CellError("interrupted", "the query was interrupted (cancelled on the cluster)",
+                                line, column) from None
+            try:
+                code: int | None = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
+            raise CellError("sql", f"the cluster SQL driver exited (exit code {code}): "
+                            f"{_tail(self.folder / 'driver.log')}", line, column) from None
+        finally:
+            with self._guard:
+                self._asking = False
 
-    def _line(self, stream: IO[bytes], wait: float) -> str | None:
-        import select
 
-        if b"\n" not in self._buffer:
-            ready, _, _ = select.select([stream], [], [], wait)
-            if ready:
-                chunk = os.read(stream.fileno(), 65536)
-                if not chunk:
-                    return None
-                self._buffer += chunk
-        if b"\n" in self._buffer:
-            text, _, self._buffer = self._buffer.partition(b"\n")
-            return text.decode()
-        return None
+def _read_answers(channel: Channel, proc: subprocess.Popen[bytes]) -> None:
+    """Hand the driver's answers to their requests until it closes its end; then close ours."""
+    try:
+        for _ in channel.messages():  # the vocabulary holds answers only
+            pass
+    except ProtocolError as exc:  # a driver that breaks the protocol is stopped, with the reason
+        log.warning("the cluster SQL driver broke its protocol; stopped: %s", exc)
+        _kill(proc)
+    finally:
+        channel.end()
+        if channel.read_fd is not None:
+            os.close(channel.read_fd)
 
 
-def reply_error(reply: dict[str, Any], out: Path, line: int, column: int) -> CellError:
+def _end_with(channel: Channel, proc: subprocess.Popen[bytes]) -> None:
+    """The driver's exit ends its channel: a request waiting for an answer is woken."""
+    proc.wait()
+    channel.end()
+
+
+def reply_error(reply: DriverAnswer, out: Path, line: int, column: int) -> CellError:
     """The cell's error for the driver's {"error": …}: Daft refusing or failing the statement is said
     as what the cluster cannot run, with the setting that runs it locally (daft_errors.py)."""
     from console.kernel.sqlengines.daft_errors import cannot_run
 
-    why = str(reply["error"])
+    why = reply.error
     if "Permission denied" in why:  # writing the result, not the statement: the lake's permissions
         why += f" (Daft's workers write the result into {out}: the lake must be writable by the cluster's workers)"
-    elif reply.get("cannot_run"):
+    elif reply.cannot_run:
         return CellError("sql", cannot_run(why), line, column)
     return CellError("sql", f"on the cluster: {why}", line, column)
 
@@ -328,7 +380,7 @@ _PARTITION_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint3
                     "large_string", "bool", "date32[day]", "double", "float")
 
 
-def _partition_groups(entry: LazyTable) -> list[dict[str, Any]] | None:
+def _partition_groups(entry: LazyTable) -> list[FileGroup] | None:
     """The loaded table's parquet files grouped by their partition values (file order kept), when the
     files and those values give the whole table: each file holds the table's other columns under
     their names and types (no older schema of a delta table), and each partition value is a plain
@@ -358,7 +410,7 @@ def _partition_groups(entry: LazyTable) -> list[dict[str, Any]] | None:
         key = tuple(sorted((k, v.isoformat() if hasattr(v, "isoformat") else v) for k, v in values.items()))
         path = os.path.join(base, f.path) if base and not os.path.isabs(f.path) else f.path
         groups.setdefault(key, []).append(path)
-    return [{"values": dict(key), "files": files} for key, files in groups.items()]
+    return [FileGroup(dict(key), files) for key, files in groups.items()]
 
 
 def _shared_folder(out: Path) -> None:

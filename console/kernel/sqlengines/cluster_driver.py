@@ -1,31 +1,26 @@
 """The Daft driver on the session's Ray cluster: a child process of the kernel (cluster.py).
 
-One JSON line in, one JSON line out, on stdin/stdout (everything Ray and Daft print goes to
-stderr). First line: {"address": …}; it connects (`ray.init`, then Daft's Ray runner, once) and
-answers {"ready": true, "nodes": N}. Then per statement:
-    {"sql": daft_sql, "tables": {name: {"files": [...]} | {"groups": [{"values": {column: value},
-     "files": [...]}, …], "columns": [...], "types": {column: arrow type}} | {"ipc": path}}, "out_dir": folder,
-     "delta": bool, "partition_by": [column, …], "functions": {name: spec}, "values": {name: DuckDB SQL}}
-and it answers {"files": [...], "partitions": [{column: value text}, …], "nodes": N} once Daft's
-workers have written the result as parquet files into `out_dir` (on the nodes where its
-partitions are: the rows never come through this process), the files in the result's row order,
-or {"error": text}, with "cannot_run": true when Daft refused or failed the statement
-(daft_run.py). "functions": what DuckDB computes inside Daft (daft_udf.py), "values": the
-statement's VALUES. "delta": timestamps are written in microseconds, the only unit a Delta table
-holds. "partition_by": hive folders per value, each file's values in "partitions". Being a process of its own, it is the
-unit of cancellation: the kernel kills it (its Ray job, so the Flotilla runner and the Swordfish
-actors of the query, go with it) on an interrupt or a timeout, and starts another for the next
-cluster statement. What it wrote stays: the files, not this process, hold a result.
+It speaks the Daft driver vocabulary (console/wire/daft.py) over one Channel on its stdin/stdout
+(everything Ray and Daft print goes to stderr, never into the protocol). First `daft_connect`: it
+connects (`ray.init`, then Daft's Ray runner, once) and answers with the cluster's CPU nodes. Then
+one `daft_query` per statement, answered once Daft's workers have written the result as parquet
+files into its `out_dir` (on the nodes where its partitions are: the rows never come through this
+process), the files in the result's row order, or with the error (daft_run.py). Being a process
+of its own, it is the unit of cancellation: the kernel kills it (its Ray job, so the Flotilla
+runner and the Swordfish actors of the query, go with it) on an interrupt or a timeout, and starts
+another for the next cluster statement. What it wrote stays: the files, not this process, hold a
+result.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
 from typing import Any
 
 from console.kernel.sqlengines.daft_run import message
+from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError
+from console.wire.daft import TO_DRIVER, DriverAnswer, DriverConnect, DriverQuery
 from console.worker.ray_connect import init_ray
 
 # Off before daft is imported: Scarf telemetry (on by default) and the progress bars; the actors
@@ -113,30 +108,56 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     return {**reply, "nodes": cpu_nodes(), "worker_nodes": worker_nodes(), "daft_actors": daft_actors()}
 
 
+def answer_of(request_id: str, reply: dict[str, Any]) -> DriverAnswer:
+    """run()'s reply as the typed answer (its keys are DriverAnswer's fields)."""
+    fields = ("error", "cannot_run", "nodes", "files", "partitions", "worker_nodes", "daft_actors")
+    return DriverAnswer(request_id, **{k: reply[k] for k in fields if k in reply})
+
+
+def serve(channel: Channel) -> None:
+    """Answer the kernel until it closes the pipe: a connect first, then statements."""
+    connected = False
+    for msg in channel.messages():
+        if isinstance(msg, DriverConnect):
+            try:
+                import daft  # noqa: F401
+            except ImportError as exc:
+                channel.send(DriverAnswer(msg.request_id, error=f"SQL on the cluster needs daft ({exc}): pip install "
+                                          "--no-deps daft==0.7.26 tqdm==4.67.3 (docs/cluster-sql.md)"))
+                return
+            try:
+                connect(msg.address)
+                connected = True
+                channel.send(DriverAnswer(msg.request_id, nodes=cpu_nodes()))
+            except Exception as exc:
+                why = f"cannot connect to the Ray cluster at {msg.address}: {exc}"
+                channel.send(DriverAnswer(msg.request_id, error=why))
+                return
+        elif isinstance(msg, DriverQuery):
+            if not connected:
+                channel.send(DriverAnswer(msg.request_id, error="the driver is not connected to a cluster"))
+                continue
+            try:
+                reply = run(msg.request())
+            except Exception as exc:
+                reply = {"error": message(exc)}
+            channel.send(answer_of(msg.request_id, reply))
+
+
 def main() -> None:
-    out = os.fdopen(os.dup(1), "w", buffering=1)
+    out = os.dup(1)
     os.dup2(2, 1)  # Ray's and Daft's prints go to stderr, never into the protocol
     sys.stdout = sys.stderr
     os.environ.update(DAFT_ENV)
-    first = json.loads(sys.stdin.readline())
+    # The kernel started this process with what it sends: the trusted cap (a statement's SQL).
+    channel = Channel(TO_DRIVER, read=0, write=out, line_cap=TRUSTED_LINE_CAP, name="kernel->daft driver")
     try:
-        import daft  # noqa: F401
-    except ImportError as exc:
-        out.write(json.dumps({"error": f"SQL on the cluster needs daft ({exc}): pip install --no-deps "
-                                       "daft==0.7.26 tqdm==4.67.3 (docs/cluster-sql.md)"}) + "\n")
-        return
-    try:
-        connect(first["address"])
-        out.write(json.dumps({"ready": True, "nodes": cpu_nodes()}) + "\n")
-    except Exception as exc:
-        out.write(json.dumps({"error": f"cannot connect to the Ray cluster at {first['address']}: {exc}"}) + "\n")
-        return
-    for line in sys.stdin:
-        try:
-            reply = run(json.loads(line))
-        except Exception as exc:
-            reply = {"error": message(exc)}
-        out.write(json.dumps(reply) + "\n")
+        serve(channel)
+    except ProtocolError as exc:
+        print(f"the kernel broke the driver's protocol: {exc}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        channel.close()
 
 
 if __name__ == "__main__":

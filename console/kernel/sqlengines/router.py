@@ -76,6 +76,16 @@ def _refs(sql: str) -> tuple[str, ...]:
     return tuple(table_refs(parse(sql)))
 
 
+def table_refs(sql: str) -> tuple[str, ...]:
+    """The catalog names a select reads (() when it does not parse: its run reports that)."""
+    import sqlglot
+
+    try:
+        return _refs(sql)
+    except (sqlglot.errors.SqlglotError, Untranslatable, ValueError, RecursionError):
+        return ()
+
+
 def _inputs(session: "Session", sql: str) -> tuple[tuple[str, ...], frozenset[str], tuple[tuple[str, Any], ...]]:
     """The column names of the catalog tables the select names (for Spark's case-insensitive match),
     which of them are numbers, and each table's schema (which types what DuckDB computes on the cluster)."""

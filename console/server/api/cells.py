@@ -1,6 +1,8 @@
 """Cell endpoints: add, edit source/kind, move, delete; each takes base_revision."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
@@ -8,28 +10,48 @@ from console.server import serialize
 from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
-from console.server.validate import base_revision, cell_view, field, json_body
+from console.server.validate import (BASE_REVISION, base_revision, typed_body, body_as, cell_view, field, json_body,
+                                     revision_given)
+
+
+@typed_body("POST /api/notebooks/<id>/cells")
+@dataclass
+class NewCell:
+    base_revision: int | None = BASE_REVISION
+    kind: str = "mlsql"
+    source: str = ""
+    position: int | None = None  # at the end when left out
+
+
+@typed_body("POST /api/notebooks/<id>/cells/<cell_id>/move")
+@dataclass
+class CellMove:
+    position: int
+    base_revision: int | None = BASE_REVISION
+
+
+@typed_body("DELETE /api/notebooks/<id>/cells/<cell_id>")
+@dataclass
+class CellDelete:
+    base_revision: int | None = BASE_REVISION
 
 
 def add_cell(notebook_id: str) -> ResponseReturnValue:
-    body = json_body()
-    nb, cell = get_store().add_cell(
-        notebook_id, base_revision(body),
-        kind=field(body, "kind", str, "mlsql"), source=field(body, "source", str, ""),
-        position=field(body, "position", int, None), author_id=signed_in().id,
-    )
+    spec = body_as(NewCell)
+    nb, cell = get_store().add_cell(notebook_id, revision_given(spec.base_revision), kind=spec.kind,
+                                    source=spec.source, position=spec.position, author_id=signed_in().id)
     return jsonify({**serialize.notebook(nb), "cell": serialize.plain(cell)}), 201
 
 
 def edit_cell(notebook_id: str, cell_id: str) -> ResponseReturnValue:
     """source and/or kind, and/or view (how the result is shown: a chart, or null for the table)."""
-    body = json_body()
-    source, kind = field(body, "source", str, None), field(body, "kind", str, None)
-    has_view = "view" in body
+    data = json_body()
+    source, kind = field(data, "source", str, None), field(data, "kind", str, None)
+    has_view = "view" in data
     if source is None and kind is None and not has_view:
         raise ApiError(400, "give 'source', 'kind' and/or 'view'")
-    view = cell_view(body) if has_view else None  # checked before anything is written
-    store, author, base = get_store(), signed_in().id, base_revision(body)
+    view = cell_view(data) if has_view else None  # checked before anything is written
+    store, author, base = get_store(), signed_in().id, base_revision(data)
     if source is not None or kind is not None:
         nb = store.edit_cell(notebook_id, cell_id, base, source=source, kind=kind, author_id=author)
         base = nb.revision
@@ -39,15 +61,15 @@ def edit_cell(notebook_id: str, cell_id: str) -> ResponseReturnValue:
 
 
 def move_cell(notebook_id: str, cell_id: str) -> ResponseReturnValue:
-    body = json_body()
-    nb = get_store().move_cell(notebook_id, cell_id, field(body, "position", int), base_revision(body),
+    spec = body_as(CellMove)
+    nb = get_store().move_cell(notebook_id, cell_id, spec.position, revision_given(spec.base_revision),
                                author_id=signed_in().id)
     return jsonify(serialize.notebook(nb))
 
 
 def delete_cell(notebook_id: str, cell_id: str) -> ResponseReturnValue:
-    body = json_body(required=False)
-    nb = get_store().delete_cell(notebook_id, cell_id, base_revision(body), author_id=signed_in().id)
+    spec = body_as(CellDelete, required=False)
+    nb = get_store().delete_cell(notebook_id, cell_id, revision_given(spec.base_revision), author_id=signed_in().id)
     return jsonify(serialize.notebook(nb))
 
 

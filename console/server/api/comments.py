@@ -15,6 +15,8 @@ the pages read the list again, each with its own access.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,11 +32,9 @@ from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
 from console.server.membership import NAMESPACE, room
-from console.server.validate import field, json_body
+from console.server.validate import typed_body, field, json_body
 
 ID_CHARS = 64
-_NEW_FIELDS = ("cell_id", "thread_id", "text", "anchor")
-_CHANGE_FIELDS = ("text", "resolved")
 _ANCHOR_FIELDS = ("start", "end", "quote")
 MAX_OFFSET = 1 << 31  # far past any cell (console/store caps a cell's source well below it)
 
@@ -49,12 +49,18 @@ class NewComment:
     anchor: Anchor | None = None
 
 
+@typed_body("PATCH /api/notebooks/<id>/comments/<comment_id>")
 @dataclass(frozen=True)
 class CommentChange:
     """PATCH: None = not given."""
 
     text: str | None = None
     resolved: bool | None = None
+
+
+# What each body may hold is its dataclass's fields: declared once, above.
+_NEW_FIELDS = tuple(f.name for f in dataclasses.fields(NewComment))
+_CHANGE_FIELDS = tuple(f.name for f in dataclasses.fields(CommentChange))
 
 
 def _refuse_unknown(body: dict[str, Any], known: tuple[str, ...], what: str) -> None:

@@ -10,6 +10,8 @@ the caller changes by running the cell that makes the table, not a 404 that read
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
@@ -17,19 +19,26 @@ from console.ids import NotebookId, UserId
 from console.server import auth
 from console.server.deps import get_manager
 from console.server.errors import ApiError
-from console.server.validate import field, json_body
+from console.server.validate import typed_body, body_as
 
 TIMEOUT = 5.0  # seconds: the kernel answers between statements even while a cell runs
 MAX_SOURCE = 200_000  # characters of cell text worth completing in
 
 
+@typed_body("POST /api/notebooks/<id>/complete")
+@dataclass
+class Completion:
+    source: str
+    cursor: int | None = None  # at the end of `source` when left out
+    kind: str = "mlsql"
+
+
 def complete(notebook_id: str) -> ResponseReturnValue:
-    body = json_body()
-    source = field(body, "source", str)
+    spec = body_as(Completion)
+    source, kind = spec.source, spec.kind
     if len(source) > MAX_SOURCE:
         raise ApiError(400, f"'source' is {len(source)} characters; completion takes at most {MAX_SOURCE}")
-    cursor = field(body, "cursor", int, len(source))
-    kind = field(body, "kind", str, "mlsql")
+    cursor = len(source) if spec.cursor is None else spec.cursor
     if kind not in ("mlsql", "python", "sql"):
         raise ApiError(400, f"'kind' must be mlsql, python or sql, not {kind!r}")
     if not 0 <= cursor <= len(source):

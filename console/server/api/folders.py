@@ -5,6 +5,8 @@ the owner role on the folder.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from flask import Blueprint, jsonify, request
 from flask.typing import ResponseReturnValue
 
@@ -15,7 +17,7 @@ from console.server import access
 from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
-from console.server.validate import field, json_body, query_bool
+from console.server.validate import typed_body, body_as, query_bool
 
 
 def list_folders() -> ResponseReturnValue:
@@ -33,17 +35,30 @@ def _new_path(path: str) -> str:
     return path
 
 
+@typed_body("POST /api/folders")
+@dataclass
+class NewFolder:
+    path: str
+
+
+@typed_body("POST /api/folders/rename")
+@dataclass
+class FolderRename:
+    path: str
+    new_path: str
+
+
 def create_folder() -> ResponseReturnValue:
-    body = json_body()
-    path = get_store().create_folder(_new_path(field(body, "path", str)), owner_id=signed_in().id)
+    spec = body_as(NewFolder)
+    path = get_store().create_folder(_new_path(spec.path), owner_id=signed_in().id)
     return jsonify({"path": path}), 201
 
 
 def rename_folder() -> ResponseReturnValue:
-    body = json_body()
-    old = field(body, "path", str)
+    spec = body_as(FolderRename)
+    old = spec.path
     access.require_folder(old, "owner")
-    path = get_store().rename_folder(old, _new_path(field(body, "new_path", str)))
+    path = get_store().rename_folder(old, _new_path(spec.new_path))
     return jsonify({"path": path})
 
 

@@ -3,13 +3,16 @@ duplicate/fork, delete. Roles are checked before a handler runs (console/server/
 handlers that place a notebook in a folder also check that folder (access.place)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from flask import Blueprint, Response, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from console.server import access, serialize
 from console.server.auth import current_user, signed_in
 from console.server.deps import get_config, get_store
-from console.server.validate import base_revision, field, json_body
+from console.server.validate import BASE_REVISION, typed_body, body_as, revision_given
 
 
 def list_notebooks() -> ResponseReturnValue:
@@ -21,14 +24,46 @@ def list_notebooks() -> ResponseReturnValue:
     })
 
 
+@typed_body("POST /api/notebooks")
+@dataclass
+class NewNotebook:
+    name: str
+    folder: str = "/"
+    cells: list[Any] | None = None  # [{kind, source}]; the store checks each
+
+
+@typed_body("PUT /api/notebooks/<id>")
+@dataclass
+class NotebookReplace:
+    cells: list[Any]
+    base_revision: int | None = BASE_REVISION
+    name: str | None = None
+
+
+@typed_body("POST /api/notebooks/<id>/rename")
+@dataclass
+class NotebookRename:
+    name: str
+    base_revision: int | None = None  # a rename needs none: it changes no cell
+
+
+@typed_body("POST /api/notebooks/<id>/move")
+@dataclass
+class NotebookMove:
+    folder: str
+
+
+@typed_body("POST /api/notebooks/<id>/duplicate")
+@dataclass
+class NotebookCopy:
+    name: str | None = None
+    folder: str | None = None  # the source's folder when the caller may write there, else the root
+
+
 def create_notebook() -> ResponseReturnValue:
-    body = json_body()
-    nb = get_store().create_notebook(
-        field(body, "name", str),
-        access.place(field(body, "folder", str, "/")),
-        owner_id=signed_in().id,
-        cells=field(body, "cells", list, []),
-    )
+    spec = body_as(NewNotebook)
+    nb = get_store().create_notebook(spec.name, access.place(spec.folder), owner_id=signed_in().id,
+                                     cells=spec.cells or [])
     return jsonify(serialize.notebook(nb)), 201
 
 
@@ -41,44 +76,37 @@ def get_notebook(notebook_id: str) -> ResponseReturnValue:
 
 
 def replace_notebook(notebook_id: str) -> ResponseReturnValue:
-    body = json_body()
-    nb = get_store().update_notebook(
-        notebook_id,
-        base_revision(body),
-        name=field(body, "name", str, None),
-        cells=field(body, "cells", list),
-        author_id=signed_in().id,
-    )
+    spec = body_as(NotebookReplace)
+    nb = get_store().update_notebook(notebook_id, revision_given(spec.base_revision), name=spec.name,
+                                     cells=spec.cells, author_id=signed_in().id)
     return jsonify(serialize.notebook(nb))
 
 
 def rename_notebook(notebook_id: str) -> ResponseReturnValue:
-    body = json_body()
-    nb = get_store().rename_notebook(
-        notebook_id, field(body, "name", str), base_revision(body, required=False), signed_in().id
-    )
+    spec = body_as(NotebookRename)
+    nb = get_store().rename_notebook(notebook_id, spec.name, revision_given(spec.base_revision, required=False),
+                                     signed_in().id)
     return jsonify(serialize.notebook(nb))
 
 
 def move_notebook(notebook_id: str) -> ResponseReturnValue:
-    body = json_body()
-    folder = access.place(field(body, "folder", str))
+    folder = access.place(body_as(NotebookMove).folder)
     return jsonify(serialize.notebook_info(get_store().move_notebook(notebook_id, folder)))
 
 
 def duplicate_notebook(notebook_id: str) -> ResponseReturnValue:
     """A copy owned by the caller (anyone who can view may fork): in the source's folder when they
     may write there, else at the root of their own workspace, unless `folder` says where."""
-    body = json_body(required=False)
+    spec = body_as(NotebookCopy, required=False)
     store = get_store()
-    folder = field(body, "folder", str, None)
+    folder = spec.folder
     if folder is None:
         src = store.get_notebook_info(notebook_id)
         user = current_user()
         folder = src.folder if access.at_least(access.folder_role(store, user, src.folder), "editor") else "/"
     nb = store.duplicate_notebook(
         notebook_id, owner_id=signed_in().id,
-        name=field(body, "name", str, None), folder=access.place(folder),
+        name=spec.name, folder=access.place(folder),
     )
     return jsonify(serialize.notebook(nb)), 201
 

@@ -11,6 +11,8 @@ and so does this (console/server/access.py), since it changes what every viewer 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import logging
 from pathlib import Path
 
@@ -20,7 +22,7 @@ from flask.typing import ResponseReturnValue
 from console.outputs.logfile import LogFolder
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
-from console.server.validate import field, json_body
+from console.server.validate import typed_body, body_as
 
 
 def _remove_log(data_dir: Path, rel: str | None) -> None:
@@ -32,13 +34,20 @@ def _remove_log(data_dir: Path, rel: str | None) -> None:
         logging.getLogger(__name__).warning("the log file %s was not removed", rel, exc_info=True)
 
 
+@typed_body("POST /api/notebooks/<id>/outputs/clear")
+@dataclass
+class ClearOutputs:
+    cell_id: str | None = None
+    all: bool = False  # every cell's
+
+
 def clear_outputs(notebook_id: str) -> ResponseReturnValue:
-    body = json_body()
+    spec = body_as(ClearOutputs)
     store = get_store()
-    if field(body, "all", bool, False):
+    if spec.all:
         cell_ids = None
-    elif body.get("cell_id") is not None:
-        cell_id = field(body, "cell_id", str)
+    elif spec.cell_id is not None:
+        cell_id = spec.cell_id
         known = [c.id for c in store.get_notebook(notebook_id).cells]
         if cell_id not in known:
             raise ApiError(404, f"no cell {cell_id!r} in notebook {notebook_id!r}; "

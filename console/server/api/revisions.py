@@ -3,6 +3,8 @@ current content as a version, diff any two, restore. The settler (console/server
 the revisions of settled edits."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import difflib
 from typing import Any
 
@@ -16,7 +18,7 @@ from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
 from console.server.history import init_settler
-from console.server.validate import base_revision, field, json_body, query_int
+from console.server.validate import typed_body, body_as, query_int, revision_given
 
 
 def list_revisions(notebook_id: str) -> ResponseReturnValue:
@@ -50,10 +52,21 @@ def _store_live_edits(notebook_id: str) -> None:
         coedit.flush(notebook_id)
 
 
+@typed_body("POST /api/notebooks/<id>/revisions")
+@dataclass
+class NewVersion:
+    label: str | None = None  # 1-200 characters; left out: an unnamed version
+
+
+@typed_body("POST /api/notebooks/<id>/revisions/<n>/restore")
+@dataclass
+class Restore:
+    base_revision: int | None = None
+
+
 def save_version(notebook_id: str) -> ResponseReturnValue:
     """POST .../revisions {label?}: the current content as a named version ("Save version…")."""
-    body = json_body(required=False)
-    label = field(body, "label", str, None)
+    label = body_as(NewVersion, required=False).label
     if label is not None and not label.strip():
         raise ApiError(400, "a version's label must not be blank (leave it out for an unnamed version)")
     _store_live_edits(notebook_id)
@@ -124,9 +137,9 @@ def diff_revisions(notebook_id: str) -> ResponseReturnValue:
 
 
 def restore_revision(notebook_id: str, number: int) -> ResponseReturnValue:
-    body = json_body(required=False)
+    base = body_as(Restore, required=False).base_revision
     _store_live_edits(notebook_id)  # what was typed live is kept in the history before the restore
-    nb = get_store().restore_revision(notebook_id, number, base_revision(body, required=False),
+    nb = get_store().restore_revision(notebook_id, number, revision_given(base, required=False),
                                       author_id=signed_in().id)
     return jsonify(serialize.notebook(nb))
 
