@@ -158,3 +158,17 @@ def test_the_build_runs_under_a_uid_of_its_own(walled: Walled) -> None:
     assert seen and wrote == [] and her_uid not in seen, (seen, wrote, her_uid)  # seen: it watched the build
     print("build uids seen by the member:", seen, "hers:", her_uid, file=sys.stderr)
     assert stat.S_IMODE(os.lstat(walled.data_dir / "envs").st_mode) & 0o1000  # sticky: hers to make, not to take
+
+
+def test_a_script_udf_imports_the_notebooks_package(walled: Walled) -> None:
+    """A ScriptUDF runs in the kernel process, not the cell worker: it imports from the notebook's
+    sealed layer as a Python cell does, and a notebook without the package cannot."""
+    udf = ("register ScriptUDF.`` as pkgVersion where lang=\"python\" and code='''\nimport consoletestpkg\n"
+           "def apply(self, x):\n    return consoletestpkg.__version__ + x\n''';\n"
+           "select pkgVersion('-udf') as v as output;")
+    member = walled.member()
+    runs = member.run(("python", "%pip install consoletestpkg==1.2\n"), ("mlsql", udf))
+    assert [r["status"] for r in runs] == ["done", "done"], text_of(runs[0]) + text_of(runs[1])
+    assert "1.2-udf" in text_of(runs[1]), text_of(runs[1])
+    (other,) = member.run(("mlsql", udf))
+    assert other["status"] == "error" and "consoletestpkg" in text_of(other), text_of(other)
