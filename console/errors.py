@@ -2,7 +2,7 @@
 
 Every layer that runs a user's words raises a subclass: the language (lang.ParseError: a
 statement that does not parse), the sources (sources.base.SourceError: a missing path, a bad
-option), the notebook's environment (kernel.envs.EnvError) and the kernel (kernel.errors.CellError,
+option), the notebook's environment (envlayers.build.EnvError) and the kernel (kernel.errors.CellError,
 and PythonCellError for a Python job). The session catches UserError once and sends its event();
 anything else raised under a cell is a fault of ours, logged under an id (kernel/errors.py).
 

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # data panel all show, so that one vocabulary is spelled in one place (issue 30).
 # clock (stdlib only): the time every timed part reads, so a test can move it (issue 33).
 # errors (UserError): the one shape of a user's error, raised by lang, sources and the kernel (issue 33).
-# envlayers (stdlib only): the environment layers' folder, which the kernel fills and the server prunes.
+# envlayers: the environment layers' folder and their uv builds, which the kernel resolves and uses and the
+# server builds, seals and prunes (the server may not import the kernel).
 EVERYWHERE = {"config", "ids", "roles", "protocols", "wire", "coltypes", "clock", "errors", "envlayers"}
 # Which rooms each room may import at run time. The kernel process's rooms (lang, sources,
 # kernel, worker, actors) and the server process's rooms (store, outputs, server) meet only in
@@ -33,8 +34,8 @@ MAY_IMPORT: dict[str, set[str]] = {
     "roles": set(),
     "coltypes": set(),
     "clock": set(),
-    "errors": {"wire"},
-    "envlayers": set(),  # wire/cell.py: the shape of a failure
+    "errors": {"wire"},  # wire/cell.py: the shape of a failure
+    "envlayers": {"config", "errors"},  # parse_size for the layer size limit; EnvError is a UserError
     "wire": {"ids"},
     "protocols": {"config", "ids", "wire"},
     "lang": EVERYWHERE,

@@ -8,48 +8,37 @@ with system site packages: the base is itself a venv, and a venv made from it wi
 ray, pyarrow would be missing); a plain folder on PYTHONPATH layers on whatever interpreter the
 worker runs, and the same folder can be handed to Ray actors through runtime_env's env_vars.
 
-Base packages are never copied or replaced: the base's every distribution is a constraint of
-the resolution (`name==version`), a requirement naming a base package at another version is
-refused before uv runs, and base packages in the lock are left out of the layer.
-
-A layer is named by the hash of its lock (exact versions and the artifacts' hashes), so every
-session whose requirements lock the same shares one folder; a build writes a temporary folder
+Base packages are never copied or replaced (console/envlayers/build.py, which the server's
+builds share). A layer is named by the hash of its lock (exact versions and the artifacts'
+hashes), so every session whose requirements lock the same shares one folder; behind the sandbox
+the server builds and seals it (console/server/env_builds.py). A build writes a temporary folder
 and renames it into place, so a reader never sees half a layer.
 """
 from __future__ import annotations
 
-import functools
-import hashlib
-import importlib.metadata
 import json
 import os
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from console.envlayers import envs_dir, remove_layer as _remove, writable as _writable
-from console.errors import UserError
+from console.envlayers.build import (EnvError, base_packages, check_base, check_size, index_args, install_argv,
+                                     lock_name, lock_packages, parse_requirement, run_uv, timeout_note, uv_binary,
+                                     uv_env, uv_words, without_base)
+from console.envlayers.layers import envs_dir, is_sealed, mark_used, read_only, remove_layer, writable
 
 STATE_FILE = "environment.json"  # in the session's cache folder: the notebook's requirements between kernels
 # Behind the sandbox, this kernel's layers are named <lock hash>-<this>: removed when the kernel stops.
 _PRIVATE_SUFFIX = f"-{uuid.uuid4().hex[:16]}"
-_PINNED = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)")
-
-
-class EnvError(UserError):
-    """The environment could not be built; the message says which requirement and why."""
-
-    kind = "env"
+# EnvError and parse_requirement are the kernel's words too: commands and tests take them from here.
+__all__ = ["Builder", "EnvError", "Layer", "NotebookEnv", "merge", "parse_requirement", "release_private", "remove",
+           "site_path"]
 
 
 @dataclass(frozen=True)
@@ -73,13 +62,6 @@ def _behind_sandbox(data_dir: Path) -> bool:
     return True  # unknown: the safe answer
 
 
-def parse_requirement(text: str) -> Requirement:
-    try:
-        return Requirement(text)
-    except InvalidRequirement as exc:
-        raise EnvError(f"{text!r} is not a requirement pip understands: {exc}") from None
-
-
 def merge(current: list[str], added: list[str]) -> list[str]:
     """current with `added`: a requirement replaces an earlier one of the same package."""
     by_name = {canonicalize_name(parse_requirement(r).name): r for r in current}
@@ -96,122 +78,27 @@ def remove(current: list[str], names: list[str]) -> tuple[list[str], list[str]]:
     return kept, sorted(wanted - present)
 
 
-@functools.lru_cache(maxsize=1)
-def base_packages() -> dict[str, str]:
-    """The base environment's distributions (this interpreter's): canonical name -> version."""
-    out: dict[str, str] = {}
-    for dist in importlib.metadata.distributions():
-        name = dist.metadata["Name"]
-        if name:
-            out.setdefault(canonicalize_name(name), dist.version)
-    return out
-
-
-def check_base(requirements: list[str], base: Mapping[str, str]) -> None:
-    """Refuse a requirement that would replace a base package (another tensorflow, ray, pyarrow …)."""
-    for text in requirements:
-        req = parse_requirement(text)
-        name = canonicalize_name(req.name)
-        if name in base and req.specifier and not req.specifier.contains(base[name], prereleases=True):
-            raise EnvError(f"{text} is refused: the base environment has {req.name} {base[name]}, and a "
-                           f"notebook's environment adds packages to the base but never replaces one "
-                           f"(ask for {req.name}=={base[name]}, or leave the version out)")
-
-
-@functools.lru_cache(maxsize=1)
-def _pip_config() -> dict[str, str]:
-    """The machine's pip configuration (files and PIP_* variables), which uv does not read itself."""
-    try:
-        done = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True,
-                              timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    out: dict[str, str] = {}
-    for line in done.stdout.splitlines():
-        key, eq, value = line.partition("=")
-        if eq:
-            # env values (":env:.find-links") win over the files' ("global.find-links"), as in pip.
-            name = key.rsplit(".", 1)[-1]
-            if key.startswith(":env:") or name not in out:
-                out[name] = value.strip().strip("'\"")
-    return out
-
-
-def index_args(cfg: Mapping[str, Any]) -> list[str]:
-    """uv's index options: CONSOLE_PIP_INDEX_URL ("none": no index) and CONSOLE_PIP_FIND_LINKS, else pip's."""
-    args: list[str] = []
-    index = str(cfg.get("PIP_INDEX_URL") or "")
-    links = str(cfg.get("PIP_FIND_LINKS") or "").split()
-    if index:
-        args += ["--no-index"] if index.lower() == "none" else ["--index-url", index]
-    else:
-        conf = _pip_config()
-        if conf.get("index-url"):
-            args += ["--index-url", conf["index-url"]]
-        extra = conf.get("extra-index-url", "").split()
-        args += [a for url in extra for a in ("--extra-index-url", url)]
-        if extra:
-            # pip takes the best version from all its indexes; uv by default only from the first
-            # that has the package, so a machine whose mirrors split a project's releases (here:
-            # tabulate's newest on the first, 0.9.0 on the second) resolved under pip but not uv.
-            args += ["--index-strategy", "unsafe-best-match"]
-        if not links:
-            links = conf.get("find-links", "").split()
-    return args + [a for link in links for a in ("--find-links", link)]
-
-
-def uv_binary() -> str:
-    try:
-        from uv import find_uv_bin
-
-        return str(find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        found = shutil.which("uv")
-        if found is None:
-            raise EnvError("uv is not installed in the base environment (pip install uv)") from None
-        return found
-
-
-def _run(argv: list[str], timeout: float, deadline_note: str, env: Mapping[str, str]) -> subprocess.CompletedProcess:
-    """Run uv in a process group of its own, so a build past its limit stops with its children."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env=dict(env), stdin=subprocess.DEVNULL)
-    try:
-        out, err = proc.communicate(timeout=max(0.1, timeout))
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.communicate()
-        raise EnvError(deadline_note) from None
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
-
-
-def _uv_words(stderr: str) -> str:
-    """uv's explanation, without its progress lines."""
-    lines = [ln for ln in stderr.splitlines() if ln.strip() and not ln.startswith(("Resolved ", "Using ", "warning:"))]
-    return "\n".join(lines).strip() or stderr.strip()
-
-
-def lock_packages(lock: str) -> dict[str, str]:
-    return {canonicalize_name(m.group(1)): m.group(2) for m in map(_PINNED.match, lock.splitlines()) if m}
-
-
 class Builder:
     """Resolves and installs layers under one data dir, with one session's uv cache and limits."""
 
-    def __init__(self, cfg: Mapping[str, Any], data_dir: Path, uv_cache: Path) -> None:
+    def __init__(self, cfg: Mapping[str, Any], data_dir: Path, uv_cache: Path,
+                 server: Callable[[str], str] | None = None) -> None:
+        """server: behind the sandbox, asks the server to build and seal a lock's layer (the kernel's
+        pipe, console/kernel/main.py); returns the lock hash or raises EnvError."""
         self.cfg = cfg
         self.root = envs_dir(data_dir)
+        self.data_dir = data_dir
         self.uv_cache = uv_cache
         self.timeout = float(cfg.get("PIP_TIMEOUT_SECONDS") or 300)
+        behind = _behind_sandbox(data_dir)
         # Behind the sandbox (this kernel runs as a leased uid, not as the data dir's owner) a layer
-        # is this kernel's alone, under a name nobody can guess. A shared one would be owned by
-        # whichever session built it first: that session, or a later one leased the same uid, could
-        # make its files writable again and put code into every notebook with the same lock. Until
-        # layers are built by the server, sessions share uv's work only through their own caches.
-        self.suffix = _PRIVATE_SUFFIX if _behind_sandbox(data_dir) else ""
+        # this kernel built would be owned by its uid: it, or a later session leased the same uid,
+        # could make its files writable again and put code into every notebook with the same lock.
+        # So the server builds it (under a one-off uid) and seals it (its own, read-only), and every
+        # session with that lock shares it; a kernel with no server builds one of its own, private.
+        self.server = server if behind else None
+        self.sealed_only = behind and server is not None  # use no layer the server did not seal
+        self.suffix = _PRIVATE_SUFFIX if behind and server is None else ""
 
     def folder(self, lock_hash: str) -> Path:
         return self.root / f"{lock_hash}{self.suffix}"
@@ -225,43 +112,46 @@ class Builder:
         import time
 
         deadline = time.monotonic() + self.timeout
-        limit = f"the environment build stopped after {self.timeout:g} s (CONSOLE_PIP_TIMEOUT_SECONDS)"
-        env = {**os.environ, "UV_CACHE_DIR": str(self.uv_cache), "UV_NO_PROGRESS": "1", "NO_COLOR": "1"}
-        env.pop("VIRTUAL_ENV", None)  # --python names the interpreter; an activated venv must not override it
+        limit = timeout_note(self.timeout)
+        env = uv_env(self.uv_cache, os.environ)
         self.root.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="env-resolve-") as tmp:
             req_in, constraints = Path(tmp) / "requirements.in", Path(tmp) / "base.txt"
             req_in.write_text("\n".join(requirements) + "\n", encoding="utf-8")
             constraints.write_text("".join(f"{n}=={v}\n" for n, v in sorted(base.items())), encoding="utf-8")
-            done = _run([uv_binary(), "pip", "compile", str(req_in), "-c", str(constraints), "--generate-hashes",
-                         "--no-header", "--no-annotate", "--quiet", "--python", sys.executable, *index_args(self.cfg)],
-                        deadline - time.monotonic(), limit, env)
+            done = run_uv([uv_binary(), "pip", "compile", str(req_in), "-c", str(constraints), "--generate-hashes",
+                           "--no-header", "--no-annotate", "--quiet", "--python", sys.executable,
+                           *index_args(self.cfg)], deadline - time.monotonic(), limit, env)
         if done.returncode != 0:
-            raise EnvError(self._unresolved(requirements, _uv_words(done.stderr)))
+            raise EnvError(self._unresolved(requirements, uv_words(done.stderr)))
         lock = done.stdout
-        tag = f"{sys.implementation.cache_tag}-{sys.platform}"
-        lock_hash = hashlib.sha256((tag + "\n" + lock).encode()).hexdigest()[:24]
+        lock_hash = lock_name(lock)
         own = {n: v for n, v in lock_packages(lock).items() if n not in base}
         if not own:
             return Layer(None, lock_hash, {})
         final = self.folder(lock_hash)
+        if self.server is not None:
+            if not is_sealed(final, self.data_dir):
+                built = self.server(lock)  # raises EnvError: the server's build failed, and why
+                if built != lock_hash or not is_sealed(final, self.data_dir):
+                    raise EnvError(f"the server built lock {built}, not {lock_hash}")
+            return Layer(final, lock_hash, own)
         if (final / "lock.txt").is_file():
-            _used(final)
+            mark_used(final)
             return Layer(final, lock_hash, own)
         staging = self.root / f".build-{uuid.uuid4().hex[:12]}"
         try:
             staging.mkdir(parents=True)
             layer_lock = staging / "lock.txt"
-            layer_lock.write_text(_without(lock, base), encoding="utf-8")
-            done = _run([uv_binary(), "pip", "install", "--target", str(staging / "site"), "--no-deps",
-                         "--require-hashes", "--quiet", "--python", sys.executable, "-r", str(layer_lock),
-                         *index_args(self.cfg)], deadline - time.monotonic(), limit, env)
+            layer_lock.write_text(without_base(lock, base), encoding="utf-8")
+            done = run_uv(install_argv(layer_lock, staging / "site", self.cfg), deadline - time.monotonic(), limit,
+                          env)
             if done.returncode != 0:
-                raise EnvError(f"uv could not install the environment:\n{_uv_words(done.stderr)}")
-            self._check_size(staging)
+                raise EnvError(f"uv could not install the environment:\n{uv_words(done.stderr)}")
+            check_size(self.cfg, staging)
             (staging / "requirements.in").write_text("\n".join(requirements) + "\n", encoding="utf-8")
             (staging / "meta.json").write_text(json.dumps({"lock_hash": lock_hash, "packages": own}), encoding="utf-8")
-            _read_only(staging)
+            read_only(staging)
             try:
                 staging.rename(final)  # atomic: another session that built the same lock first wins
             except OSError:
@@ -269,21 +159,9 @@ class Builder:
                     raise
         finally:
             if staging.exists():
-                _writable(staging)
+                writable(staging)
                 shutil.rmtree(staging, ignore_errors=True)
         return Layer(final, lock_hash, own)
-
-    def _check_size(self, folder: Path) -> None:
-        """Refuse a layer past CONSOLE_PIP_MAX_SIZE (checked once installed: the session's own disk
-        and memory limits bound the install itself)."""
-        from console.config import parse_size
-
-        text = str(self.cfg.get("PIP_MAX_SIZE") or "4G")
-        limit = parse_size(text)
-        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
-        if size > limit:
-            raise EnvError(f"the environment would add {size / 2**20:.1f} MiB to the base, over "
-                           f"CONSOLE_PIP_MAX_SIZE ({text})")
 
     def _unresolved(self, requirements: list[str], words: str) -> str:
         low = words.lower()
@@ -301,40 +179,19 @@ class Builder:
     def cached(self, lock_hash: str) -> Layer | None:
         """A layer built before, by its lock hash (a restarted kernel finds its notebook's layer without uv)."""
         folder = self.folder(lock_hash)
+        if self.sealed_only and not is_sealed(folder, self.data_dir):
+            return None  # not the server's: anybody's kernel may have made a folder of that name
         try:
             meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        _used(folder)
+        mark_used(folder)
         return Layer(folder, lock_hash, {str(k): str(v) for k, v in dict(meta.get("packages", {})).items()})
 
 
 def site_path(layer: Layer | None) -> str | None:
     """The folder to put on PYTHONPATH for a layer, or None."""
     return str(layer.path / "site") if layer is not None and layer.path is not None else None
-
-
-def _without(lock: str, base: Mapping[str, str]) -> str:
-    """The lock's entries that are not base packages (each entry: a pin line and its --hash lines)."""
-    out: list[str] = []
-    keep = False
-    for line in lock.splitlines():
-        m = _PINNED.match(line)
-        if m:
-            keep = canonicalize_name(m.group(1)) not in base
-        elif line and not line[0].isspace():
-            keep = False  # a comment or an option line
-        if keep:
-            out.append(line)
-    return "\n".join(out) + "\n"
-
-
-def _used(folder: Path) -> None:
-    """Mark a layer used now (its folder's mtime), so a server start keeps it (prune below)."""
-    try:
-        os.utime(folder)
-    except OSError:  # not ours to touch: a shared layer of another uid is kept by its age alone
-        pass
 
 
 def release_private(data_dir: Path) -> list[str]:
@@ -346,18 +203,9 @@ def release_private(data_dir: Path) -> list[str]:
     except OSError:
         return removed
     for name in names:
-        if _remove(envs_dir(data_dir) / name):
+        if remove_layer(envs_dir(data_dir) / name):
             removed.append(name)
     return removed
-
-
-def _read_only(folder: Path) -> None:
-    for dirpath, _dirs, filenames in os.walk(folder):
-        for name in filenames:
-            p = Path(dirpath, name)
-            p.chmod(p.stat().st_mode & 0o555)
-    for dirpath, _dirs, _files in os.walk(folder, topdown=False):
-        Path(dirpath).chmod(0o555)
 
 
 def load_state(cache_dir: Path) -> dict[str, Any]:
@@ -387,11 +235,11 @@ class NotebookEnv:
     """
 
     def __init__(self, cfg: Mapping[str, Any], data_dir: Path, cache_dir: Path,
-                 preset: Mapping[str, Any] | None = None) -> None:
+                 preset: Mapping[str, Any] | None = None, server: Callable[[str], str] | None = None) -> None:
         """preset: the notebook's stored environment (the server's or the notebook file's), which wins
         over what this session's cache last built; None: the cache's (a kernel without a store)."""
         self.cache_dir = cache_dir
-        self.builder = Builder(cfg, data_dir, cache_dir / ".uv-cache")
+        self.builder = Builder(cfg, data_dir, cache_dir / ".uv-cache", server)
         state = dict(preset) if preset is not None else load_state(cache_dir)
         self.requirements: list[str] = state.get("requirements", [])
         self.lock_hash: str = state.get("lock_hash", "")

@@ -33,10 +33,10 @@ from console.protocols import Engine, EngineFactory
 from console.wire.cell import Failure, Metrics, Output
 from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
 from console.wire.codec import Message, fit
-from console.wire.kernel import (TO_KERNEL, EnvironmentChanged, ExecuteCommand, KernelAnswer, KernelInterrupt,
-                                 KernelLogEvent, KernelQuery, KernelReady, NotebookCells, NotebookRequest, RunEnd,
-                                 RunEnded, RunError, RunManifest, RunMetrics, RunOutput, RunRayUsage, RunResult,
-                                 RunStarted)
+from console.wire.kernel import (TO_KERNEL, EnvironmentBuild, EnvironmentBuilt, EnvironmentChanged, ExecuteCommand,
+                                 KernelAnswer, KernelInterrupt, KernelLogEvent, KernelQuery, KernelReady, NotebookCells,
+                                 NotebookRequest, RunEnd, RunEnded, RunError, RunManifest, RunMetrics, RunOutput,
+                                 RunRayUsage, RunResult, RunStarted)
 from console.wire.worker import CellRayUsage
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,28 @@ class PipeNotebookLoader:
         if answer.error:
             raise LookupError(answer.error)
         return [(kind, source) for kind, source in answer.cells]
+
+
+class PipeLayerServer:
+    """Behind the sandbox: the server builds and seals a lock's layer (console/server/env_builds.py),
+    which this kernel, running a member's code, could not make safe to share."""
+
+    def __init__(self, channel: Channel, timeout: float) -> None:
+        self.channel = channel
+        self.timeout = timeout
+
+    def __call__(self, lock: str) -> str:
+        from console.kernel.envs import EnvError
+
+        try:
+            answer = self.channel.request(EnvironmentBuild(new_request_id(), lock), EnvironmentBuilt, self.timeout)
+        except TimeoutError:
+            raise EnvError(f"the server did not build the environment within {self.timeout:.0f} s") from None
+        except ConnectionError as exc:
+            raise EnvError(str(exc)) from None
+        if answer.error:
+            raise EnvError(answer.error)
+        return answer.lock_hash
 
 
 class Kernel:
@@ -241,13 +263,15 @@ def main(argv: list[str] | None = None, engine_factory: EngineFactory = Session)
     parser.add_argument("--session-id", required=True)
     args = parser.parse_args(argv)
     cfg = load_config(json.loads(os.environ.get(KERNEL_CONFIG_ENV, "{}")))
-    channel = Channel(TO_KERNEL, read=args.cmd_fd, write=args.event_fd, answers=(NotebookCells,),
+    channel = Channel(TO_KERNEL, read=args.cmd_fd, write=args.event_fd, answers=(NotebookCells, EnvironmentBuilt),
                       line_cap=TRUSTED_LINE_CAP, name="server->kernel")
     own_log = logging.getLogger("console")
     own_log.addHandler(PipeLogHandler(ServerLink(channel)))
     own_log.setLevel(logging.INFO)
     own_log.propagate = False  # not to stderr, where it would show as the running cell's output
     kernel = Kernel(cfg, channel, NotebookId(args.notebook_id), SessionId(args.session_id), engine_factory)
+    if hasattr(kernel.engine, "layer_server"):  # a Session: its sandboxed builds go to the server
+        kernel.engine.layer_server = PipeLayerServer(channel, float(cfg.PIP_TIMEOUT_SECONDS) + 60)
     preset_environment(kernel.engine, os.environ.pop(envspec.START_ENV, None))
     threading.Thread(target=kernel.read_commands, name="kernel-commands", daemon=True).start()
     kernel.serve()

@@ -3,7 +3,7 @@ layer they build to, and handing that layer to the Python runtime (issue 31)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from console.config import Config
 from console.kernel.errors import CellError
@@ -21,6 +21,7 @@ class SessionEnvironment:
     _env: NotebookEnv | None = None           # the notebook's packages (!pip / %pip), read at first need
     _env_applied = False                      # the runtime has the environment's layer
     _env_preset: dict[str, Any] | None = None  # the notebook's stored environment, given at start
+    layer_server: Callable[[str], str] | None = None  # behind the sandbox: the server builds and seals layers
 
     @property
     def cache_dir(self) -> Path:
@@ -30,7 +31,8 @@ class SessionEnvironment:
         if self._env is None:
             from console.kernel.envs import NotebookEnv
 
-            self._env = NotebookEnv(self.cfg, self.cfg.data_dir, self.cache_dir, self._env_preset)
+            self._env = NotebookEnv(self.cfg, self.cfg.data_dir, self.cache_dir, self._env_preset,
+                                    self.layer_server)
         return self._env
 
     def environment_lock(self) -> str:

@@ -16,8 +16,8 @@ log = logging.getLogger(__name__)
 
 
 def prune_layers(cfg: Config) -> None:
-    """At the server's start: layers no kernel used for CONSOLE_ENV_KEEP_DAYS go (console/kernel/envs.py)."""
-    from console.envlayers import prune
+    """At the server's start: layers no kernel used for CONSOLE_ENV_KEEP_DAYS go (console/envlayers/layers.py)."""
+    from console.envlayers.layers import prune
 
     removed = prune(cfg.data_dir, float(cfg.ENV_KEEP_DAYS))
     if removed:

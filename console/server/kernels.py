@@ -48,9 +48,9 @@ from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun 
 from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
                                   OutputEvent, ResultEvent)
 from console.wire.codec import Message
-from console.wire.kernel import (EnvironmentChanged, ExecuteCommand, ReplayInputs, KernelInterrupt, KernelLogEvent,
-                                 KernelReady, NotebookRequest, RunEnded, RunError, RunManifest, RunMessage,
-                                 RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
+from console.wire.kernel import (EnvironmentBuild, EnvironmentChanged, ExecuteCommand, ReplayInputs, KernelInterrupt,
+                                 KernelLogEvent, KernelReady, NotebookRequest, RunEnded, RunError, RunManifest,
+                                 RunMessage, RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
 
 if TYPE_CHECKING:
     from console.server.openlineage import Emitter
@@ -390,6 +390,13 @@ class SessionManager(Culling):
         if isinstance(msg, EnvironmentChanged):
             if kp is not None and kp is session.kernel:
                 environments.save(self.store, session, msg)
+            return
+        if isinstance(msg, EnvironmentBuild):
+            if kp is not None:  # minutes, maybe: not on this kernel's reading thread
+                from console.server import env_builds
+
+                threading.Thread(target=env_builds.answer, args=(self.cfg, kp, msg), daemon=True,
+                                 name=f"env-build-{session.session_id}").start()
             return
         if isinstance(msg, NotebookRequest):
             if kp is not None:

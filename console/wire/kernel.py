@@ -61,6 +61,18 @@ class NotebookCells(Message):
 
 @TO_KERNEL.register
 @dataclass(frozen=True)
+class EnvironmentBuilt(Message):
+    """The answer to an environment_build: the sealed layer's lock hash (its folder's name under
+    <data_dir>/envs), or the error (uv's words, or the limit that stopped the build)."""
+
+    type: ClassVar[str] = "environment_built"
+    request_id: RequestId
+    lock_hash: Annotated[str, Max(64)] = ""
+    error: Annotated[str, Max(65536)] = ""
+
+
+@TO_KERNEL.register
+@dataclass(frozen=True)
 class KernelQuery(Message):
     """The server asks the kernel about its session, answered by kernel_answer.
 
@@ -302,6 +314,19 @@ class EnvironmentChanged(Message):
     run_id: Run
     requirements: Annotated[list[Annotated[str, Max(512)]], Max(200)]
     lock_hash: Annotated[str, Max(64)] = ""
+
+
+@FROM_KERNEL.register
+@dataclass(frozen=True)
+class EnvironmentBuild(Message):
+    """A sandboxed kernel asks the server to build the layer of a lock it resolved, shared by every
+    session with the same lock: the server names it by the lock's hash itself, installs it in a
+    sandbox of its own (a one-off uid, the session's cgroups, uv only) and seals it (its own files,
+    read-only) before it answers with environment_built (console/server/env_builds.py)."""
+
+    type: ClassVar[str] = "environment_build"
+    request_id: RequestId
+    lock: Annotated[str, Max(512 * 1024)]
 
 
 RunMessage = RunStarted | RunOutput | RunMetrics | RunResult | RunError | RunEnded | RunManifest

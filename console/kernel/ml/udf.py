@@ -3,7 +3,8 @@
 Byzer's Python form: `code` defines `apply(self, …)` (or a class named by className whose
 methodName, default apply, is called), `dataType` is the Spark type of the result (default
 string). The function becomes a DuckDB Arrow function: one call per batch, the user's function
-once per row. It runs in the kernel process, inside the notebook's sandbox.
+once per row. It runs in the kernel process, inside the notebook's sandbox, and imports the
+notebook's own packages (`%pip`) from its layer (import_from_layer).
 
 Parameters are text unless the code annotates them (`def apply(self, a: float, b: float)`) or
 `paramTypes="double,double"` says otherwise: DuckDB needs the types when the function is made,
@@ -11,8 +12,11 @@ and Byzer recommends Python UDFs for text handling.
 """
 from __future__ import annotations
 
+import importlib
 import inspect
+import os
 import re
+import sys
 import typing
 from typing import Any, Callable
 
@@ -27,6 +31,7 @@ _SIMPLE = {"string": "VARCHAR", "str": "VARCHAR", "float": "FLOAT", "double": "D
            "int": "INTEGER", "long": "BIGINT", "bigint": "BIGINT", "short": "SMALLINT", "boolean": "BOOLEAN",
            "bool": "BOOLEAN", "date": "DATE", "timestamp": "TIMESTAMP", "binary": "BLOB", "byte": "TINYINT"}
 _PYTHON = {float: "DOUBLE", int: "BIGINT", str: "VARCHAR", bool: "BOOLEAN", bytes: "BLOB"}
+_on_path: str | None = None  # the notebook layer this kernel process put on sys.path for its ScriptUDFs
 
 
 def sql_type(spark: str) -> str:
@@ -87,6 +92,31 @@ def compile_udf(code: str, class_name: str, method: str) -> tuple[Callable[..., 
     return fn, [_annotation_type(hints.get(p.name)) for p in params]
 
 
+def import_from_layer(session: SessionHost) -> None:
+    """Let a ScriptUDF import the notebook's `%pip` packages. It runs in the kernel process, whose
+    path, unlike the cell worker's PYTHONPATH, has no layer: put the notebook's current layer at the
+    end of sys.path (after the base, so none of the kernel's own imports changes; a layer holds no
+    base package anyway), and take a previous layer off it with the modules imported from there,
+    so a UDF registered after `%pip` changed the environment imports the new versions."""
+    global _on_path
+    from console.kernel.envs import site_path
+
+    path = site_path(session.notebook_env().layer())  # raises EnvError (the cell's error) when it cannot build
+    if path == _on_path:
+        return
+    if _on_path is not None:
+        if _on_path in sys.path:
+            sys.path.remove(_on_path)
+        gone = _on_path + os.sep
+        for name, module in list(sys.modules.items()):
+            if (getattr(module, "__file__", None) or "").startswith(gone):
+                del sys.modules[name]
+    if path is not None:
+        sys.path.append(path)
+    importlib.invalidate_caches()
+    _on_path = path
+
+
 def register_script_udf(session: SessionHost, stmt: lang.Register, run: CellRun) -> None:
     opts = stmt.options
     where = lang.template.position_in(stmt, "lang")
@@ -105,6 +135,7 @@ def register_script_udf(session: SessionHost, stmt: lang.Register, run: CellRun)
     if not code.strip():
         raise CellError("data", f"ScriptUDF {stmt.function} needs code='''def apply(self, x): …'''", stmt.line,
                         stmt.column)
+    import_from_layer(session)
     try:
         fn, annotated = compile_udf(code, opts.get("className", ""), opts.get("methodName", "apply"))
         declared = [sql_type(t) for t in opts["paramTypes"].split(",")] if opts.get("paramTypes") else []
