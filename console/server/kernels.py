@@ -16,7 +16,8 @@ metrics, results, errors and ends are accepted only for the run it is executing 
 metrics also for the run it executed last: an actor's late line), and become events stamped
 with this server's own notebook, cell and run ids; anything else is dropped and logged once
 per kernel. A kernel that breaks the protocol itself is stopped (kernel_process.py).
-What a session holds is kernel_session.py's; stopping idle kernels is culling.py's.
+What a session holds is kernel_session.py's; what each kernel message does, kernel_events.py's;
+stopping idle kernels is culling.py's.
 """
 from __future__ import annotations
 
@@ -39,18 +40,16 @@ from console.ids import CellId, NotebookId, RunId, UserId
 from console.outputs import replay
 from console.outputs.batcher import NotebookLocks, OutputBatcher
 from console.protocols import RunStore
-from console.server import environments, includes, manifests, ray_usage
+from console.server import environments, manifests, ray_usage
 from console.server.culling import Culling
+from console.server.kernel_events import KernelEvents
 from console.cluster import head_pool, ray_map
 from console.cluster.session_head import wants_ray
 from console.server.kernel_process import KERNEL_MODULE, KernelProcess
 from console.server.kernel_session import NOT_STARTED, KernelSession, QueuedRun as _Run
-from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, MetricsEvent,
-                                  OutputEvent, ResultEvent)
+from console.wire.browser import (CellState, CellStatusEvent, ErrorEvent, KernelState, KernelStatusEvent, OutputEvent)
 from console.wire.codec import Message
-from console.wire.kernel import (EnvironmentBuild, EnvironmentChanged, ExecuteCommand, ReplayInputs, KernelInterrupt,
-                                 KernelLogEvent, KernelReady, NotebookRequest, RunEnded, RunError, RunManifest,
-                                 RunMessage, RunMetrics, RunOutput, RunRayUsage, RunResult, RunStarted)
+from console.wire.kernel import (ExecuteCommand, ReplayInputs, KernelInterrupt)
 
 if TYPE_CHECKING:
     from console.server.openlineage import Emitter
@@ -59,10 +58,9 @@ log = logging.getLogger(__name__)
 
 Broadcast = Callable[[str, list[dict[str, Any]]], None]  # (notebook_id, wire dicts)
 RUN_MODES = ("cell", "all", "from")
-_LEVELS = (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR, logging.CRITICAL)
 
 
-class SessionManager(Culling):
+class SessionManager(KernelEvents, Culling):
     """The server's kernels (console.protocols.KernelManager).
 
     kernel_module: the kernel processes' entry module (tests name one with a scripted engine);
@@ -380,96 +378,6 @@ class SessionManager(Culling):
         if session.current and session.current.run_id == run_id:
             return session.current.cell_id
         return CellId("")
-
-    def _on_event(self, session: KernelSession, kp: KernelProcess | None, msg: Message) -> None:
-        if isinstance(msg, KernelLogEvent):
-            # The kernel's own log (an internal error's traceback under its id): ours, never a viewer's.
-            log.log(msg.level if msg.level in _LEVELS else logging.WARNING, "kernel %s: %s", session.session_id,
-                    msg.text)
-            return
-        if isinstance(msg, EnvironmentChanged):
-            if kp is not None and kp is session.kernel:
-                environments.save(self.store, session, msg)
-            return
-        if isinstance(msg, EnvironmentBuild):
-            if kp is not None:  # minutes, maybe: not on this kernel's reading thread
-                from console.server import env_builds
-
-                threading.Thread(target=env_builds.answer, args=(self.cfg, kp, msg), daemon=True,
-                                 name=f"env-build-{session.session_id}").start()
-            return
-        if isinstance(msg, NotebookRequest):
-            if kp is not None:
-                # Resolved for who ran the cell now running (the session is shared), among what that
-                # user may read; asked between runs, for nobody, so it reads nothing.
-                with session.lock:
-                    run = session.current if kp is session.kernel else None
-                kp.send(includes.notebook_cells(self.store, run.user_id if run else None, msg))
-            return
-        with session.lock:
-            if kp is not session.kernel:
-                return  # a stopped kernel's last words about a run already closed
-            if isinstance(msg, KernelReady):
-                self._set_status(session, "busy" if session.current else "idle")
-            elif isinstance(msg, RunMessage):
-                self._on_run_message(session, msg)
-            elif isinstance(msg, RunRayUsage):
-                try:
-                    usage = ray_usage.accept(session, msg)
-                except ray_usage.Refused as exc:
-                    self._drop(session, msg, str(exc))
-                else:
-                    if usage is not None:  # None: too soon after the last one
-                        self._publish(session.notebook_id, [usage])
-
-    def _on_run_message(self, session: KernelSession, msg: RunMessage) -> None:
-        """A kernel's word about a run, kept only for its current run (session.lock held)."""
-        run = session.current
-        if run is None or msg.run_id != run.run_id:
-            late = session.last
-            if isinstance(msg, (RunOutput, RunMetrics)) and late is not None and msg.run_id == late.run_id:
-                run = late
-            else:
-                self._drop(session, msg)
-                return
-        ids = (session.notebook_id, run.cell_id, run.run_id)
-        if isinstance(msg, RunOutput):
-            self.batcher.add(OutputEvent(msg.text, msg.source, msg.stream, *ids))
-        elif isinstance(msg, RunMetrics):
-            self.batcher.add(MetricsEvent(dict(msg.values), msg.source, msg.step, *ids, ts=time.time()))
-        elif isinstance(msg, RunResult):
-            run.result = ResultEvent(msg.name, msg.columns, msg.rows, msg.total_rows, *ids)
-        elif isinstance(msg, RunError):
-            run.error = ErrorEvent(msg.kind, msg.message, msg.line, msg.column, msg.traceback, *ids)
-        elif isinstance(msg, RunManifest):
-            manifests.accept(run, msg)
-        elif isinstance(msg, RunStarted):
-            run.began = True
-            if self.lineage is not None:
-                self.lineage.started(run.run_id, session.notebook_id, run.cell_id, run.kind)
-            with self.locks(session.notebook_id):
-                self.store.set_run_status(run.run_id, "running")
-                self._publish(session.notebook_id, [CellStatusEvent(*ids, "running", None, run.user_id,
-                                                                    self.user_name(run.user_id), *run.job)])
-        elif isinstance(msg, RunEnded):
-            session.current, session.last = None, run
-            status: CellState = "interrupted" if run.interrupted and msg.status == "error" else msg.status
-            stops_batch = status == "error" and bool(run.batch)  # Run all stops at the first failure (Jupyter)
-            if all(stops_batch and queued.batch == run.batch for queued in session.queue):
-                # Idle first, as a dead kernel is dead first: whoever sees the run's end sees the kernel free.
-                self._set_status(session, "idle")
-            self._finish(session, run, status, msg.elapsed_ms)
-            if stops_batch:
-                self._cancel_batch(session, run.batch)
-            session.last_active = self.clock.monotonic()
-            self._pump(session)
-
-    def _drop(self, session: KernelSession, msg: Message, why: str = "") -> None:
-        """A kernel spoke of a run it is not executing (or `why` it was refused): dropped, said once per kernel."""
-        session.dropped += 1
-        if session.dropped == 1:
-            log.warning("kernel %s: %s (%s %s); dropped, and later ones too", session.session_id,
-                        why or "it spoke of a run it is not executing", msg.type, str(getattr(msg, "run_id", ""))[:64])
 
     def _on_exit(self, session: KernelSession, kp: KernelProcess | None, reason: str, expected: bool) -> None:
         with session.lock:
