@@ -6,7 +6,7 @@
   already there. Target ≤ 1 s.
 - first_cell_env / first_cell_base: a new session's first Python cell (the worker's start)
   with that environment against one without. Target ≤ 1.1x.
-Not measured here: the first Ray actor in a notebook environment (tests/python_cells has the test).
+The first Ray actor in a notebook environment: bench/environments_ray.py (through a sandboxed server).
 
     python bench/environments.py [--repeats N]
 """
@@ -85,7 +85,6 @@ def main() -> int:
     print(f"pip_install_cached: {statistics.median(cached):.2f} s median of {len(cached)} (target ≤1 s)")
     print(f"first_cell_env: {env_ms:.0f} ms, first_cell_base: {base_ms:.0f} ms")
     print(f"first_cell_env_ratio: {ratio:.2f} x (target ≤1.1x)")
-    print("first_ray_actor_env: not measured here (tests/python_cells/test_environment_actors.py)")
     return 1 if any(misses) else 0
 
 

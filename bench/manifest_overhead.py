@@ -65,8 +65,8 @@ def measure(session: Session, cell: str, runs: int) -> tuple[float, float]:
 
 def server_side(data_dir: Path, session: Session, runs: int) -> float:
     """Median seconds of the server's check of the delta cell's entries (no store write)."""
-    from console.server import manifests
-    from console.server.manifests import _plain
+    from console.server.sessions import manifests
+    from console.server.sessions.manifests import _plain
 
     entries = [_plain(e) for e in session.run_cell(DELTA_CELL).io]
     times = []

@@ -2,7 +2,7 @@
 
 1. The wall itself: what a kernel session's start adds (lease a uid, make its cgroup and folders,
    the launcher, bwrap with seccomp, setpriv), measured on `python -c pass` started the way a
-   sandboxed kernel is (server/kernel_process.py) against the same started plainly; alternating,
+   sandboxed kernel is (server/sessions/kernel_process.py) against the same started plainly; alternating,
    medians. This is the figure the target is about: the kernel's own start is the same both ways.
 2. End to end, for information (noisy on a shared machine): two real login-mode servers on
    127.0.0.1, CONSOLE_SANDBOX=on and off; a member opens a new notebook and runs

@@ -293,7 +293,7 @@ def users_passwd(username: str, password: str | None, data_dir: str | None) -> N
 
 # ---------------------------------------------------------------- jobs (docs/jobs.md)
 # The CLI never runs a notebook itself: `jobs run` queues a run (trigger `manual`) that the
-# serving process's scheduler starts at once (console/server/scheduler.py), as the job's owner.
+# serving process's scheduler starts at once (console/server/jobs/scheduler.py), as the job's owner.
 def _job(store: Any, job_id: str) -> Any:
     from console.store import NotFound
 
@@ -322,7 +322,7 @@ def jobs() -> None:
 @data_dir_option
 def jobs_list(data_dir: str | None) -> None:
     """Every job: id, name, notebook, schedule, next firing, last status."""
-    from console.server.scheduler import schedule_of
+    from console.server.jobs.scheduler import schedule_of
 
     store = _open_store(_config(data_dir))
     all_jobs = store.list_jobs()
@@ -340,7 +340,7 @@ def jobs_list(data_dir: str | None) -> None:
 @data_dir_option
 def jobs_run(job_id: str, params: tuple[str, ...], data_dir: str | None) -> None:
     """Queue a run of JOB_ID now; the server starts it as the job's owner."""
-    from console.server.jobrun import check_params, owner_problem
+    from console.server.jobs.jobrun import check_params, owner_problem
 
     store = _open_store(_config(data_dir))
     job = _job(store, job_id)
@@ -362,9 +362,9 @@ def jobs_enable(job_id: str, data_dir: str | None) -> None:
     """Fire JOB_ID on its schedule again (from the next occurrence on)."""
     from datetime import datetime, timezone
 
-    from console.server import schedule
-    from console.server.jobrun import owner_problem
-    from console.server.scheduler import schedule_of
+    from console.server.jobs import schedule
+    from console.server.jobs.jobrun import owner_problem
+    from console.server.jobs.scheduler import schedule_of
 
     store = _open_store(_config(data_dir))
     job = _job(store, job_id)

@@ -5,7 +5,7 @@
 - `RunStore`: what the server's kernels, output batcher and stored-run view use of the store
   (console.store.Store).
 - `KernelManager`: what the HTTP and socket endpoints use of the kernels
-  (console.server.kernels.SessionManager).
+  (console.server.sessions.kernels.SessionManager).
 
 Nothing here is imported at run time by the rooms it describes' other side, so no import circle
 comes with a seam.
@@ -154,7 +154,7 @@ class KernelManager(Protocol):
     def run(self, user_id: UserId | None, notebook_id: NotebookId, mode: str = "cell",
             cell_id: CellId | None = None, *, params: Mapping[str, str] | None = None) -> list[RunId]: ...
 
-    # A job's headless run (console/server/scheduler.py): cells as given, in a session of its own lane.
+    # A job's headless run (console/server/jobs/scheduler.py): cells as given, in a session of its own lane.
     def queue_cells(self, user_id: UserId | None, notebook_id: NotebookId, cells: list[tuple[CellId, str, str]],
                     lane: str = "", batch: str = "", *, params: Mapping[str, str] | None = None,
                     revision: int | None = None, job: tuple[str, str] = ("", ""),

@@ -61,7 +61,7 @@ def test_documented_api_routes_exist(app) -> None:  # type: ignore[no-untyped-de
 
 def test_the_job_body_documented_is_the_one_decoded() -> None:
     """docs/api.md's POST /api/jobs row names exactly the fields JobBody declares, in its order."""
-    from console.server.jobs import JOB_BODY_FIELDS
+    from console.server.jobs.jobs import JOB_BODY_FIELDS
 
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     row = re.search(r"^\| `POST /api/jobs` \| `\{([^}]*)\}`", text, re.M)

@@ -50,7 +50,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "interchange": EVERYWHERE | {"notebook_file"},
     "demo": EVERYWHERE | {"notebook_file"},
     # lang (stdlib only): the server reads a notebook's parameters with the parser (lang/params.py);
-    # sources: the data panel (server/lake.py) lists the lake by the names load uses (sources/lake.py)
+    # sources: the data panel (server/api/lake.py) lists the lake by the names load uses (sources/lake.py)
     "server": EVERYWHERE | {"store", "outputs", "cluster", "notebook_file", "interchange", "lang", "sources"},
     "cli": EVERYWHERE | {"kernel", "store", "server", "demo"},
     "__main__": {"cli"},

@@ -16,7 +16,7 @@ next: a head is taken once, and stopped with the session that took it, like any 
 CONSOLE_RAY_POOL heads are kept (default 1; 0 turns the pool off). Each idle one holds a head's
 memory (bench/session_cluster.py says how much) and one uid of the sandbox's pool.
 
-Runs in: the server (console/server/kernels.py holds one per data dir).
+Runs in: the server (console/server/sessions/kernels.py holds one per data dir).
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ every actor) and the holder of their PID namespace run in a sandbox where:
   writable;
 - the environment is rebuilt from an allow-list: no CONSOLE_* settings, no PG*, nothing that
   looks like a password, token or key; the kernel's own settings come without the database URL
-  or the secret key (server/kernel_process.py);
+  or the secret key (server/sessions/kernel_process.py);
 - a seccomp filter refuses ptrace, process_vm_readv/writev, kcmp and pidfd_getfd (seccomp.py);
 - it runs as an identity of its own (identity.py: a leased uid per session, the Ray zone's, the
   holder's), entered by setpriv inside the sandbox with no-new-privs, after every capability but

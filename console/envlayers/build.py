@@ -2,7 +2,7 @@
 
 The kernel resolves (`uv pip compile` against the base environment) and, with no server to ask,
 installs a private layer; the server installs and seals the shared layer of a lock a sandboxed
-kernel sends (console/server/env_builds.py). Both must name a lock, cut the base's packages out of
+kernel sends (console/server/sessions/env_builds.py). Both must name a lock, cut the base's packages out of
 it, run uv with the same index options and limits and say uv's failure the same way, so that
 code is here, below both rooms (the server may not import the kernel).
 

@@ -1,7 +1,7 @@
 """A data folder's notebook-environment layers on disk: where they live, which are sealed, which go.
 
 The kernel uses layers (console/kernel/envs.py) and, with no server to ask, builds private ones;
-the server builds and seals the shared ones (console/server/env_builds.py) and prunes the ones
+the server builds and seals the shared ones (console/server/sessions/env_builds.py) and prunes the ones
 nobody used for CONSOLE_ENV_KEEP_DAYS when it starts. Both need the folder's layout and the same
 idea of "sealed", so they live here, below both: stdlib only.
 """

@@ -11,7 +11,7 @@ worker runs, and the same folder can be handed to Ray actors through runtime_env
 Base packages are never copied or replaced (console/envlayers/build.py, which the server's
 builds share). A layer is named by the hash of its lock (exact versions and the artifacts'
 hashes), so every session whose requirements lock the same shares one folder; behind the sandbox
-the server builds and seals it (console/server/env_builds.py). A build writes a temporary folder
+the server builds and seals it (console/server/sessions/env_builds.py). A build writes a temporary folder
 and renames it into place, so a reader never sees half a layer.
 """
 from __future__ import annotations

@@ -100,7 +100,7 @@ class PipeNotebookLoader:
 
 
 class PipeLayerServer:
-    """Behind the sandbox: the server builds and seals a lock's layer (console/server/env_builds.py),
+    """Behind the sandbox: the server builds and seals a lock's layer (console/server/sessions/env_builds.py),
     which this kernel, running a member's code, could not make safe to share."""
 
     def __init__(self, channel: Channel, timeout: float) -> None:

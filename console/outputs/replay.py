@@ -1,6 +1,6 @@
 """The socket replay of stored runs, and the full log of a run as text.
 
-On join (under the notebook's lock, console/server/kernels.py) a viewer is sent the latest run
+On join (under the notebook's lock, console/server/sessions/kernels.py) a viewer is sent the latest run
 of every cell as events, through the one stored-run view (console/outputs/view.py): big outputs
 keep their head and tail, the middle becomes one OutputHiddenEvent with its size in bytes and
 the download link, so nobody is silently cut off.

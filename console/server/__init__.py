@@ -4,7 +4,7 @@ pages and a Socket.IO server; nothing is created at import time.
 Settings come from console.config (defaults, then CONSOLE_* env, then `overrides`); other
 upper-case keys in `overrides` (TESTING, ...) go to Flask's own config. On app.extensions:
 "store" (console.store.Store), "config" (console.config.Config), "socketio"
-(flask_socketio.SocketIO, for console/server/sockets.py to attach handlers to), "sessions"
+(flask_socketio.SocketIO, for console/server/live/sockets.py to attach handlers to), "sessions"
 (console/server/deps.py's ManagerHolder: the kernels, started at first use).
 
 Runs in: the server process (`mlsql-console serve`).
@@ -39,17 +39,17 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     from console.store import Store
 
     from console.server.api import create_api
-    from console.server import environments
+    from console.server.sessions import environments
     from console.server.access import init_access
     from console.cluster import ray_map, sandbox
     from console.server.auth import SINGLE_USER_KEY, init_auth
     from console.server.deps import CONFIG_KEY, STORE_KEY
     from console.server.errors import register_error_handler
     from console.server.pages import create_blueprint as create_pages
-    from console.server.publish import create_blueprint as create_publish
-    from console.server.runs import create_blueprint as create_runs
-    from console.server.sharing import create_blueprint as create_sharing
-    from console.server.sockets import init_sockets
+    from console.server.api.publish import create_blueprint as create_publish
+    from console.server.api.runs import create_blueprint as create_runs
+    from console.server.api.sharing import create_blueprint as create_sharing
+    from console.server.live.sockets import init_sockets
     from console.server.wsgi import no_delay
 
     overrides = dict(overrides or {})
@@ -84,28 +84,28 @@ def create_app(overrides: dict[str, Any] | None = None, *, kernel_module: str = 
     app.register_blueprint(create_sharing())
     app.register_blueprint(create_publish())
     app.register_blueprint(create_runs())
-    from console.server.lake import create_blueprint as create_lake
+    from console.server.api.lake import create_blueprint as create_lake
 
-    app.register_blueprint(create_lake())  # the data panel (console/server/lake.py)
-    from console.server.running import create_blueprint as create_running
+    app.register_blueprint(create_lake())  # the data panel (console/server/api/lake.py)
+    from console.server.api.running import create_blueprint as create_running
 
-    app.register_blueprint(create_running())  # running sessions and Shut down (console/server/running.py)
-    from console.server.dashboards import create_blueprint as create_dashboards
+    app.register_blueprint(create_running())  # running sessions and Shut down (console/server/api/running.py)
+    from console.server.api.dashboards import create_blueprint as create_dashboards
 
-    app.register_blueprint(create_dashboards())  # dashboards of pinned results (console/server/dashboards.py)
-    from console.server.userdocs import init_docs
+    app.register_blueprint(create_dashboards())  # dashboards of pinned results (console/server/api/dashboards.py)
+    from console.server.api.userdocs import init_docs
 
-    init_docs(app)  # the docs/ folder as pages (console/server/userdocs.py)
+    init_docs(app)  # the docs/ folder as pages (console/server/api/userdocs.py)
 
-    # Socket.IO registers itself as app.extensions["socketio"]; console/server/sockets.py adds the
+    # Socket.IO registers itself as app.extensions["socketio"]; console/server/live/sockets.py adds the
     # notebook namespace. Threading mode: gunicorn's gthread worker or the dev server.
     socketio = SocketIO(app, async_mode="threading", max_http_buffer_size=cfg.MAX_BODY_BYTES)
     init_sockets(app)
-    from console.server.coedit import init_coedit
+    from console.server.live.coedit import init_coedit
 
     atexit.register(init_coedit(app).stop)  # live documents with unstored edits are stored on exit
     _attach_kernels(app, cfg, store, socketio, kernel_module)
-    from console.server.jobs import init_jobs
+    from console.server.jobs.jobs import init_jobs
 
     atexit.register(init_jobs(app).stop)  # started by the serving process (console/server/server.py)
     app.after_request(_no_store_for_api)
@@ -130,8 +130,8 @@ def _attach_kernels(app: Flask, cfg: Config, store: Store, socketio: Any, kernel
     RAY_HEAD_OWNER=False when the data dir's embedded Ray head belongs to someone else.
     """
     from console.server.deps import SESSIONS_KEY, ManagerHolder
-    from console.server.kernels import SessionManager
-    from console.server.sockets import broadcaster
+    from console.server.sessions.kernels import SessionManager
+    from console.server.live.sockets import broadcaster
 
     broadcast = broadcaster(socketio)
     kernel_env = app.config.get("KERNEL_ENV") or {}

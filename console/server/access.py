@@ -10,7 +10,7 @@ cells run arbitrary code, so only a member (or admin) with runner and above may 
 importing and forking make a notebook the caller owns and could run, so they need a member too.
 
 POLICIES names every endpoint of the app and, as `socket:<type>`, every command of the notebook
-namespace (console/server/sockets.py). `check` applies a row: `enforce` (a before_request hook)
+namespace (console/server/live/sockets.py). `check` applies a row: `enforce` (a before_request hook)
 for each request before its handler, `authorize_command` for each socket command before its
 handler. A request or command without a row (or one added per app with `classify`) is refused
 (fail closed), and tests/access/test_access_matrix.py fails until it is classified. A row is
@@ -84,7 +84,7 @@ POLICIES: dict[str, str] = {
     "api.comments.create": "reader notebook:viewer",
     "api.comments.update": "reader notebook:viewer",
     "api.comments.delete": "reader notebook:viewer",
-    # dashboards (console/server/dashboards.py): viewers read a notebook's dashboard, editors pin and
+    # dashboards (console/server/api/dashboards.py): viewers read a notebook's dashboard, editors pin and
     # arrange; its Refresh is the run endpoint (runs.run, runners). Through a link: the handler checks the token
     "dashboards.page": "public",  # the single page; its data comes from the rows below
     "dashboards.get": "reader notebook:viewer",
@@ -115,7 +115,7 @@ POLICIES: dict[str, str] = {
     "sharing.links": "member notebook:owner",
     "sharing.link_create": "member notebook:owner",
     "sharing.link_revoke": "member notebook:owner",
-    # kernels and runs over HTTP (console/server/runs.py)
+    # kernels and runs over HTTP (console/server/api/runs.py)
     "runs.run": "member notebook:runner",
     "runs.interrupt": "member notebook:runner",
     "runs.restart": "member notebook:runner",
@@ -129,7 +129,7 @@ POLICIES: dict[str, str] = {
     "runs.replay": "member run:runner",  # the recorded run's cell again, in the notebook's session
     # the lake's tables are the members' (as the data panel); each run listed is one the caller may view
     "runs.lineage": "member login",
-    # jobs (console/server/jobs.py): a job's rows name a role on the job's notebook; it runs as its owner
+    # jobs (console/server/jobs/jobs.py): a job's rows name a role on the job's notebook; it runs as its owner
     "jobs.page": "public",  # the single page; its data comes from the rows below
     "jobs.preview": "member login",  # the next firing times of a schedule being written
     "jobs.create": "member login",  # the handler asks the editor role on the body's notebook
@@ -141,7 +141,7 @@ POLICIES: dict[str, str] = {
     "jobs.delete": "member job:editor",
     "jobs.run": "member job:runner",
     "jobs.runs": "reader job:viewer",
-    # the data panel (console/server/lake.py): members share the lake and write it from cells anyway
+    # the data panel (console/server/api/lake.py): members share the lake and write it from cells anyway
     "lake.catalog": "member login",
     "lake.table": "member login",
     "lake.files": "member login",
@@ -149,15 +149,15 @@ POLICIES: dict[str, str] = {
     "lake.session_tables": "member notebook:runner",  # asks the notebook's kernel, as completion does
     "lake.session_variables": "member notebook:runner",  # the variable explorer asks the kernel too
     "lake.file_schema": "member notebook:runner",  # a listed file's columns; Parquet and Excel: asks the kernel
-    # running sessions (console/server/running.py): the list shows a user the sessions of notebooks
+    # running sessions (console/server/api/running.py): the list shows a user the sessions of notebooks
     # they may run (admins: all); shutting one down is the notebook owner's
     "sessions.page": "public",  # the single page; its data comes from the rows below
     "sessions.list": "member login",
     "sessions.stop": "member notebook:owner",
-    # the user docs (console/server/userdocs.py): whoever sees the workspace reads them
+    # the user docs (console/server/api/userdocs.py): whoever sees the workspace reads them
     "docs.page": "public",  # the page; its markdown comes from the row below
     "docs.markdown": "reader login",
-    # the same over the socket (console/server/sockets.py); leaving a room needs only the login
+    # the same over the socket (console/server/live/sockets.py); leaving a room needs only the login
     "socket:join": "reader notebook:viewer",
     "socket:leave": "reader login",
     "socket:run_cell": "member notebook:runner",
@@ -165,7 +165,7 @@ POLICIES: dict[str, str] = {
     "socket:run_from": "member notebook:runner",
     "socket:interrupt": "member notebook:runner",
     "socket:restart": "member notebook:runner",
-    # live co-editing (console/server/coedit.py): watching and presence need a view, typing an edit
+    # live co-editing (console/server/live/coedit.py): watching and presence need a view, typing an edit
     "socket:doc_sync": "reader notebook:viewer",
     "socket:awareness": "reader notebook:viewer",
     "socket:doc_update": "member notebook:editor",
@@ -252,7 +252,7 @@ def _best(a: str | None, b: str | None) -> str | None:
 
 
 def grants_of(store: Any, user: Any) -> Grants:
-    # Per request; a kernel's include (console/server/includes.py) asks outside any request.
+    # Per request; a kernel's include (console/server/sessions/includes.py) asks outside any request.
     cache = g.setdefault("console_grants", {}) if has_app_context() else {}
     if user.id in cache:
         return cache[user.id]

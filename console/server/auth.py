@@ -38,7 +38,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from console.roles import served as served_roles, served_site as served_site_roles
 from console.server.throttle import AddressThrottle, HashTimer
 from console.server.validate import typed_body, body_as
-from console.server.membership import disconnect_user, revoke as revoke_sockets
+from console.server.live.membership import disconnect_user, revoke as revoke_sockets
 from console.store import LoginSessionRecord, NotFound, Store, UserRecord
 
 log = logging.getLogger(__name__)

@@ -36,7 +36,7 @@ def _body(status: int, message: str, **extra: Any) -> dict[str, Any]:
 
 def error_body(exc: Exception) -> dict[str, Any]:
     """`{error, status, ...}` for any failure: the HTTP answer's body and a socket command's
-    refused ack (console/server/sockets.py) both come from here, so a refusal reads the same
+    refused ack (console/server/live/sockets.py) both come from here, so a refusal reads the same
     whichever way the request came."""
     if isinstance(exc, ApiError):
         return _body(exc.status, exc.message, **exc.extra)

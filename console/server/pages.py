@@ -6,7 +6,7 @@ a `next` that is not a path on this site (console/server/auth.py's safe_next) is
 Every HTML response carries a Content-Security-Policy (`page_csp`): scripts only from this site
 and never inline, so markup that slips into a page cannot run; images only from this site (and
 data:/blob: URLs, which charts and outputs use) unless CONSOLE_MARKDOWN_REMOTE_IMAGES allows
-other sites. The published page (console/server/publish.py) sets its own, stricter policy.
+other sites. The published page (console/server/api/publish.py) sets its own, stricter policy.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from console.server.deps import SESSIONS_KEY
-from console.server.scheduler import JOBS_KEY
+from console.server.jobs.scheduler import JOBS_KEY
 from console.server.wsgi import SOCKET_LIMIT_KEY
 
 DEFAULT_THREADS = 1024

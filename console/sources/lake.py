@@ -1,7 +1,7 @@
 """What the lake holds, by name: delta tables (`db.table`) and the files and folders a path names.
 
 One listing for the kernel's completion (inside load delta.` and load csv.`) and the server's data
-panel (console/server/lake.py), so both name the same tables the same way. Names only: reading a
+panel (console/server/api/lake.py), so both name the same tables the same way. Names only: reading a
 table's schema or history is the caller's business.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Dashboards: a notebook's tiles, each the latest result or chart of one of its cells, in the
 order and at the size the editor arranged them (issue 34 item 5).
 
-Who may do what is the server's (console/server/dashboards.py): the store keeps one row per
+Who may do what is the server's (console/server/api/dashboards.py): the store keeps one row per
 notebook and its shape. A tile names its cell by id, not by a foreign key: a tile stays through
 every edit of the notebook, and a deleted cell's tile stays too (the page says the cell is gone,
 and a restored revision brings it back). What a tile shows is never stored here: it is the cell's

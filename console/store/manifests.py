@@ -1,6 +1,6 @@
 """Run manifests: what a run read and wrote, the revision and the parameters it ran with.
 
-One row per run, written once when the run ends (console/server/manifests.py decides what goes
+One row per run, written once when the run ends (console/server/sessions/manifests.py decides what goes
 in it: the kernel's entries, capped and checked against the lake). The store only keeps the row;
 it neither opens a path nor trusts an entry.
 """

@@ -24,14 +24,14 @@ CellState = Literal["queued", "running", "done", "error", "interrupted", "cancel
 
 ID_CHARS = 64                # the store's notebook, cell and run ids are 32 characters at most
 SINCE_RUNS = 10_000          # runs a page can have seen: one per cell
-UPDATE_CHARS = 1 << 26       # base64 of a document update; console/server/coedit.py caps the document itself
+UPDATE_CHARS = 1 << 26       # base64 of a document update; console/server/live/coedit.py caps the document itself
 AWARENESS_CHARS = 64 * 1024  # a name, a colour, a cell and a cursor: far less
 
 NotebookRef = Annotated[NotebookId, Max(ID_CHARS)]
 CellRef = Annotated[CellId, Max(ID_CHARS)]
 SeqMap = Annotated[dict[Annotated[str, Max(ID_CHARS)], int], Max(SINCE_RUNS)]  # run id -> seq
 Epoch = Annotated[str, Max(ID_CHARS)]
-# cell id -> the FNV-1a digest of its source as the page shows it (console/server/coedit.py source_digest)
+# cell id -> the FNV-1a digest of its source as the page shows it (console/server/live/coedit.py source_digest)
 Sources = Annotated[dict[Annotated[str, Max(ID_CHARS)], Annotated[str, Max(8)]], Max(SINCE_RUNS)]
 
 # parameter name -> the value the page's parameter form holds (console/lang/params.py); empty: as written
@@ -127,7 +127,7 @@ class RestartCommand(Message):
     notebook_id: NotebookRef
 
 
-# Live co-editing (console/server/coedit.py): the notebook as a shared Yjs document (root Array
+# Live co-editing (console/server/live/coedit.py): the notebook as a shared Yjs document (root Array
 # "cells" of Map {id, kind, source: Text}); updates, state vectors and awareness are base64 strings.
 
 

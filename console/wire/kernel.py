@@ -3,7 +3,7 @@
 The kernel runs a member's code, so everything it writes is untrusted input: it speaks only
 about the run the server told it to execute, by that run's id, and never names a notebook or a
 cell; the server accepts what concerns the kernel's current run and stamps it with its own
-ids (console/server/kernels.py). FROM_KERNEL is what the server decodes, on a 1 MiB line cap;
+ids (console/server/sessions/kernels.py). FROM_KERNEL is what the server decodes, on a 1 MiB line cap;
 TO_KERNEL what the kernel decodes. docs/protocol.md lists both.
 """
 from __future__ import annotations
@@ -153,7 +153,7 @@ class RunRayUsage(Message):
     """What the running cell's Ray job holds (its worker's CellRayUsage), every ~1.5 s while it runs.
 
     The server takes it only for the kernel's current run, at most one per RAY_USAGE_INTERVAL
-    (console/server/ray_usage.py), keeps the last one for the Running page and shows it on the cell.
+    (console/server/sessions/ray_usage.py), keeps the last one for the Running page and shows it on the cell.
     """
 
     type: ClassVar[str] = "run_ray_usage"
@@ -240,7 +240,7 @@ class ManifestEntry:
 
 @dataclass(frozen=True)
 class ReplayInputs:
-    """What a replayed run read, as its manifest recorded it (console/server/rerun.py): each delta
+    """What a replayed run read, as its manifest recorded it (console/server/api/rerun.py): each delta
     table of the lake at its version (`pins`, by the table's lake name, db.table), each plain file
     with the facts it had (`files`); a file whose facts differ now fails the replay unless `force`."""
 
@@ -256,7 +256,7 @@ class RunManifest(Message):
     """What the run read and wrote (load and save statements), sent before its run_ended.
 
     The kernel's word: the server keeps it with the run for its current run only, caps a run's
-    entries, and checks delta versions against the lake's own logs (console/server/manifests.py).
+    entries, and checks delta versions against the lake's own logs (console/server/sessions/manifests.py).
     """
 
     type: ClassVar[str] = "run_manifest"
@@ -322,7 +322,7 @@ class EnvironmentBuild(Message):
     """A sandboxed kernel asks the server to build the layer of a lock it resolved, shared by every
     session with the same lock: the server names it by the lock's hash itself, installs it in a
     sandbox of its own (a one-off uid, the session's cgroups, uv only) and seals it (its own files,
-    read-only) before it answers with environment_built (console/server/env_builds.py)."""
+    read-only) before it answers with environment_built (console/server/sessions/env_builds.py)."""
 
     type: ClassVar[str] = "environment_build"
     request_id: RequestId

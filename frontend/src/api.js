@@ -86,7 +86,7 @@ export function createApi(base = "/api") {
     putNotebook: (id, body) => request("PUT", nb(id), body),
     addCell: (id, body) => request("POST", `${nb(id)}/cells`, body),
     patchCell: (id, cellId, body) => request("PATCH", cell(id, cellId), body),
-    // a cell's result or chart onto the notebook's dashboard (console/server/dashboards.py); url: its page
+    // a cell's result or chart onto the notebook's dashboard (console/server/api/dashboards.py); url: its page
     pinTile: (id, cellId, kind) => request("POST", `${nb(id)}/dashboard/tiles`, { cell_id: cellId, kind })
       .then((d) => ({ ...d, url: `/d/${encodeURIComponent(id)}` })),
     moveCell: (id, cellId, body) => request("POST", `${cell(id, cellId)}/move`, body),
@@ -96,12 +96,12 @@ export function createApi(base = "/api") {
     logUrl: (runId) => `${base}/runs/${encodeURIComponent(runId)}/log`,
     // completion and hover, answered by the caller's kernel (console/server/api/complete.py)
     complete: (id, body) => request("POST", `${nb(id)}/complete`, body),
-    // the data panel (console/server/lake.py): the lake's tables and files, and uploads into it
+    // the data panel (console/server/api/lake.py): the lake's tables and files, and uploads into it
     lake: () => request("GET", "/lake"),
     lakeTable: (name) => request("GET", `/lake/tables/${encodeURIComponent(name)}`),
     lakeFiles: (path) => request("GET", `/lake/files${q({ path })}`),
     sessionTables: (id) => request("GET", `/lake/session/${encodeURIComponent(id)}`),
-    // the variable explorer: the session's tables and Python globals (console/server/lake.py)
+    // the variable explorer: the session's tables and Python globals (console/server/api/lake.py)
     sessionVariables: (id) => request("GET", `/lake/session/${encodeURIComponent(id)}/variables`),
     // A listed file's columns; Parquet and Excel are read by the notebook's session.
     fileSchema: (id, path) => request("GET", `/lake/session/${encodeURIComponent(id)}/schema${q({ path })}`),

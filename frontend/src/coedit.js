@@ -1,4 +1,4 @@
-// The notebook as a shared Yjs document (console/server/coedit.py has the server's half): a root
+// The notebook as a shared Yjs document (console/server/live/coedit.py has the server's half): a root
 // Array "cells" of Map {id, kind, source: Y.Text}. Synced over the notebook's socket: doc_sync
 // on every (re)join, doc_update for what this page changes, doc_changed for everyone else's.
 // Presence is a y-protocols Awareness on the same doc, relayed as `awareness` / `presence`.
@@ -31,7 +31,7 @@ export function newCellId() {
 }
 
 // FNV-1a (32 bits) of the text's UTF-8, as 8 hex digits: a run sends it for each cell it runs, and
-// the server (console/server/coedit.py source_digest) runs only once its store holds the same.
+// the server (console/server/live/coedit.py source_digest) runs only once its store holds the same.
 export function sourceDigest(text) {
   let h = 0x811c9dc5;
   for (const byte of new TextEncoder().encode(text)) h = Math.imul(h ^ byte, 0x01000193) >>> 0;

@@ -2,7 +2,7 @@
 // (DashboardPage, logged in) and at /p/<token>/dashboard (a read-only link: startLinkDashboard).
 //
 // Each tile shows its cell's latest stored run (GET /api/notebooks/<id>/dashboard carries them,
-// console/server/dashboards.py) drawn with the notebook page's own components, the way the
+// console/server/api/dashboards.py) drawn with the notebook page's own components, the way the
 // published page draws them (storedrun.js fillOutput, output.js CellOutput, results.js): a
 // "chart" tile shows the result as the cell's saved chart (and a metrics chart), a "result" tile
 // the output and the table. The page reads the dashboard again every few seconds (every second

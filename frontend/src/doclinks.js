@@ -1,4 +1,4 @@
-// Links into the user docs, which the app serves as pages (GET /docs/<name>, console/server/userdocs.py,
+// Links into the user docs, which the app serves as pages (GET /docs/<name>, console/server/api/userdocs.py,
 // rendered by docs.js). Completion and hover docs name their section as `docs/language.md#load`
 // (console/kernel/completion_byzer.py); docNode shows such a line as a link to /docs/language#load.
 // The docs page gives its headings the ids slugify computes, so the two always agree.

@@ -1,5 +1,5 @@
 // A docs page (/docs/<name>): the markdown of docs/<name>.md (GET /api/docs/<name>,
-// console/server/userdocs.py) through the markdown cells' own renderer (markdown.js: marked, then
+// console/server/api/userdocs.py) through the markdown cells' own renderer (markdown.js: marked, then
 // DOMPurify), then ids on the headings (slugify, as completion's doc links compute them) so
 // `/docs/language#load` lands on its section. Links to another doc (`security.md#x`) stay in the
 // docs pages and in this tab; links within the page scroll it.

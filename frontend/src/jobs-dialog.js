@@ -24,7 +24,7 @@ export function previewQuery({ mode, cron, every, timezone }) {
 }
 
 // The POST /api/jobs body from the form's values; params keeps only values that differ from "".
-// A field left empty is left out: the server gives it its default (JobBody in console/server/jobs.py).
+// A field left empty is left out: the server gives it its default (JobBody in console/server/jobs/jobs.py).
 export function jobBody(notebookId, v) {
   const number = (x) => (x === undefined || x === null || x === "" ? undefined : Number(x));
   const body = { notebook_id: notebookId, name: v.name || undefined, timezone: v.timezone || undefined,

@@ -97,7 +97,7 @@ export function useRun(page, cell, runId) {
   cell.startRun(runId);
 }
 
-// The server cancels the rest of a Run all after a failure (console/server/kernels.py, error kind
+// The server cancels the rest of a Run all after a failure (console/server/sessions/kernels.py, error kind
 // "not_run"); one banner names the cell it stopped at and why. notRun: a cell it
 // cancelled; the failed one is the nearest failed cell above it.
 function sayRunAllStopped(page, notRun) {

@@ -1,5 +1,5 @@
 // The published page (/p/<token>): the notebook as the app's read-only view shows it, drawn from
-// the data the page carries in an attribute (console/server/publish.py) with the app's own components: the output
+// the data the page carries in an attribute (console/server/api/publish.py) with the app's own components: the output
 // model that collapses \r redraws (logmodel.js), the folded log window (logview.js), typed result
 // tables and the cell's saved chart (results.js), the metrics chart with axes (chart.js), error
 // cards, figures. It asks the server for nothing and runs nothing: no kernel, no socket, no

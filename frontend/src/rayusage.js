@@ -1,5 +1,5 @@
 // What a running Python cell holds on Ray, live: its job's actors, tasks and CPUs, from the
-// `ray_usage` events the server relays (console/server/ray_usage.py; the cell's worker reads the
+// `ray_usage` events the server relays (console/server/sessions/ray_usage.py; the cell's worker reads the
 // cluster's GCS every ~1.5 s, console/worker/ray_usage.py). Shown under the cell's head while it
 // runs; after it ends the last report stays, marked as the state when it ended. Not stored: a
 // page opened later shows nothing for a past run.

@@ -43,7 +43,7 @@ const NEEDS = {
   delete: "editor", "undo-delete": "editor", "move-up": "editor", "move-down": "editor",
   "kind-mlsql": "editor", "kind-python": "editor", "kind-markdown": "editor",
   edit: "editor", save: "editor", rename: "editor", restore: "editor", "save-version": "editor",
-  schedule: "editor", // POST /api/jobs needs the editor role on the notebook (console/server/jobs.py)
+  schedule: "editor", // POST /api/jobs needs the editor role on the notebook (console/server/jobs/jobs.py)
   // the notebook as a whole (workspace rows, the notebook's menu)
   move: "owner", "delete-notebook": "owner", share: "owner",
 };

@@ -1,6 +1,6 @@
 // The Running page (/running): every live session the user may see (GET /api/sessions: the
 // notebooks they may run; admins all), with who started it, who ran cells in it, its memory and
-// CPU, its Ray actors and CPUs in use (the last report of a Ray cell, console/server/ray_usage.py),
+// CPU, its Ray actors and CPUs in use (the last report of a Ray cell, console/server/sessions/ray_usage.py),
 // state and age, and "Shut down" where the user owns the notebook (POST .../stop). A notebook's
 // session is shared by its runners, so stopping it stops it for everyone on its page.
 

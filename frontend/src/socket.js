@@ -10,7 +10,7 @@ import { COMMAND } from "./wire-names.js";
 // onEvent(type, payload); onConnection(state): "connected" | "live" | "disconnected" | "reconnecting";
 // onRefused({type, status, error}) when the server answers a command with ok: false.
 //
-// Wire (console/server/sockets.py): the browser emits "command" with a to_wire() dict of a
+// Wire (console/server/live/sockets.py): the browser emits "command" with a to_wire() dict of a
 // *Command (its `type` says which) and gets an ack {ok, ...}; the server emits "event" with a
 // to_wire() dict of an *Event, switched on its `type`.
 // onJoined(): after each join, before "live" (the shared document syncs there; coedit.js).

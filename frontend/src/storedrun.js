@@ -1,4 +1,4 @@
-// A stored run (as a read-only link or a dashboard tile carries it: console/server/publish.py
+// A stored run (as a read-only link or a dashboard tile carries it: console/server/api/publish.py
 // `published_run`) fed into a CellOutput in the order the live page would have received it, so the
 // published page and the dashboard draw runs with the notebook page's own components.
 

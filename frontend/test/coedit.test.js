@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import * as Y from "yjs";
 import { SharedDoc, sourceDigest, storedHolds, toB64, fromB64 } from "../src/coedit.js";
 
-// The server's half is a second Y.Doc that applies what the page sends, as console/server/coedit.py
+// The server's half is a second Y.Doc that applies what the page sends, as console/server/live/coedit.py
 // does; the acks are held back so that the order of ack and doc_saved can be chosen.
 function pageAndServer() {
   const server = new Y.Doc();
@@ -23,7 +23,7 @@ function pageAndServer() {
   const page = new SharedDoc({ send, user: { id: 1, name: "a" }, onUnsaved: (v) => states.push(v) });
   const saved = (revision) => {
     const sv = Y.encodeStateVector(server);
-    // what console/server/coedit.py sends: its state vector, and an update against it (its delete set)
+    // what console/server/live/coedit.py sends: its state vector, and an update against it (its delete set)
     page.onEvent("doc_saved", { revision, state_vector: toB64(sv), deleted: toB64(Y.encodeStateAsUpdate(server, sv)) });
   };
   return { page, acks, states, saved };
@@ -97,7 +97,7 @@ test("a stored document holds an update only when it has its inserts and its del
 });
 
 test("a source's digest is FNV-1a of its UTF-8, as the server computes it", () => {
-  // tests/live/test_coedit.py checks console/server/coedit.py's source_digest against the same values.
+  // tests/live/test_coedit.py checks console/server/live/coedit.py's source_digest against the same values.
   assert.equal(sourceDigest(""), "811c9dc5");
   assert.equal(sourceDigest("select 1 as a;"), "aeab66ca");
   assert.equal(sourceDigest("héllo ✓"), "b4ab03a7");

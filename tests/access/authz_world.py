@@ -55,18 +55,18 @@ SPEC: dict[str, str] = {
     "jobs.page": "login", "jobs.preview": "login", "jobs.list": "login", "jobs.create": "editor",
     "jobs.notebook_jobs": "viewer", "jobs.params": "viewer", "jobs.get": "viewer", "jobs.runs": "viewer",
     "jobs.run": "runner", "jobs.update": "owner", "jobs.delete": "owner",
-    # the data panel (console/server/lake.py): the shared lake, members only
+    # the data panel (console/server/api/lake.py): the shared lake, members only
     "lake.catalog": "login", "lake.table": "login", "lake.files": "login", "lake.upload": "login",
     "lake.session_tables": "runner", "lake.file_schema": "runner", "lake.session_variables": "runner",
-    # running sessions (console/server/running.py): the list is filtered per caller; Shut down is the owner's
+    # running sessions (console/server/api/running.py): the list is filtered per caller; Shut down is the owner's
     "sessions.page": "login", "sessions.list": "login", "sessions.stop": "owner",
-    # the user docs (console/server/userdocs.py): anyone logged in, readers too
+    # the user docs (console/server/api/userdocs.py): anyone logged in, readers too
     "docs.page": "login", "docs.markdown": "login",
     # comments on cells (console/server/api/comments.py): whoever reads the notebook comments and
     # resolves (the request resolves a thread); deleting is the author's, and the world's comment is alice's
     "api.comments.list": "viewer", "api.comments.create": "viewer", "api.comments.update": "viewer",
     "api.comments.delete": "owner",
-    # dashboards (console/server/dashboards.py): viewers read, editors pin and arrange; a link shows it
+    # dashboards (console/server/api/dashboards.py): viewers read, editors pin and arrange; a link shows it
     "dashboards.page": "login", "dashboards.get": "viewer", "dashboards.replace": "editor",
     "dashboards.pin": "editor", "dashboards.unpin": "editor", "dashboards.link_page": "anyone",
     "dashboards.link": "anyone",

@@ -1,4 +1,4 @@
-"""Dashboards over the API (console/server/dashboards.py), logged in for real: who may read, pin,
+"""Dashboards over the API (console/server/api/dashboards.py), logged in for real: who may read, pin,
 arrange and refresh; hostile bodies; tiles showing their cell's latest run after a Run all with a
 parameter (a real kernel); a deleted cell's tile; and the dashboard through a read-only link."""
 from __future__ import annotations

@@ -63,7 +63,7 @@ def test_engine_saves_only_inside_the_roots(fence: dict[str, Path]) -> None:
 
 
 def test_kernels_get_the_roots(cfg: Config) -> None:
-    from console.server.kernel_process import kernel_config
+    from console.server.sessions.kernel_process import kernel_config
 
     fenced = load_config({**cfg, "DATA_ROOTS": ["/srv/a", "/srv/b"]})
     assert load_config(json.loads(kernel_config(fenced)))["DATA_ROOTS"] == ["/srv/a", "/srv/b"]

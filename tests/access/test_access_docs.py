@@ -1,4 +1,4 @@
-"""The user docs as pages (console/server/userdocs.py): GET /docs/<name> and GET /api/docs/<name>
+"""The user docs as pages (console/server/api/userdocs.py): GET /docs/<name> and GET /api/docs/<name>
 for whoever sees the workspace (a reader too; the local user in single-user mode), nobody logged
 out, and only the names listed from docs/ at startup: traversal and other files are a 404."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from flask import Flask
 from flask.testing import FlaskClient
 
-from console.server.userdocs import DOCS_DIR, list_docs
+from console.server.api.userdocs import DOCS_DIR, list_docs
 from security_support import Served, login
 
 TRAVERSALS = ("/docs/..%2Fconsole%2Fconfig", "/docs/%2e%2e", "/docs/..", "/docs/language.md",
@@ -90,7 +90,7 @@ def test_the_list_holds_plain_md_files_of_the_folder_only(tmp_path: Path) -> Non
 
 
 def test_the_app_lists_the_folder_once(mu_app: Flask) -> None:
-    from console.server.userdocs import DOCS_KEY
+    from console.server.api.userdocs import DOCS_KEY
 
     listed = mu_app.extensions[DOCS_KEY]
     assert listed == list_docs() and all(p.parent == DOCS_DIR for p in listed.values())

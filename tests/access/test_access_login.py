@@ -179,6 +179,6 @@ def test_socket_connect_needs_the_csrf_token(mu_app: Flask) -> None:
     nb = client.post("/api/notebooks", json={"name": "s", "cells": [{"kind": "mlsql", "source": "x"}]}).json
     ack = ok.emit("command", {"type": "join", "notebook_id": nb["id"]}, callback=True)
     assert ack["ok"], ack
-    # After logout the login's open sockets are dropped at once (console/server/membership.py).
+    # After logout the login's open sockets are dropped at once (console/server/live/membership.py).
     client.post("/api/logout")
     assert not ok.is_connected()

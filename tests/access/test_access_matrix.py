@@ -52,7 +52,7 @@ def _client(app: Flask, role: str, cache: dict[str, FlaskClient], fresh: bool) -
 
 
 def _lake_table(app: Flask) -> None:
-    """The delta table lake.table's request names (console/server/lake.py reads its log), and
+    """The delta table lake.table's request names (console/server/api/lake.py reads its log), and
     the CSV file lake.file_schema's names."""
     import pyarrow as pa
     from deltalake import write_deltalake

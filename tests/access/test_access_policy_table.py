@@ -14,7 +14,7 @@ from console import roles
 from console.server.access import (
     POLICIES, POLICIES_KEY, classify, command_key, command_types, init_access, parse_policy, valid_policy,
 )
-from console.server.sockets import init_sockets
+from console.server.live.sockets import init_sockets
 from console.wire.codec import message_types
 
 from authz_world import SOCKET_SPEC, build_world

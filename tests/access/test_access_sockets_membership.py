@@ -18,7 +18,7 @@ from authz_world import build_world
 from security_support import PASSWORD
 
 from console.server.auth import CSRF_HEADER
-from console.server.sockets import broadcaster
+from console.server.live.sockets import broadcaster
 
 pytestmark = pytest.mark.timeout(120)
 

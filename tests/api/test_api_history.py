@@ -12,7 +12,7 @@ from flask.testing import FlaskClient
 
 from console.store import Store
 from console.store.models import utcnow
-from console.server.history import SETTLER_KEY, stop_settler
+from console.server.live.history import SETTLER_KEY, stop_settler
 
 SETTLE = 30.0  # the default idle time, simulated below through settle_notebooks(now=...)
 

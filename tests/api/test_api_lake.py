@@ -1,4 +1,4 @@
-"""The data panel's API (console/server/lake.py) on a live server: the lake's delta tables with
+"""The data panel's API (console/server/api/lake.py) on a live server: the lake's delta tables with
 their versions and history, uploads that a `load` then reads, and the uploads that must fail."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Attacks on the data panel (console/server/lake.py, lake_read.py) through a live server: a
+"""Attacks on the data panel (console/server/api/lake.py, lake_read.py) through a live server: a
 member's cell writes the lake, so its delta logs and links are hostile input to the server, which
 runs with more rights than any member.
 

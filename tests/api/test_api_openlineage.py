@@ -22,8 +22,8 @@ import pytest
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 
 from console.config import load_config
-from console.server.kernels import SessionManager
-from console.server.openlineage import Emitter, RunFacts, run_uuid, split_url
+from console.server.sessions.kernels import SessionManager
+from console.server.sessions.openlineage import Emitter, RunFacts, run_uuid, split_url
 from tests.support.clients import http, runs_ended
 from tests.support.jobs import after_runs, jobs_server
 from tests.support.live_server import LiveServer
@@ -220,7 +220,7 @@ def test_a_receiver_that_is_down_drops_the_oldest_and_never_blocks(live: LiveSer
         assert emitter.sent == 0 and emitter.failed + emitter.dropped == 20, (emitter.failed, emitter.dropped)
         # One warning per burst: one that events are dropped, one that sending fails, not one per event.
         # urllib3's warning of each retry, one per event, is not logged from the sender either.
-        said = [r.getMessage() for r in caplog.records if r.name == "console.server.openlineage"
+        said = [r.getMessage() for r in caplog.records if r.name == "console.server.sessions.openlineage"
                 or r.threadName == "openlineage-sender"]
         assert len(said) == 2 and any("dropped" in m for m in said) and any("fails" in m for m in said), said
         assert "secret" not in " ".join(said), said  # the URL's password is not logged

@@ -21,7 +21,7 @@ from flask.testing import FlaskClient
 from console.cluster.sandbox import session_cache_dir
 from console.server.api import results as results_api
 from console.server.errors import ApiError
-from console.server.kernels import KernelSession
+from console.server.sessions.kernels import KernelSession
 from tests.support.clients import TEST_USER_HEADER, http, live_server_fixture, run_cell_and_wait
 from tests.support.live_server import LiveServer
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from console.server.scheduler import JOBS_KEY
+from console.server.jobs.scheduler import JOBS_KEY
 from tests.support.clients import http
 from tests.support.jobs import after_runs, jobs_server
 from tests.support.live_server import LiveServer

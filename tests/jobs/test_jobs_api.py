@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from console.clock import MovableClock
-from console.server.scheduler import JOBS_KEY
+from console.server.jobs.scheduler import JOBS_KEY
 from tests.support.clients import Viewer, http, join
 from tests.support.jobs import a_pass_since, after_runs, jobs_server
 from tests.support.live_server import LiveServer

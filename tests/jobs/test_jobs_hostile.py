@@ -1,5 +1,5 @@
 """Hostile job bodies through a live server: what used to answer 500 or slip past the webhook's
-address check answers a 400 naming the field (console/server/jobs.py, schedule.py, webhook.py)."""
+address check answers a 400 naming the field (console/server/jobs/jobs.py, schedule.py, webhook.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterator

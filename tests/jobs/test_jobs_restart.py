@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from console.server.scheduler import LEASE_SECONDS
+from console.server.jobs.scheduler import LEASE_SECONDS
 from tests.support.live_server import start_server
 
 

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from console.server import schedule as S
+from console.server.jobs import schedule as S
 
 T0 = datetime(2026, 3, 28, 12, 0, tzinfo=timezone.utc)  # the night before Paris moves to summer time
 

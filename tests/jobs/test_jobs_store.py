@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from console.server.scheduler import next_of
+from console.server.jobs.scheduler import next_of
 from console.store import Invalid, NotFound, Store
 from console.store.jobs import JobRecord
 from console.store.models import JobRun

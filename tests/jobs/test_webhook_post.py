@@ -1,4 +1,4 @@
-"""The webhook's POST itself (console/server/webhook.py) against real receivers on 127.0.0.1:
+"""The webhook's POST itself (console/server/jobs/webhook.py) against real receivers on 127.0.0.1:
 certificates are checked through the pinned connection, and a redirect is not followed."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from console.server import webhook
+from console.server.jobs import webhook
 
 
 class _Hits(BaseHTTPRequestHandler):

@@ -19,8 +19,8 @@ import pytest
 from pycrdt import Array, Doc, Map, Text
 
 from console.clock import CLOCK_KEY, MovableClock
-from console.server.coedit import COEDIT_KEY, SETTLE_SECONDS
-from console.server.coedit_doc import read_cells, source_digest
+from console.server.live.coedit import COEDIT_KEY, SETTLE_SECONDS
+from console.server.live.coedit_doc import read_cells, source_digest
 from tests.support.clients import Viewer, http, join
 from tests.support.live_server import LiveServer as Server
 
@@ -265,7 +265,7 @@ def test_bad_updates_and_an_old_epoch_are_refused_by_name(server: Server, viewer
 
 
 def test_presence_reaches_the_room_and_leaving_is_told(server: Server, viewer: Any) -> None:
-    from console.server.yjs_wire import read_awareness, write_awareness
+    from console.server.live.yjs_wire import read_awareness, write_awareness
 
     nb = server.notebook("x")
     a, b = Peer(viewer(), nb.id), Peer(viewer(), nb.id)

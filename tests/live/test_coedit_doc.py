@@ -1,5 +1,5 @@
 """The co-editing documents against a real store, without sockets: how store writes and
-unstored document changes meet (console/server/coedit.py)."""
+unstored document changes meet (console/server/live/coedit.py)."""
 from __future__ import annotations
 
 import base64
@@ -9,8 +9,8 @@ from typing import Any
 
 from pycrdt import Array, Doc, Map, Text
 
-from console.server.coedit import CoEdit
-from console.server.coedit_doc import apply_store_changes, read_cells, replace_text
+from console.server.live.coedit import CoEdit
+from console.server.live.coedit_doc import apply_store_changes, read_cells, replace_text
 from console.store import Store
 
 

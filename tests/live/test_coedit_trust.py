@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pycrdt import Array, Doc, Text
 
-from console.server.coedit import COEDIT_KEY
-from console.server.yjs_wire import read_awareness, write_awareness
+from console.server.live.coedit import COEDIT_KEY
+from console.server.live.yjs_wire import read_awareness, write_awareness
 from tests.live.test_coedit import Peer
 from tests.support.clients import join
 from tests.support.live_server import LiveServer as Server

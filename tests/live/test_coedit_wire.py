@@ -1,4 +1,4 @@
-"""console/server/yjs_wire.py against pycrdt's own encodings, and against bytes that are not Yjs."""
+"""console/server/live/yjs_wire.py against pycrdt's own encodings, and against bytes that are not Yjs."""
 from __future__ import annotations
 
 import random
@@ -6,7 +6,7 @@ import random
 import pytest
 from pycrdt import Array, Awareness, Doc, Map, Text
 
-from console.server.yjs_wire import ITEM_BYTES, read_awareness, update_items, update_weight, write_awareness
+from console.server.live.yjs_wire import ITEM_BYTES, read_awareness, update_items, update_weight, write_awareness
 
 
 def test_items_are_counted_as_yrs_holds_them() -> None:

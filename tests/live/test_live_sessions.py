@@ -212,7 +212,7 @@ def test_a_fault_of_ours_shows_its_id_not_the_servers_traceback(
     nb = server.notebook("--script\nprint 1\nfail boom in the engine\n", "select 1 as a as t;")
     v = viewer()
     join(v, nb)
-    with caplog.at_level(logging.INFO, logger="console.server.kernels"):
+    with caplog.at_level(logging.INFO, logger="console.server.sessions.kernels"):
         ids = v.command("run_all", notebook_id=nb.id)["run_ids"]
         assert v.wait_status(ids[0], "done", "error")["status"] == "error"
         err = v.wait_for(lambda e: e["type"] == "error" and e["run_id"] == ids[0])

@@ -1,4 +1,4 @@
-"""Every run someone asks for goes through one entry (console/server/runs.py `start`), which stores
+"""Every run someone asks for goes through one entry (console/server/api/runs.py `start`), which stores
 the live document first: a REST run (the parameter form's, a script's) once ran the text stored
 before the latest typing, while the page's socket run stored it first.
 """

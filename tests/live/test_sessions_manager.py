@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from console.config import load_config
-from console.server.kernels import SessionManager
+from console.server.sessions.kernels import SessionManager
 from console.store import Store
 from tests.support.live_server import SCRIPTED_KERNEL, server_env
 

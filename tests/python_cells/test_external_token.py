@@ -83,7 +83,7 @@ def test_without_the_token_the_cluster_refuses_the_cell(guarded: tuple[ClusterIn
 
 
 def test_the_kernel_gets_the_token_not_the_file(guarded: tuple[ClusterInfo, Path], tmp_path: Path) -> None:
-    from console.server.kernel_process import kernel_config
+    from console.server.sessions.kernel_process import kernel_config
 
     head, token_file = guarded
     cfg = load_config({"DATA_DIR": str(tmp_path / "data"), "RAY_ADDRESS": head.address,

@@ -50,7 +50,7 @@ def test_a_second_old_copy_is_moved_aside_never_left_readable(tmp_path: Path) ->
 def test_the_kernels_settings_carry_no_store_url_or_key() -> None:
     import json
 
-    from console.server.kernel_process import kernel_config
+    from console.server.sessions.kernel_process import kernel_config
 
     cfg = load_config({"DATABASE_URL": "postgresql://console:hunter2@db/console", "SECRET_KEY": "k-s1"})
     sent = json.loads(kernel_config(cfg))

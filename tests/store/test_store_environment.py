@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from console.ids import CellId, NotebookId, RunId
-from console.server import environments
-from console.server.kernel_session import KernelSession, QueuedRun
+from console.server.sessions import environments
+from console.server.sessions.kernel_session import KernelSession, QueuedRun
 from console.store import Store, UserRecord
 from console.store.errors import Invalid
 from console.wire.kernel import EnvironmentChanged

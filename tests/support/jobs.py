@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
-from console.server.scheduler import JOBS_KEY, JobScheduler
+from console.server.jobs.scheduler import JOBS_KEY, JobScheduler
 from tests.support.live_server import LiveServer
 
 T = TypeVar("T")

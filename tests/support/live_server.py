@@ -25,7 +25,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from console.server.kernel_process import KERNEL_MODULE as REAL_KERNEL
+from console.server.sessions.kernel_process import KERNEL_MODULE as REAL_KERNEL
 from tests.support.clients import TEST_USER_HEADER
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from console.ids import CellId, RunId
-from console.server import manifests
-from console.server.kernel_session import QueuedRun
+from console.server.sessions import manifests
+from console.server.sessions.kernel_session import QueuedRun
 from console.wire.codec import DecodeError
 from console.wire.kernel import FROM_KERNEL, ManifestEntry, RunManifest
 from forge_support import own_run_cell, run_all, wait_run

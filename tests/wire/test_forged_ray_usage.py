@@ -20,8 +20,8 @@ import pytest
 from console.config import load_config
 from console.ids import CellId, NotebookId, RunId
 from console.kernel.session import Session
-from console.server import ray_usage
-from console.server.kernel_session import KernelSession, QueuedRun
+from console.server.sessions import ray_usage
+from console.server.sessions.kernel_session import KernelSession, QueuedRun
 from console.wire.codec import DecodeError
 from console.wire.kernel import FROM_KERNEL, RunRayUsage
 from console.wire.worker import RayActor, RayUsage

@@ -31,7 +31,7 @@ from console.server import serialize
 from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
-from console.server.membership import NAMESPACE, room
+from console.server.live.membership import NAMESPACE, room
 from console.server.validate import typed_body, field, json_body
 
 ID_CHARS = 64

@@ -3,7 +3,7 @@
     GET /api/notebooks/<id>/cells/<cell>/result?offset=&limit=&sort=    -> a page (ResultEvent fields + offset)
     GET /api/notebooks/<id>/cells/<cell>/result/download/<csv|parquet>?sort=  -> the whole result as a file
 
-Results belong to the notebook's shared kernel (console/server/kernels.py), paged by those who may
+Results belong to the notebook's shared kernel (console/server/sessions/kernels.py), paged by those who may
 run it (the policy table: runner); with no kernel or no kept result the answer is a 409 telling
 them to run the cell.
 `sort` is JSON: [["column", "asc"|"desc"], ...].
@@ -29,7 +29,7 @@ from console.ids import NotebookId, UserId
 from console.server.auth import signed_in
 from console.server.deps import get_config, get_manager
 from console.server.errors import ApiError
-from console.server.kernels import KernelSession
+from console.server.sessions.kernels import KernelSession
 from console.server.validate import query_int
 
 FORMATS = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}

@@ -1,5 +1,5 @@
 """Revision endpoints: list a notebook's history (authors, labels), read one snapshot, name the
-current content as a version, diff any two, restore. The settler (console/server/history.py) makes
+current content as a version, diff any two, restore. The settler (console/server/live/history.py) makes
 the revisions of settled edits."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from console.server import serialize
 from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
-from console.server.history import init_settler
+from console.server.live.history import init_settler
 from console.server.validate import typed_body, body_as, query_int, revision_given
 
 
@@ -45,7 +45,7 @@ def list_revisions(notebook_id: str) -> ResponseReturnValue:
 
 def _store_live_edits(notebook_id: str) -> None:
     """Store the notebook's live document now (co-editing saves it a moment after the last keystroke)."""
-    from console.server.coedit import COEDIT_KEY
+    from console.server.live.coedit import COEDIT_KEY
 
     coedit = current_app.extensions.get(COEDIT_KEY)
     if coedit is not None:

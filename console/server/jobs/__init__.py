@@ -1,0 +1,1 @@
+"""The server's jobs wing: the jobs API, schedules, the scheduler thread, one job run, webhooks."""
