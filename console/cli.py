@@ -113,6 +113,59 @@ def run(file: str, data_dir: str | None, cell: int | None, params: tuple[str, ..
     sys.exit(run_file(Path(file), cfg, cell=cell, params=_param_values(params), manifest=manifest))
 
 
+@main.command()
+@click.argument("run_id")
+@data_dir_option
+@click.option("--force", is_flag=True, help="Run even when a file it read, or the environment, changed since.")
+def replay(run_id: str, data_dir: str | None, force: bool) -> None:
+    """Re-run a stored run as recorded, without the browser, and say whether its result is the same.
+
+    The run's cell, as it was at the revision RUN_ID ran, runs in a new headless session with the
+    run's parameters and the notebook's environment at that revision; each delta table of the lake
+    it read is read at the recorded version, each file it read is compared with what was recorded
+    (docs/lineage.md). Only that cell runs: the cells before it may write (a replay must not), so a
+    cell that uses tables an earlier cell made fails here naming them, and is replayed in the
+    notebook (Re-run as recorded), whose session holds them. Exit status 0: same result; 1: the
+    cell failed or the result differs.
+    """
+    import json
+    import tempfile
+
+    from console.kernel.headless import NOTEBOOK_FORMAT, run_file
+    from console.server.api.rerun import NotReplayable, recorded
+    from console.server.api.run_diff import result_facts
+    from console.store import NotFound
+    from console.wire.cell import Result
+
+    cfg = _config(data_dir)
+    store = _open_store(cfg)
+    try:
+        r = recorded(store, run_id, force)
+    except NotFound:
+        raise click.ClickException(f"no run {run_id!r} in {cfg.data_dir}") from None
+    except NotReplayable as exc:
+        raise click.ClickException(str(exc)) from None
+    cell = r.cells[r.index]
+    doc = {"format": NOTEBOOK_FORMAT, "cells": [{"kind": cell.get("kind", "mlsql"), "source": cell.get("source", "")}],
+           "metadata": {"environment": store.get_environment(r.run.notebook_id, r.manifest.revision)}}
+    results: dict[int, Result] = {}
+    click.echo(f"-- replaying run {r.run.id}: cell {r.index + 1} of revision {r.manifest.revision}, "
+               f"pinned {json.dumps(r.inputs.pins)}")
+    with tempfile.TemporaryDirectory(prefix="mlsql-replay-") as tmp:
+        path = Path(tmp) / "replay.json"
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        code = run_file(path, cfg, params=r.manifest.params, replay=r.inputs, results=results)
+    if code:
+        sys.exit(code)
+    got = results.get(1)
+    now = result_facts({"columns": got.columns, "rows": got.rows, "total_rows": got.total_rows} if got else None)
+    was = result_facts(r.run.result)
+    differs = [k for k in ("total_rows", "columns", "digest") if (now or {}).get(k) != (was or {}).get(k)]
+    click.echo("-- same result as the recorded run" if not differs else
+               f"-- the result differs from the recorded run's: {', '.join(differs)}")
+    sys.exit(1 if differs else 0)
+
+
 @main.group()
 def datasets() -> None:
     """Write example data sets."""

@@ -10,7 +10,8 @@ from console.config import Config
 from console.kernel.results import format_table
 from console.kernel.session import Session
 from console.lang import params as notebook_params
-from console.wire.cell import Failure, Metrics, Output
+from console.wire.cell import Failure, Metrics, Output, Result
+from console.wire.kernel import ReplayInputs
 
 NOTEBOOK_FORMAT = "mlsql-console-notebook"
 MANIFEST_FORMAT = "mlsql-console-manifest"
@@ -116,12 +117,15 @@ def read_environment(path: Path) -> dict[str, Any] | None:
 
 
 def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = print,
-             params: Mapping[str, str] | None = None, manifest: str | Path | None = None) -> int:
+             params: Mapping[str, str] | None = None, manifest: str | Path | None = None,
+             replay: ReplayInputs | None = None, results: dict[int, Result] | None = None) -> int:
     """Run the file's cells in order (or only cell N, 1-based); 0 when all succeed, 1 at the first failure.
 
     params: values for the notebook's parameters (console/lang/params.py); an undeclared one is refused.
     manifest: a JSON file to write the run's manifest to (what each cell read and wrote), also
     when a cell fails; a headless run has no server, so nothing in it is checked against the lake.
+    replay: read the inputs as a recorded run read them (`mlsql-console replay`, console/kernel/replay.py);
+    results: filled with each cell's result, by cell number.
     """
     path = Path(path)
     try:
@@ -144,6 +148,7 @@ def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = 
     ran: list[dict[str, Any]] = []
     if environment is not None:
         session.preset_environment(environment)
+    session.replay = replay
     try:
         for n, (kind, source) in numbered:
             if kind == "markdown":
@@ -157,6 +162,8 @@ def run_file(path: str | Path, cfg: Config, cell: int | None = None, out: Out = 
                     out(outcome.error.traceback)
                 return 1
             if outcome.result is not None:
+                if results is not None:
+                    results[n] = outcome.result
                 out(f"-- cell {n}: {outcome.result.name}")
                 out(format_table(outcome.result))
         if session.environment_lock():  # the run's record of the environment it ran in

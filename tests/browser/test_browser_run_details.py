@@ -12,6 +12,17 @@ from tests.support.clients import job_run_ended
 from tests.support.live_server import REAL_KERNEL, ServerProcess, start_server
 
 
+def run_each(page: Any, real: ServerProcess, nb: dict[str, Any], count: int) -> Any:
+    """Open the notebook and run its first `count` cells one by one, each to done; its cells."""
+    page.goto(f"{real.url}/notebooks/{nb['id']}")
+    page.wait_for_selector("#app[data-connection='live']", state="attached")
+    cells = page.locator("section.cell")
+    for i in range(count):
+        cells.nth(i).locator("[data-action=run]").click()
+        cells.nth(i).locator("xpath=self::*[@data-status='done']").wait_for(timeout=120000)
+    return cells
+
+
 @pytest.fixture(scope="module")
 def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     srv = start_server(tmp_path_factory.mktemp("run-details") / "data", kernel_module=REAL_KERNEL)
@@ -23,12 +34,7 @@ def test_a_cells_run_details_replay_it_as_recorded_and_compare(page: Any, real: 
     nb = real.notebook("details", "select 1 as a as t;\nsave overwrite t as delta.`rd.t`;",
                        "load delta.`rd.t` as f;\nselect count(*) as n from f as c;",
                        "select 2 as a as u;\nsave append u as delta.`rd.t`;")
-    page.goto(f"{real.url}/notebooks/{nb['id']}")
-    page.wait_for_selector("#app[data-connection='live']", state="attached")
-    cells = page.locator("section.cell")
-    for i in range(3):  # write v0, read it (1 row), append v1
-        cells.nth(i).locator("[data-action=run]").click()
-        cells.nth(i).locator("xpath=self::*[@data-status='done']").wait_for(timeout=120000)
+    cells = run_each(page, real, nb, 3)  # write v0, read it (1 row), append v1
     reader = cells.nth(1)
     recorded_id = reader.get_attribute("data-run-id")
     reader.locator("[data-role=status]").click()
@@ -74,12 +80,7 @@ def test_a_jobs_two_runs_with_other_parameters_show_what_differs(page: Any, real
 def test_the_data_panel_names_the_runs_that_wrote_and_read_each_version(page: Any, real: ServerProcess) -> None:
     nb = real.notebook("lineage", "select 1 as a as t;\nsave overwrite t as delta.`rd.lin`;",
                        "load delta.`rd.lin` as f;\nselect count(*) as n from f as c;")
-    page.goto(f"{real.url}/notebooks/{nb['id']}")
-    page.wait_for_selector("#app[data-connection='live']", state="attached")
-    cells = page.locator("section.cell")
-    for i in range(2):
-        cells.nth(i).locator("[data-action=run]").click()
-        cells.nth(i).locator("xpath=self::*[@data-status='done']").wait_for(timeout=120000)
+    run_each(page, real, nb, 2)
     page.click("[data-action=data-panel]")
     row = page.locator("[data-role=data-panel] details[data-table='rd.lin']")
     row.locator("summary").first.click()
@@ -98,12 +99,7 @@ def test_a_models_lineage_names_its_training_run_and_the_versions_it_learned_fro
                        "--%python\n--%input=features\n--%output=m\n--%dataMode=model\nimport pandas as pd\n"
                        "context.build_result(pd.DataFrame({'w': [float(len(list(context.fetch_once_as_rows())))]}))\n",
                        "save overwrite m as delta.`rd.model`;")
-    page.goto(f"{real.url}/notebooks/{nb['id']}")
-    page.wait_for_selector("#app[data-connection='live']", state="attached")
-    cells = page.locator("section.cell")
-    for i in range(5):
-        cells.nth(i).locator("[data-action=run]").click()
-        cells.nth(i).locator("xpath=self::*[@data-status='done']").wait_for(timeout=120000)
+    cells = run_each(page, real, nb, 5)
     trainer = cells.nth(3).get_attribute("data-run-id")
     # The run page of the save: the model table it wrote, trained by cell 4's run from rd.feat v1.
     cells.nth(4).locator("[data-role=status]").click()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from flask import jsonify
 from flask.typing import ResponseReturnValue
@@ -28,6 +29,8 @@ from console.server.deps import get_manager, get_store
 from console.server.errors import ApiError
 from console.server.validate import body_as, typed_body
 from console.store import NotFound
+from console.store.manifests import ManifestRecord
+from console.store.records import RunRecord
 from console.wire.kernel import MANIFEST_ENTRIES, ManifestEntry, ReplayInputs
 
 
@@ -40,25 +43,52 @@ class Replay:
     force: bool = False  # run even when a plain file it read, or the environment, changed since
 
 
-def replay(run_id: str) -> ResponseReturnValue:
-    spec = body_as(Replay, required=False)
-    store = get_store()
+@dataclass(frozen=True)
+class Recorded:
+    """What a replay of a stored run needs: the run, its manifest, the cells of the revision it ran
+    (the run's own cell last: `cells[index]`) and the inputs to read as it read them."""
+
+    run: RunRecord
+    manifest: ManifestRecord
+    cells: list[dict[str, Any]]
+    index: int
+    inputs: ReplayInputs
+
+
+class NotReplayable(Exception):
+    """Why a run cannot be replayed (no manifest, its revision or cell gone)."""
+
+
+def recorded(store: Any, run_id: str, force: bool = False) -> Recorded:
+    """The stored run `run_id` as a replay reads it (NotFound: no such run; NotReplayable: why not).
+    The server's replay and `mlsql-console replay` both start here."""
     run = store.get_run(run_id)
     m = store.get_manifest(run_id)
     if m is None or m.revision is None:
-        raise ApiError(409, "this run has no recorded manifest (it is still running, or it ran before runs were "
+        raise NotReplayable("this run has no recorded manifest (it is still running, or it ran before runs were "
                             "recorded): there is nothing to replay it from")
     try:
         snapshot = store.get_revision(run.notebook_id, m.revision).snapshot
     except NotFound:
-        raise ApiError(409, f"revision {m.revision} of the notebook, which this run ran, is no longer in its "
+        raise NotReplayable(f"revision {m.revision} of the notebook, which this run ran, is no longer in its "
                             "history") from None
-    cell = next((c for c in snapshot.get("cells", []) if c.get("id") == run.cell_id), None)
-    if cell is None or cell.get("kind") not in ("mlsql", "python"):
-        raise ApiError(409, f"cell {run.cell_id} is not in revision {m.revision} as a code cell")
-    source = notebook_params.apply(str(cell["kind"]), str(cell.get("source", "")), m.params)
-    inputs = ReplayInputs(pins=_pins(m.entries), files=_files(m.entries), force=spec.force,
+    cells = list(snapshot.get("cells", []))
+    index = next((i for i, c in enumerate(cells) if c.get("id") == run.cell_id), -1)
+    if index < 0 or cells[index].get("kind") not in ("mlsql", "python"):
+        raise NotReplayable(f"cell {run.cell_id} is not in revision {m.revision} as a code cell")
+    inputs = ReplayInputs(pins=_pins(m.entries), files=_files(m.entries), force=force,
                           lock_hash=m.lock_hash if _LOCK.fullmatch(m.lock_hash) else "")
+    return Recorded(run, m, cells, index, inputs)
+
+
+def replay(run_id: str) -> ResponseReturnValue:
+    spec = body_as(Replay, required=False)
+    try:
+        r = recorded(get_store(), run_id, spec.force)
+    except NotReplayable as exc:
+        raise ApiError(409, str(exc)) from None
+    run, m, cell, inputs = r.run, r.manifest, r.cells[r.index], r.inputs
+    source = notebook_params.apply(str(cell["kind"]), str(cell.get("source", "")), m.params)
     (new_id,) = get_manager().queue_cells(UserId(auth.signed_in().id), NotebookId(run.notebook_id),
                                           [(CellId(run.cell_id), source, str(cell["kind"]))],
                                           params=m.params, revision=m.revision, replay=inputs, replay_of=run.id)
@@ -93,4 +123,4 @@ def _count(value: object) -> int | None:
     return value if isinstance(value, int) and 0 <= value < 2**62 else None
 
 
-__all__ = ["replay"]
+__all__ = ["NotReplayable", "Recorded", "recorded", "replay"]

@@ -57,12 +57,13 @@ def run_diff(run_id: str, other_id: str) -> ResponseReturnValue:
 def _results(a: RunRecord, b: RunRecord) -> dict[str, Any]:
     """The two results as the store keeps them: row count, columns (name and type) and a digest of
     the rows kept (the first RESULT_ROWS), and which of these differ."""
-    fa, fb = _result_facts(a.result), _result_facts(b.result)
+    fa, fb = result_facts(a.result), result_facts(b.result)
     differs = [k for k in ("total_rows", "columns", "digest") if (fa or {}).get(k) != (fb or {}).get(k)]
     return {"a": fa, "b": fb, "differs": differs, "same": not differs}
 
 
-def _result_facts(result: dict[str, Any] | None) -> dict[str, Any] | None:
+def result_facts(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A result's row count, columns and the digest of the rows given (`mlsql-console replay` too)."""
     if not result:
         return None
     rows = json.dumps(result.get("rows", []), sort_keys=True, separators=(",", ":"), default=str)
@@ -117,4 +118,4 @@ def _data(ma: ManifestRecord, mb: ManifestRecord, access_kind: str) -> list[dict
             for name in sorted(set(fa) | set(fb))]
 
 
-__all__ = ["run_diff"]
+__all__ = ["result_facts", "run_diff"]
