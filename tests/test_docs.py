@@ -80,9 +80,9 @@ def test_each_typed_body_is_documented_with_its_fields() -> None:
     import console.server.api
     from console.server.validate import BODIES, documented_form
 
-    for package in (console.server, console.server.api):  # each endpoint module declares its bodies
-        for module in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{module.name}")
+    # each endpoint module declares its bodies, in every wing of server/ (api/, jobs/, live/, sessions/)
+    for module in pkgutil.walk_packages(console.server.__path__, "console.server."):
+        importlib.import_module(module.name)
     assert {"POST /api/login", "POST /api/folders/shares", "PUT /api/notebooks/<id>/dashboard"} <= set(BODIES)
     text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     assert BODIES, "no typed body registered"

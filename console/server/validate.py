@@ -163,21 +163,26 @@ def body_as(cls: type[B], required: bool = True) -> B:
     declare is a 400 that lists the ones it does."""
     data = json_body(required)
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
-    names = [f.name for f in fields]
+    names = [json_name(f) for f in fields]
     unknown = sorted(str(k)[:40] for k in set(data) - set(names))
     if unknown:
         raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
                             f"this body takes {', '.join(names)}")
     hints = get_type_hints(cls)
-    values = {f.name: field(data, f.name, _kind(hints[f.name]),
+    values = {f.name: field(data, json_name(f), _kind(hints[f.name]),
                             _MISSING if f.default is dataclasses.MISSING else f.default) for f in fields}
     return cls(**values)
+
+
+def json_name(f: dataclasses.Field[Any]) -> str:
+    """A field's name in the JSON body: its own, or `metadata["json"]` where that is a Python keyword (`from`)."""
+    return str(f.metadata.get("json", f.name))
 
 
 def documented_form(cls: type) -> list[str]:
     """The body's fields as docs/api.md writes them: `name`, or `name?` when it may be left out (a
     base revision that may come in the query string instead is written as required)."""
-    return [f.name + ("" if f.default is dataclasses.MISSING or f.metadata.get("or_query") else "?")
+    return [json_name(f) + ("" if f.default is dataclasses.MISSING or f.metadata.get("or_query") else "?")
             for f in dataclasses.fields(cls)]
 
 

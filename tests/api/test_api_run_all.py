@@ -32,3 +32,16 @@ def test_run_from_here_stops_too_and_a_later_run_all_starts_afresh(live: LiveSer
     second = http(live, "POST", f"/api/notebooks/{nb.id}/run", {"cell_id": nb.cells[2].id})[1]["run_ids"]
     assert [r.status for r in ended(live, first)] == ["done", "error", "cancelled"]
     assert [r.status for r in ended(live, second)] == ["done"]
+
+
+def test_the_run_body_is_typed(live: LiveServer) -> None:
+    nb = live.notebook("select 1 as a as t;")
+    url = f"/api/notebooks/{nb.id}/run"
+    assert http(live, "POST", url, {"cell": nb.cells[0].id}) == (
+        400, {"error": "unknown field cell; this body takes cell_id, from, all, params", "status": 400})
+    status, body = http(live, "POST", url, {"from": 3})
+    assert status == 400 and body["error"] == "'from' must be a string", body
+    status, body = http(live, "POST", url, {"all": "yes"})
+    assert status == 400 and body["error"] == "'all' must be true or false", body
+    status, body = http(live, "POST", url, {})
+    assert status == 400 and body["error"] == "give 'cell_id', 'from' (a cell id) or 'all': true", body

@@ -16,7 +16,9 @@
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, stream_with_context
@@ -35,7 +37,7 @@ from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
 from console.server.jobs.jobs import checked_params, decode_params
 from console.server.deps import get_manager
-from console.server.validate import field, json_body, query_int
+from console.server.validate import body_as, query_int, typed_body
 
 # Roles are checked before a handler runs: POLICIES in console/server/access.py names every
 # endpoint here (notebook:<role> or run:<role>), so the handlers only do the work.
@@ -62,19 +64,30 @@ def start(user_id: UserId, notebook_id: str, mode: str, cell_id: str | None, *,
                              params=params)
 
 
+@typed_body("POST /api/notebooks/<id>/run")
+@dataclass
+class RunCells:
+    """One of: `cell_id` (that cell), `from` (that cell and the ones after it), `all: true`."""
+
+    cell_id: str | None = None
+    from_: str | None = dataclasses.field(default=None, metadata={"json": "from"})
+    all: bool = False
+    params: dict[str, Any] | None = None  # values for the notebook's parameters (console/lang/params.py)
+
+
 def run_cells(notebook_id: str) -> ResponseReturnValue:
-    body = json_body()
-    if field(body, "all", bool, False):
+    spec = body_as(RunCells)
+    if spec.all:
         mode, cell_id = "all", None
-    elif body.get("from") is not None:
-        mode, cell_id = "from", field(body, "from", str)
-    elif body.get("cell_id") is not None:
-        mode, cell_id = "cell", field(body, "cell_id", str)
+    elif spec.from_ is not None:
+        mode, cell_id = "from", spec.from_
+    elif spec.cell_id is not None:
+        mode, cell_id = "cell", spec.cell_id
     else:
         raise ApiError(400, "give 'cell_id', 'from' (a cell id) or 'all': true")
     params = None
-    if body.get("params") is not None:  # values for the notebook's parameters (console/lang/params.py)
-        params = checked_params(notebook_id, decode_params(body["params"]))
+    if spec.params is not None:
+        params = checked_params(notebook_id, decode_params(spec.params))
     ids = start(_user_id(), notebook_id, mode, cell_id, params=params)
     return jsonify({"run_ids": ids}), 202
 
