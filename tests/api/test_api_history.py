@@ -10,6 +10,7 @@ from typing import Any
 from flask import Flask
 from flask.testing import FlaskClient
 
+from console.clock import MovableClock
 from console.store import Store
 from console.store.models import utcnow
 from console.server.live.history import SETTLER_KEY, stop_settler
@@ -55,7 +56,8 @@ def test_a_three_minute_editing_session_makes_a_handful_of_revisions(app: Flask)
 def test_the_server_settles_idle_edits_by_itself(cfg: Any, tmp_path: Any) -> None:
     from console.server import create_app
 
-    app = create_app({**cfg, "HISTORY_SETTLE_SECONDS": 0.6, "TESTING": True})
+    clock = MovableClock()  # the settler waits on the app's clock: the test moves it past the idle time
+    app = create_app({**cfg, "TESTING": True, "CLOCK": clock})
     try:
         store: Store = app.extensions["store"]
         client = app.test_client()
@@ -66,10 +68,13 @@ def test_the_server_settles_idle_edits_by_itself(cfg: Any, tmp_path: Any) -> Non
             rev = store.update_notebook(nb["id"], rev, cells=[{"id": nb["cells"][0]["id"], "kind": "mlsql",
                                                                "source": "a" * (i + 2)}],
                                         author_id=admin.id, snapshot=False).revision
-        assert app.extensions[SETTLER_KEY].every < 1  # started by the first request above
-        deadline = time.monotonic() + 10
+        settler = app.extensions[SETTLER_KEY]  # started by the first request above
+        clock.wait_sleeping(1)
+        assert settler.settle_once() == 0  # 30 s of idle time have not passed on the app's clock
+        clock.advance(SETTLE + 120)  # past the idle time of edits made since the clock was set: the settler wakes
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline and store.unsettled_notebooks(0):
-            time.sleep(0.1)
+            time.sleep(0.05)
         revs = client.get(f"/api/notebooks/{nb['id']}/revisions").json["revisions"]
         assert [(r["number"], r["authors"], r["label"]) for r in revs] == [(6, ["admin"], None), (1, ["admin"], None)]
     finally:

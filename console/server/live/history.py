@@ -4,7 +4,8 @@ Co-editing and autosave save without a history row (console/store/revisions.py);
 asks the store every few seconds for notebooks idle for HISTORY_SETTLE_SECONDS and snapshots
 them. It starts at the first request of the serving process (gunicorn forks after create_app, and
 a thread does not survive a fork) and stops when its app is gone, its store is closed, or
-`stop_settler` is called.
+`stop_settler` is called. It waits and reads the time on the app's clock (console/clock.py), so a
+test moves time instead of waiting for the idle seconds to pass.
 """
 from __future__ import annotations
 
@@ -16,14 +17,17 @@ from typing import Any
 
 from flask.sansio.app import App  # what a blueprint's record_once hands over (a Flask app is one)
 
+from console.clock import Clock, app_clock
+
 log = logging.getLogger(__name__)
 
 SETTLER_KEY = "console.history_settler"
 
 
 class Settler:
-    def __init__(self, app: App, idle_seconds: float) -> None:
+    def __init__(self, app: App, idle_seconds: float, clock: Clock) -> None:
         self.idle_seconds = max(float(idle_seconds), 0.0)
+        self.clock = clock
         # Often enough that a revision follows the idle time closely, seldom enough to cost nothing.
         self.every = min(max(self.idle_seconds / 4, 0.2), 5.0)
         self._app = weakref.ref(app)
@@ -55,11 +59,11 @@ class Settler:
         if store is None or (self._pool is not None and store.engine.pool is not self._pool):
             self._stop.set()
             return 0
-        return len(store.settle_notebooks(self.idle_seconds))
+        return len(store.settle_notebooks(self.idle_seconds, now=self.clock.now()))
 
     def _loop(self) -> None:
         failing = False
-        while not self._stop.wait(self.every):
+        while not self.clock.sleep(self.every, until=self._stop):
             try:
                 self.settle_once()
                 failing = False
@@ -73,7 +77,7 @@ def init_settler(app: App) -> None:
     """Give the app a settler that starts with its first request."""
     if SETTLER_KEY in app.extensions:
         return
-    settler = Settler(app, app.extensions["config"].HISTORY_SETTLE_SECONDS)
+    settler = Settler(app, app.extensions["config"].HISTORY_SETTLE_SECONDS, app_clock(app))
     app.extensions[SETTLER_KEY] = settler
     app.before_request(settler.ensure_running)
 
