@@ -169,9 +169,28 @@ def body_as(cls: type[B], required: bool = True) -> B:
         raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
                             f"this body takes {', '.join(names)}")
     hints = get_type_hints(cls)
-    values = {f.name: field(data, json_name(f), _kind(hints[f.name]),
-                            _MISSING if f.default is dataclasses.MISSING else f.default) for f in fields}
+    values: dict[str, Any] = {}
+    for f in fields:
+        if f.metadata.get("null"):  # NULLABLE: the JSON value as it came (null too), checked by its endpoint
+            values[f.name] = data.get(json_name(f), ABSENT)
+        else:
+            values[f.name] = field(data, json_name(f), _kind(hints[f.name]),
+                                   _MISSING if f.default is dataclasses.MISSING else f.default)
     return cls(**values)
+
+
+class Absent:
+    """A typed body's field the JSON left out, where its null means something of its own (NULLABLE)."""
+
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT = Absent()
+# A field whose JSON null is a value (a cell's view: null clears it), told apart from leaving it out:
+# body_as() hands over the JSON value as it came, or ABSENT, and the endpoint checks it.
+NULLABLE: Any = dataclasses.field(default=ABSENT, metadata={"null": True})
 
 
 def json_name(f: dataclasses.Field[Any]) -> str:

@@ -71,3 +71,18 @@ def test_a_typed_body_refuses_what_it_does_not_declare(client: FlaskClient) -> N
     r = client.post("/api/folders", json={"path": "/t", "owner": "mallory"})
     assert r.status_code == 400 and r.json["error"] == "unknown field owner; this body takes path"
     assert client.get(f"/api/notebooks/{nb['id']}").json["revision"] == 1  # nothing was written
+
+
+def test_a_cell_edit_is_a_typed_body_where_a_null_view_clears_and_a_missing_one_keeps(client: FlaskClient) -> None:
+    nb = _nb(client)
+    url = f"/api/notebooks/{nb['id']}/cells/{nb['cells'][0]['id']}"
+    r = client.patch(url, json={"base_revision": 1, "sorce": "typo"})
+    assert r.status_code == 400 and r.json["error"] == "unknown field sorce; this body takes base_revision, " \
+                                                       "source, kind, view"
+    chart = {"mode": "chart", "chart": {"type": "bar", "x": "a", "y": ["b"]}}
+    r = client.patch(url, json={"base_revision": 1, "view": chart})
+    assert r.status_code == 200 and r.json["cells"][0]["view"]["mode"] == "chart", r.json
+    r = client.patch(url, json={"base_revision": r.json["revision"], "source": "b"})  # no view: kept
+    assert r.status_code == 200 and r.json["cells"][0]["view"]["mode"] == "chart", r.json
+    r = client.patch(url, json={"base_revision": r.json["revision"], "view": None})  # null: the table again
+    assert r.status_code == 200 and r.json["cells"][0]["view"] is None, r.json

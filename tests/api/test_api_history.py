@@ -56,8 +56,8 @@ def test_a_three_minute_editing_session_makes_a_handful_of_revisions(app: Flask)
 def test_the_server_settles_idle_edits_by_itself(cfg: Any, tmp_path: Any) -> None:
     from console.server import create_app
 
-    clock = MovableClock()  # the settler waits on the app's clock: the test moves it past the idle time
-    app = create_app({**cfg, "TESTING": True, "CLOCK": clock})
+    clock = MovableClock()  # the settler reads the app's clock: the test moves it past the idle time
+    app = create_app({**cfg, "TESTING": True, "CLOCK": clock, "HISTORY_SETTLE_SECONDS": 2})
     try:
         store: Store = app.extensions["store"]
         client = app.test_client()
@@ -68,10 +68,9 @@ def test_the_server_settles_idle_edits_by_itself(cfg: Any, tmp_path: Any) -> Non
             rev = store.update_notebook(nb["id"], rev, cells=[{"id": nb["cells"][0]["id"], "kind": "mlsql",
                                                                "source": "a" * (i + 2)}],
                                         author_id=admin.id, snapshot=False).revision
-        settler = app.extensions[SETTLER_KEY]  # started by the first request above
-        clock.wait_sleeping(1)
-        assert settler.settle_once() == 0  # 30 s of idle time have not passed on the app's clock
-        clock.advance(SETTLE + 120)  # past the idle time of edits made since the clock was set: the settler wakes
+        settler = app.extensions[SETTLER_KEY]  # started by the first request above, a round each 0.5 s
+        assert settler.every == 0.5 and settler.settle_once() == 0  # no idle time passed on the app's clock
+        clock.advance(120)  # past the idle time of edits made since the clock was set: its next round settles
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and store.unsettled_notebooks(0):
             time.sleep(0.05)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
@@ -10,8 +11,8 @@ from console.server import serialize
 from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
-from console.server.validate import (BASE_REVISION, base_revision, typed_body, body_as, cell_view, field, json_body,
-                                     revision_given)
+from console.server.validate import (BASE_REVISION, NULLABLE, Absent, body_as, cell_view, revision_given,
+                                     typed_body)
 
 
 @typed_body("POST /api/notebooks/<id>/cells")
@@ -43,15 +44,24 @@ def add_cell(notebook_id: str) -> ResponseReturnValue:
     return jsonify({**serialize.notebook(nb), "cell": serialize.plain(cell)}), 201
 
 
+@typed_body("PATCH /api/notebooks/<id>/cells/<cell_id>")
+@dataclass
+class CellEdit:
+    base_revision: int | None = BASE_REVISION
+    source: str | None = None
+    kind: str | None = None
+    view: Any = NULLABLE  # how the result is shown (checked by cell_view); null: the table again
+
+
 def edit_cell(notebook_id: str, cell_id: str) -> ResponseReturnValue:
     """source and/or kind, and/or view (how the result is shown: a chart, or null for the table)."""
-    data = json_body()
-    source, kind = field(data, "source", str, None), field(data, "kind", str, None)
-    has_view = "view" in data
+    spec = body_as(CellEdit)
+    source, kind = spec.source, spec.kind
+    has_view = not isinstance(spec.view, Absent)
     if source is None and kind is None and not has_view:
         raise ApiError(400, "give 'source', 'kind' and/or 'view'")
-    view = cell_view(data) if has_view else None  # checked before anything is written
-    store, author, base = get_store(), signed_in().id, base_revision(data)
+    view = cell_view({"view": spec.view}) if has_view else None  # checked before anything is written
+    store, author, base = get_store(), signed_in().id, revision_given(spec.base_revision)
     if source is not None or kind is not None:
         nb = store.edit_cell(notebook_id, cell_id, base, source=source, kind=kind, author_id=author)
         base = nb.revision

@@ -4,8 +4,10 @@ Co-editing and autosave save without a history row (console/store/revisions.py);
 asks the store every few seconds for notebooks idle for HISTORY_SETTLE_SECONDS and snapshots
 them. It starts at the first request of the serving process (gunicorn forks after create_app, and
 a thread does not survive a fork) and stops when its app is gone, its store is closed, or
-`stop_settler` is called. It waits and reads the time on the app's clock (console/clock.py), so a
-test moves time instead of waiting for the idle seconds to pass.
+`stop_settler` is called. It reads the time on the app's clock (console/clock.py), so a test moves
+time past the idle seconds instead of waiting for them. Its rounds are paced on real time, not on
+that clock: a test's MovableClock counts its sleepers (`wait_sleeping`), and the tests that move it
+for the saver or the scheduler count theirs only.
 """
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ class Settler:
 
     def _loop(self) -> None:
         failing = False
-        while not self.clock.sleep(self.every, until=self._stop):
+        while not self._stop.wait(self.every):
             try:
                 self.settle_once()
                 failing = False
