@@ -260,12 +260,16 @@ export class Comments {
   }
 
   // A text box's request: checked first, the box emptied once the server took it (before the
-  // list is drawn again, which would keep what the box held as a draft).
+  // list is drawn again, which would keep what the box held as a draft). The list may already have
+  // been drawn again while the request was out (the server's comment event can come before its
+  // answer), carrying the text over into a new box as its draft: whichever box holds it now is emptied.
   async send(container, box, request, after) {
     const problem = textProblem(box.value);
     if (problem) return this.fail(container, problem);
+    const key = box.dataset.draft;
     await this.act(container, request, () => {
       box.value = "";
+      for (const now of container.querySelectorAll(`textarea[data-draft="${CSS.escape(key)}"]`)) now.value = "";
       after?.();
     });
   }

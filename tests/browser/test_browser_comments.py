@@ -69,7 +69,9 @@ def test_a_comment_reaches_a_viewer_who_replies_and_the_author_resolves(browser:
         thread = panel.locator("[data-role=comment-thread]")
         thread.wait_for()
         assert thread.locator("[data-role=comment-quote]").inner_text() == "select"
-        assert box.input_value() == ""
+        # Emptied once the server took it, even when its comment event drew the thread again first
+        # (the redraw used to carry the sent text over into the new box as a draft, for good).
+        alice.wait_for_function("() => document.querySelector('section.cell [data-role=comment-text]').value === ''")
         assert a_cell.locator("[data-role=comment-count]").inner_text() == "1"
         assert SOURCE in a_cell.locator(".cm-content").inner_text()  # typing in the panel never reached the cell
 
@@ -116,3 +118,37 @@ def test_a_comment_reaches_a_viewer_who_replies_and_the_author_resolves(browser:
     finally:
         actx.close()
         vctx.close()
+
+
+def test_a_sent_comment_leaves_its_box_empty_when_the_servers_event_comes_first(
+        browser: Any, team_server: Server) -> None:
+    nb = _notebook(browser, team_server)
+    actx, _ = logged_in(browser, team_server, "alice")
+    try:
+        alice = open_as(actx, team_server, nb)
+        alice.wait_for_function("() => window.consolePage.comments")
+        held: list[Any] = []
+
+        def hold_the_answer(route: Any) -> None:
+            if route.request.method != "POST":
+                route.continue_()
+                return
+            held.append((route, route.fetch()))  # the server took it (and sent its event); the page waits
+
+        alice.route("**/comments", hold_the_answer)
+        cell = alice.locator("section.cell").first
+        cell.locator("[data-role=comments-toggle]").click()
+        panel = cell.locator("[data-role=comment-panel]")
+        panel.locator("[data-role=comment-text]").fill("first thought")
+        alice.keyboard.press("Control+Enter")
+        # The server's comment event draws the thread while the page still waits for the answer:
+        # the redraw carries "first thought" over into the new box as a draft.
+        panel.locator("[data-role=comment-thread]").wait_for()
+        assert panel.locator("[data-role=comment-text]").input_value() == "first thought"
+        route, response = held[0]
+        route.fulfill(response=response)
+        # The answer empties whichever box holds the sent text now (it used to empty the old one only).
+        alice.wait_for_function("() => document.querySelector('section.cell [data-role=comment-text]').value === ''")
+        alice.unroute("**/comments")
+    finally:
+        actx.close()
