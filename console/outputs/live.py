@@ -4,14 +4,22 @@ While the head is filling, every chunk goes out as it is numbered. Past it, send
 made Socket.IO the bottleneck (50 MB was 12,500 events to each viewer, which then kept only the
 head and tail anyway). So once the head is full, at most one update per `interval` goes out per
 run, the first one interval after the head filled: the head chunks not sent yet, then, when
-chunks the viewers never got have left the tail, one `output_hidden` marker for them, then the
-chunks of the current tail not sent yet.
+the tail has moved since the last marker, one `output_hidden` marker for the whole middle
+followed by the whole current tail, else the chunks of the current tail not sent yet.
 
 The viewer's rule (frontend/src/logmodel.js): a marker for a run whose log already has one
 grows that marker (its bytes are the run's whole hidden size) and replaces everything after it,
 the previous tail, which is now part of the middle. That is the stored-run view's shape, and a
 socket join replays the same shape from the store (seqs the viewer already has are skipped by
 its seq tracker), so a viewer that reconnects gets exactly what it missed.
+
+The tail can slide past only some of the chunks the viewers were sent (a batch smaller than the
+tail, as under load, or the run's last one): the update then grows the marker and sends the
+whole current tail again, chunks the viewers hold included. So a marker that grows the page's
+marker is taken even when its last_seq is below the page's last seq, and it sets the page's seq
+tracker back to its last_seq so that the tail after it is taken again (seqtracker.js
+`acceptMarker`). Without that the viewers kept the chunks that had left the tail, and a page
+watching live showed more lines than the same page after a reload.
 """
 from __future__ import annotations
 
@@ -27,7 +35,9 @@ class LiveTail:
     def __init__(self, interval: float = 0.25) -> None:
         self.interval = interval
         self.sent = 0  # the highest seq the viewers were sent (a chunk or a marker's last)
+        self.marker_last = 0  # last_seq of the last marker sent; 0 before the first
         self.pending: list[OutputEvent] = []
+        self.shown: list[OutputEvent] = []  # the tail chunks the viewers hold after the marker
         self.last_update = float("-inf")
 
     def take(self, events: list[OutputEvent], keeper: RunKeeper | None, now: float, force: bool) -> list[Message]:
@@ -48,15 +58,23 @@ class LiveTail:
         if not force and now - self.last_update < self.interval:
             return []
         self.last_update = now
-        out: list[Message] = [e for e in self.pending if e.seq <= keeper.head_last]
-        first = max(self.sent, keeper.head_last) + 1
-        if tail_first - 1 >= first:
-            sample = events[-1] if events else self.pending[-1] if self.pending else None
-            if sample is not None:
-                out.append(OutputHiddenEvent(sample.notebook_id, sample.cell_id, sample.run_id, first,
-                                             tail_first - 1, keeper.hidden_total, log_url(sample.run_id)))
-                self.sent = tail_first - 1
-        out += [e for e in self.pending if e.seq > keeper.head_last]
+        head = [e for e in self.pending if e.seq <= keeper.head_last]
+        new_tail = [e for e in self.pending if e.seq > keeper.head_last]
+        tail = [e for e in self.shown if e.seq >= tail_first] + new_tail
+        out: list[Message] = list(head)
+        held = tail or head
+        if tail_first - 1 > max(self.marker_last, keeper.head_last) and held:
+            # The middle grew (some or all of the tail the viewers hold left it): the marker
+            # grows and the whole current tail follows it again, chunks they hold included.
+            sample = held[-1]
+            out.append(OutputHiddenEvent(sample.notebook_id, sample.cell_id, sample.run_id, keeper.head_last + 1,
+                                         tail_first - 1, keeper.hidden_total, log_url(sample.run_id)))
+            self.marker_last = tail_first - 1
+            self.sent = max(self.sent, self.marker_last)
+            out += tail
+        else:
+            out += new_tail
+        self.shown = tail
         if self.pending:
             self.sent = max(self.sent, self.pending[-1].seq)
         self.pending = []
@@ -73,6 +91,7 @@ class ViewerLog:
 
     def __init__(self) -> None:
         self.last = 0
+        self.marker_last = 0  # last_seq of the marker held
         self.items: list[tuple[int, str]] = []  # (seq, text); seq 0 and text "" is the marker
         self.hidden_bytes = 0
 
@@ -83,11 +102,14 @@ class ViewerLog:
                 self.last = seq
                 self.items.append((seq, str(event["text"])))
         elif event["type"] == "output_hidden":
+            # seqtracker.js acceptMarker: the first marker when past every chunk held; a later one
+            # when it grows the marker held, even below the last chunk held: the tracker goes
+            # back to it, and the tail that follows is taken again.
             last = int(event["last_seq"])  # type: ignore[call-overload]
-            if last <= self.last:
-                return
-            self.last = last
             marker = [i for i, (seq, _) in enumerate(self.items) if seq == 0]
+            if last <= (self.marker_last if marker else self.last):
+                return
+            self.last = self.marker_last = last
             if marker:
                 del self.items[marker[0] + 1:]
                 self.hidden_bytes = int(event["hidden_bytes"])  # type: ignore[call-overload]

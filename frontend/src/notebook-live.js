@@ -59,7 +59,7 @@ export function onLiveEvent(page, type, ev) {
       cell.output.output(ev);
       break;
     case EVENT.OUTPUT_HIDDEN:
-      if (ev.last_seq && !page.outputSeq.accept(ev.run_id, ev.last_seq)) return;
+      if (!page.outputSeq.acceptMarker(ev.run_id, ev.last_seq)) return;
       useRun(page, cell, ev.run_id);
       cell.output.hiddenOutput(ev);
       break;

@@ -7,6 +7,7 @@
 export class SeqTracker {
   constructor() {
     this.last = new Map(); // run_id -> highest seq accepted
+    this.markers = new Map(); // run_id -> last_seq of the hidden-output marker accepted
   }
 
   // True when (run, seq) is new and the caller should render it.
@@ -18,12 +19,27 @@ export class SeqTracker {
     return true;
   }
 
+  // A hidden-output marker (output_hidden, up to lastSeq). The run's first is new when it is past
+  // every chunk held. A later one is new when it hides more than the marker held: it replaces the
+  // tail after that marker (logmodel.js), and the server sends the whole tail after it again
+  // (console/outputs/live.py), chunks the page holds included, so the cursor goes back to lastSeq
+  // to take them. Without that, chunks that had left the tail stayed on a page watching live.
+  acceptMarker(runId, lastSeq) {
+    if (!runId || !lastSeq) return true;
+    const marker = this.markers.get(runId);
+    if (lastSeq <= (marker === undefined ? this.last.get(runId) || 0 : marker)) return false;
+    this.markers.set(runId, lastSeq);
+    this.last.set(runId, lastSeq);
+    return true;
+  }
+
   note(runId, seq) {
     if (runId && seq > (this.last.get(runId) || 0)) this.last.set(runId, seq);
   }
 
   forget(runId) {
     this.last.delete(runId);
+    this.markers.delete(runId);
   }
 
   since() {

@@ -46,6 +46,20 @@ test("seq tracker drops repeats and builds the join cursor", () => {
   assert.deepEqual(t.since(), { r1: 2, r2: 5 });
 });
 
+test("a marker that grows the held one sends the seq tracker back, so the tail after it is taken again", () => {
+  const t = new SeqTracker();
+  for (let seq = 1; seq <= 5; seq++) assert.ok(t.accept("r1", seq));
+  assert.ok(!t.acceptMarker("r1", 4), "a first marker within the chunks held is a repeat");
+  assert.ok(t.acceptMarker("r1", 20)); // head 1-5, the middle 6-20
+  for (let seq = 21; seq <= 25; seq++) assert.ok(t.accept("r1", seq));
+  // The tail slid past 21-22 only: the marker grows, and 23-25 come again after it.
+  assert.ok(t.acceptMarker("r1", 22));
+  assert.deepEqual(t.since(), { r1: 22 });
+  for (let seq = 23; seq <= 27; seq++) assert.ok(t.accept("r1", seq));
+  assert.ok(!t.acceptMarker("r1", 22), "the same marker again is a repeat");
+  assert.ok(!t.accept("r1", 27));
+});
+
 test("name search and paths", () => {
   assert.ok(matchName("MNIST training on Ray", "ray mnist"));
   assert.ok(!matchName("MNIST", "cifar"));
