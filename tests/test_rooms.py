@@ -64,6 +64,9 @@ class Import:
     names: tuple[str, ...]  # names taken from target by `from … import`; () for `import x`
     line: int
     type_only: bool
+    # a package's __init__ that an import of one of its modules runs first (counted in circles only:
+    # the import of the module itself is the one the rooms' order and private names judge)
+    implicit: bool = False
 
 
 def modules(package: Path) -> dict[str, Path]:
@@ -110,6 +113,14 @@ def imports(package: Path) -> list[Import]:
             for target, names in targets:
                 if target in mods:
                     found.append(Import(name, target, names, node.lineno, id(node) in type_only))
+                # Importing a.b.c runs the __init__ of a.b first, and whatever that imports: a
+                # package outside the importer's own runs its own imports as part of this one.
+                ancestors = {".".join(here[:i]) for i in range(1, len(here) + 1)}
+                parts = target.split(".")
+                for i in range(1, len(parts)):
+                    package = ".".join(parts[:i])
+                    if package in mods and package not in ancestors and package != name:
+                        found.append(Import(name, package, (), node.lineno, id(node) in type_only, implicit=True))
     return found
 
 
@@ -180,7 +191,7 @@ def private_uses(package: Path, edges: list[Import]) -> list[str]:
     """Private modules or names (leading underscore) that one room takes from another."""
     found = []
     for e in edges:
-        if room(e.source) == room(e.target):
+        if room(e.source) == room(e.target) or e.implicit:
             continue
         if any(_private(p) for p in e.target.split(".")):
             found.append(f"{e.source}:{e.line} imports the private module {e.target}")
@@ -208,7 +219,7 @@ def order_breaks(edges: list[Import]) -> list[str]:
     found = []
     for e in edges:
         src, dst = room(e.source), room(e.target)
-        if e.type_only or src == dst:
+        if e.type_only or e.implicit or src == dst:
             continue
         if src not in MAY_IMPORT:
             found.append(f"{e.source}: room {src!r} has no place in MAY_IMPORT (tests/test_rooms.py)")
@@ -282,6 +293,17 @@ def test_the_checks_see_what_they_look_for(tmp_path: Path) -> None:
         (pkg / rel).write_text(text, encoding="utf-8")
     edges = imports(pkg)
     assert cycles(edges) == ["console.kernel.a -> console.kernel.b -> console.kernel.a"]
+    # Importing a module of another package runs that package's __init__, and what it imports.
+    (pkg / "store").mkdir()
+    (pkg / "store/__init__.py").write_text("from console.server import c\n", encoding="utf-8")
+    (pkg / "store/d.py").write_text("", encoding="utf-8")
+    (pkg / "server/e.py").write_text("from console.store import d\n", encoding="utf-8")
+    (pkg / "server/c.py").write_text(files["server/c.py"] + "from console.server import e\n", encoding="utf-8")
+    assert "console.server.c -> console.server.e -> console.store -> console.server.c" in cycles(imports(pkg))
+    for rel in ("store/__init__.py", "store/d.py", "server/e.py"):
+        (pkg / rel).unlink()
+    (pkg / "store").rmdir()
+    (pkg / "server/c.py").write_text(files["server/c.py"], encoding="utf-8")
     assert private_uses(pkg, edges) == [
         "console.server.c:3 imports the private module console.kernel._hidden",
         "console.server.c:5 uses console.kernel.b._g",

@@ -10,7 +10,7 @@
                                              -> 201 {path, format, bytes, load}
 
 Members only (console/server/access.py): they share the lake and write it from cells anyway.
-A delta table is described from its transaction log's JSON alone (console/server/api/lake_read.py:
+A delta table is described from its transaction log's JSON alone (console/server/lake_read.py:
 capped, checked by type, folders opened without following links): the lake is written by user
 code, so the server never decodes its Parquet, and a malformed log is that table's error only. An upload is written
 through directory descriptors opened without following links, so a link a cell planted in the
@@ -31,7 +31,7 @@ from flask.typing import ResponseReturnValue
 
 from console.server.deps import get_config
 from console.server.errors import ApiError
-from console.server.api import lake_read
+from console.server import lake_read
 from console.sources.paths import visible
 
 # What an upload may be, by extension: the format its `load` uses, and how its first bytes look.

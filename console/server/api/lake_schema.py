@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from console.coltypes import columns
-from console.server.api import lake_read
+from console.server import lake_read
 
 SAMPLE_BYTES = 1 << 20
 _CSV = {".csv": ",", ".tsv": "\t"}

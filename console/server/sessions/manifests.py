@@ -8,7 +8,7 @@
 The entries are the kernel's word (console/wire/kernel.py run_manifest), and a member's cell can
 write to its kernel's pipe: so the server takes them only for the run the kernel is executing,
 keeps at most MAX_RUN_ENTRIES of them, and treats each path as a string to show. A delta version
-is checked against the lake's own log, read by the server (console/server/api/lake_read.py: no link
+is checked against the lake's own log, read by the server (console/server/lake_read.py: no link
 followed), for tables the server itself finds in the lake as its listing does, by the name the entry's path spells:
 a read's version must be in the log and committed before the run ended, a write's committed while
 the run ran. Anything else (a plain file, a path outside the lake's tables, a version the log does
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from flask import jsonify, request
 from flask.typing import ResponseReturnValue
 
-from console.server.api import lake_read
+from console.server import lake_read
 from console.wire.kernel import ManifestEntry, RunManifest
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from openlineage.client.facet_v2 import DatasetFacet, InputDatasetFacet, JobFace
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from console.config import Config
-from console.server.api import lake_read
+from console.server import lake_read
 from console.server.sessions.manifests import lake_name
 
 log = logging.getLogger(__name__)
