@@ -60,6 +60,8 @@ class SessionHost(Protocol):
     notebook_loader: NotebookLoader | None
     tables: Catalog
     variables: dict[str, str]
+    params: dict[str, None]  # names `set … where type="defaultParam"` declared
+    outside: dict[str, str | None]  # variables whose value came from outside the notebook (setvars.py)
     conf: dict[str, str]
     python_conf: dict[str, str]
     python_env: dict[str, str]

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import datetime as dt
 import functools
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -16,15 +14,15 @@ import pyarrow as pa
 from console import lang
 from console.config import Config
 from console.errors import UserError
-from console.kernel import commands, include, origins, provenance, python_jobs, queries, replay as replaying
+from console.kernel import commands, include, origins, provenance, python_jobs, queries, replay as replaying, setvars
 from console.kernel.catalog import Catalog, DistributedTable, Entry, LazyTable
 from console.kernel.errors import CellError, data_error_position, internal_error
 from console.kernel.host import CellRun
 from console.kernel.provenance import Derivation
 from console.kernel.results import ResultCache, result_event
 from console.kernel.session_env import SessionEnvironment
-from console.kernel.sql import SETTABLE, SqlEngine
-from console.lang import ParseError, paramsafe
+from console.kernel.sql import SqlEngine
+from console.lang import ParseError
 from console.protocols import CellOutcome, Emit, NotebookLoader
 from console.wire.kernel import ReplayInputs
 from console.wire.cell import Failure, Output
@@ -217,7 +215,7 @@ class Session(SessionEnvironment):
     def _variables(self) -> Mapping[str, str]:
         """User variables over the built-ins (computed once per cell: this sits on every statement's path)."""
         if self._builtins is None:
-            self._builtins = self._builtin_variables()
+            self._builtins = setvars.builtin_variables(self.cache_dir)
         return collections.ChainMap(self.variables, self._builtins)
 
     def variables_view(self) -> Mapping[str, str]:
@@ -225,16 +223,6 @@ class Session(SessionEnvironment):
 
     def run_statements(self, text: str, run: CellRun, cell: Any = None) -> None:
         self._execute(lang.parse(text, cell), cell, text, run)
-
-    def _builtin_variables(self) -> dict[str, str]:
-        today = dt.date.today()
-        builtins = {
-            lang.CACHE_DIR_VAR: str(self.cache_dir),
-            "today": today.isoformat(),
-            "yesterday": (today - dt.timedelta(days=1)).isoformat(),
-            "tomorrow": (today + dt.timedelta(days=1)).isoformat(),
-        }
-        return builtins
 
     def _execute(self, stmts: list[lang.Statement], cell: str | int | None, text: str, run: CellRun) -> None:
         from console.sources import SourceError
@@ -260,17 +248,7 @@ class Session(SessionEnvironment):
             except _PrintedOnly as exc:  # the compiled steps after it would show a result never built
                 skip = exc.name
             if isinstance(written, lang.Set) and written.type == "text":
-                self._carry_outside(written)
-
-    def _carry_outside(self, written: lang.Set) -> None:
-        """`set x = "…${day}…"`: x holds a value from outside while day does (its own default is the
-        notebook's code), so x's ${x} gets day's rules; set from anything else, it is x's own again."""
-        if self.outside.get(written.key) is not None:  # a parameter stays one
-            return
-        if paramsafe.carries(self.outside, self.variables, lang.template.names_in(written.value)):
-            self.outside[written.key] = None
-        else:
-            self.outside.pop(written.key, None)
+                setvars.carry_outside(self, written)
 
     def _reads(self, stmt: lang.Statement) -> list[str]:
         """The catalog names a statement reads, for its outputs' lineage (provenance.py)."""
@@ -384,45 +362,7 @@ class Session(SessionEnvironment):
                               source="engine", stream="system"))
 
     def _run_set(self, stmt: lang.Set, run: CellRun, cell: Any) -> None:
-        kind = stmt.type
-        if kind == "defaultParam":
-            self.variables.setdefault(stmt.key, stmt.value)
-            self.params.setdefault(stmt.key)  # Python cells see it in context.params
-            if self.outside.get(stmt.key) is None:
-                self.outside[stmt.key] = stmt.value  # the declared default: any other value came from a run
-        elif kind == "conf":
-            from console.kernel.sqlengines.choice import check_conf
-
-            wrong = check_conf(stmt.key, stmt.value)  # sql.engine, sql.clusterBytes
-            if wrong:
-                raise CellError("sql", wrong, stmt.line, stmt.column)
-            self.conf[stmt.key] = stmt.value
-            if stmt.key.startswith("duckdb."):  # e.g. set duckdb.threads = 2 where type="conf"
-                try:
-                    self.sql.con.execute(f"SET {stmt.key[len('duckdb.'):]} = ?", [stmt.value])
-                except Exception as exc:
-                    why = (f"notebooks may change only {', '.join(SETTABLE)}" if "locked" in str(exc)
-                           else str(exc))
-                    raise CellError("sql", f"cannot set {stmt.key}: {why}", stmt.line, stmt.column) from None
-        elif kind == "shell":
-            lake = self.source_context().lake
-            try:
-                lake.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise CellError("data", f"cannot make the lake folder {lake}: {exc.strerror}",
-                                stmt.line, stmt.column) from None
-            # Relative paths in a shell command resolve against the lake too, never the server's folder.
-            done = subprocess.run(["bash", "-c", stmt.value], capture_output=True, text=True, cwd=lake)
-            if done.returncode != 0:
-                raise CellError("data", f"shell command failed with exit code {done.returncode}: "
-                                        f"{done.stderr.strip() or done.stdout.strip()}", stmt.line, stmt.column)
-            self.variables[stmt.key] = done.stdout.rstrip("\n")
-        elif kind == "sql":
-            line, col = lang.template.position_in(stmt, stmt.value[:40])
-            value = self.sql.scalar(stmt.value, self.tables, line, col)
-            self.variables[stmt.key] = "" if value is None else str(value)
-        else:
-            self.variables[stmt.key] = stmt.value
+        setvars.run_set(self, stmt)
 
     def _run_connect(self, stmt: lang.Connect, run: CellRun, cell: Any) -> None:
         self.connections[stmt.alias] = dict(stmt.options)
@@ -438,9 +378,9 @@ class Session(SessionEnvironment):
 
     def _run_run(self, stmt: lang.Run, run: CellRun, cell: Any) -> None:
         if stmt.verb in ("train", "predict"):
-            from console.kernel import ml
+            from console.kernel.ml import verbs
 
-            ml.run_verb(self, stmt, run)
+            verbs.run_verb(self, stmt, run)
             return
         if stmt.et not in ("Ray", "TableRepartition"):
             from console.kernel import extensions
@@ -502,9 +442,9 @@ class Session(SessionEnvironment):
 
             udf.register_script_udf(self, stmt, run)
         else:
-            from console.kernel import ml
+            from console.kernel.ml import verbs
 
-            ml.register_model(self, stmt, run)
+            verbs.register_model(self, stmt, run)
 
 
 class _PrintedOnly(Exception):
