@@ -84,8 +84,9 @@ class AddressThrottle:
 class HashTimer:
     """How long a real password check takes here, learnt from the checks made (a moving average)."""
 
-    def __init__(self, measure: Callable[[], object]) -> None:
+    def __init__(self, measure: Callable[[], object], sleep: Callable[[float], object] = time.sleep) -> None:
         self._measure = measure
+        self._sleep = sleep  # what pause() waits with (a test records what it is asked to wait)
         self._seconds: float | None = None
         self._lock = threading.Lock()
         self._measuring = threading.Lock()  # one measurement, however many guesses arrive at once
@@ -106,4 +107,4 @@ class HashTimer:
 
     def pause(self) -> None:
         """Take about as long as a real check, sleeping (no CPU; other requests go on)."""
-        time.sleep(self.typical())
+        self._sleep(self.typical())
