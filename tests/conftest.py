@@ -57,12 +57,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.ray)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    from tests.support import cpu_log
+
+    cpu_log.register(config)  # CONSOLE_TEST_CPU_LOG: each test's CPU, for bench/suite_cpu.py
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`make test` runs `-n N --dist loadscope`: units of work as tests/support/lanes.py says."""
     from tests.support.lanes import LaneScheduling
 
     return LaneScheduling(config, log) if config.getvalue("dist") == "loadscope" else None
+
+
+@pytest.fixture(autouse=True)
+def _kernels_end_with_their_test() -> Iterator[None]:
+    """The kernels a test's notebooks started stop when it ends, in servers that outlive it
+    (tests/support/live_server.py end_kernels_since says why)."""
+    from tests.support.live_server import end_kernels_since, kernels_now
+
+    before = kernels_now()
+    yield
+    end_kernels_since(before)
 
 
 @pytest.fixture(autouse=True, scope="session")

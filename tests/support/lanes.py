@@ -2,21 +2,34 @@
 
 xdist's own `--dist loadgroup` cannot be used: it marks a test's group by rewriting
 `item._nodeid`, which pytest 9 no longer reads (a node's id is `_id` now), so every group was
-spread over every worker. This scheduler decides the same thing from the test's path alone,
-which the controller sees without importing anything:
+spread over every worker. This scheduler decides from the test's path alone, which the
+controller sees without importing anything.
 
-- the tests that train the demo or the seed for real (TensorFlow actors on Ray, ~5 GB each at
-  full size) share one worker, so two of them never fill the machine's memory together (Ray's
-  memory monitor then kills the other's actors: seen in the first parallel run);
-- the browser and the sandbox folders go to two workers each: each worker that runs one of
-  their tests starts the folder's session fixtures (Chromium and its server, the walled server),
+Units of work (what one worker runs from start to end):
+- the tests that train the demo or the seed for real (TensorFlow actors on Ray) are one unit;
+- the browser and the sandbox folders are two units each: each worker that runs one of their
+  tests starts the folder's session fixtures (Chromium and its server, the walled server),
   which cost more than a spread over more workers gains on two cores;
-- every other file is a unit of its own (its module fixtures stay on one worker);
-- the longest units start first, so the run does not end waiting on one that started last.
+- every other file is a unit of its own (its module fixtures stay on one worker).
+
+Memory decides what runs together. On a 2-core, 24 GB machine the suite is bound by CPU and by
+memory at once: four workers that each start Ray heads and TensorFlow actors filled the memory,
+and Ray's out-of-memory monitor killed actors (two failures in the first 4-worker run). Each
+unit has the memory it needs (MEMORY, measured: tests/support/cpu_log.py); a worker that asks
+for work gets the longest unit that fits beside the units running on the others, within
+BUDGET_MB. A worker gets nothing for now when none fits and another worker still has tests to
+run (its next result asks again); when no other worker will report, it gets the longest unit
+anyway, so the run can never wait on itself.
+
+COSTS orders the units (longest first, so the run does not end waiting on one that started
+last): each unit's seconds in a serial run (cpu_log's wall column, summed per unit).
 """
 from __future__ import annotations
 
+import json
 import zlib
+from pathlib import Path
+from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 from xdist.workermanage import WorkerController
@@ -34,11 +47,16 @@ HEAVY = frozenset({
     "tests/sandbox/test_walls_seed.py",
 })
 _SHARED_FIXTURE_FOLDERS = ("tests/browser/", "tests/sandbox/")
-_ORDER = {"heavy": 0, "tests/sandbox/": 1, "tests/browser/": 1}
+_MEASURED = json.loads((Path(__file__).with_name("suite_costs.json")).read_text(encoding="utf-8"))
+# Unit -> seconds in a serial run; unit -> MB of memory its worker uses at its peak, above an idle worker.
+COSTS: dict[str, float] = _MEASURED["seconds"]
+MEMORY: dict[str, int] = _MEASURED["memory_mb"]
+DEFAULT_MB = 600  # a unit measured with nothing of its own: a server and a kernel or two
+BUDGET_MB = 12_000  # all units running at once; the rest of the 23.5 GB is the workers and the system
 
 
 def unit_of(nodeid: str) -> str:
-    """The unit of work a test belongs to (what one worker runs from start to end)."""
+    """The unit of work a test belongs to."""
     path = nodeid.split("::", 1)[0]
     if path in HEAVY:
         return "heavy"
@@ -48,20 +66,49 @@ def unit_of(nodeid: str) -> str:
     return path
 
 
-def _rank(unit: str) -> int:
-    return min((rank for prefix, rank in _ORDER.items() if unit.startswith(prefix)), default=2)
+def memory_of(unit: str) -> int:
+    # A measured figure is the most the machine's use rose above the tests just before: one under
+    # what a server with a kernel holds is the measure's noise, not a unit that needs nothing.
+    return max(MEMORY.get(unit, 0), DEFAULT_MB)
 
 
 class LaneScheduling(LoadScopeScheduling):
+    def __init__(self, config: Any, log: Any = None) -> None:
+        super().__init__(config, log)
+        self.waiting: set[WorkerController] = set()  # asked for work that did not fit yet
+
     def _split_scope(self, nodeid: str) -> str:
         return unit_of(nodeid)
 
+    def _running_mb(self) -> int:
+        return sum(memory_of(scope) for work in self.assigned_work.values() for scope, tests in work.items()
+                   if not all(tests.values()))
+
+    def _others_will_report(self, node: WorkerController) -> bool:
+        """Some worker will still send a result: one with two tests or more to run (a worker holds
+        its last test back until it knows the next, so one left may never run by itself)."""
+        return any(self._pending_of(work) >= 2 for other, work in self.assigned_work.items()
+                   if not other.shutting_down)
+
     def _assign_work_unit(self, node: WorkerController) -> None:
-        # As LoadScopeScheduling's, but the next unit is the first of the lowest rank, not the
-        # first collected: the heavy unit and the folders with shared fixtures start first.
         assert self.workqueue
-        scope = min(self.workqueue, key=_rank)
+        room = BUDGET_MB - self._running_mb()
+        fitting = [scope for scope in self.workqueue if memory_of(scope) <= room]
+        if not fitting:
+            if self._others_will_report(node):
+                self.waiting.add(node)
+                return
+            fitting = list(self.workqueue)
+        scope = max(fitting, key=lambda s: COSTS.get(s, 0.0))
+        self.waiting.discard(node)
         work_unit = self.workqueue.pop(scope)
         self.assigned_work.setdefault(node, {})[scope] = work_unit
         collection = self.registered_collections[node]
         node.send_runtest_some([collection.index(nodeid) for nodeid, done in work_unit.items() if not done])
+
+    def mark_test_complete(self, node: WorkerController, item_index: int, duration: float = 0) -> None:
+        super().mark_test_complete(node, item_index, duration)
+        # A unit may have ended and freed its memory: the workers waiting for one ask again.
+        for waiting in list(self.waiting):
+            if waiting is not node and waiting in self.assigned_work:
+                self._reschedule(waiting)

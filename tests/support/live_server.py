@@ -33,7 +33,30 @@ SCRIPTED_KERNEL = "tests.support.scripted_kernel"
 DIST = REPO / "console" / "server" / "static" / "dist" / "main.js"
 
 __all__ = ["DIST", "REAL_KERNEL", "REPO", "SCRIPTED_KERNEL", "LiveServer", "Served", "ServerProcess",
-           "build_assets", "free_port", "server_env", "start_server", "stop_server"]
+           "build_assets", "free_port", "kernels_now", "end_kernels_since", "server_env", "start_server",
+           "stop_server"]
+
+# The servers of this test process still open (a session or module fixture's outlives many tests).
+OPEN: list[Any] = []
+
+
+def kernels_now() -> set[tuple[int, str]]:
+    """(server, notebook) of every session with a kernel, in every open server."""
+    return {(id(server), notebook) for server in list(OPEN) for notebook in server.notebooks_with_kernels()}
+
+
+def end_kernels_since(before: set[tuple[int, str]]) -> None:
+    """Stop the kernels that notebooks made after `before` started in the open servers.
+
+    A server that outlives its tests kept every test's kernels: a session-scoped browser server
+    ended the serial suite with 40 idle kernels and the test process with 73 (each 90 to 250 MB),
+    and four xdist workers each holding theirs filled the machine's memory. A kernel a fixture
+    started before the test (a module's warm kernel) is left running.
+    """
+    for server in list(OPEN):
+        for notebook in server.notebooks_with_kernels():
+            if (id(server), notebook) not in before:
+                server.stop_kernel(notebook)
 
 
 def free_port() -> int:
@@ -76,8 +99,23 @@ class Served:
         self.url = f"http://127.0.0.1:{self._httpd.server_port}"
         # shutdown() waits for serve_forever's next poll: 0.5 s by default, at every test's teardown.
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._manager = getattr(app, "extensions", {}).get("sessions")
+        if self._manager is not None:
+            OPEN.append(self)
+
+    def notebooks_with_kernels(self) -> list[str]:
+        assert self._manager is not None
+        return [s.notebook_id for s in self._manager.get().all_sessions() if s.kernel is not None and not s.lane]
+
+    def stop_kernel(self, notebook_id: str) -> None:
+        assert self._manager is not None
+        manager = self._manager.get()
+        for session in manager.sessions_of(notebook_id):
+            manager.shut_down(session, None)
 
     def close(self) -> None:
+        if self in OPEN:
+            OPEN.remove(self)
         self._httpd.shutdown()
 
 
@@ -107,7 +145,7 @@ class LiveServer:
             return store.ensure_user(name) if name else store.get_user_by_name("admin")
 
         auth.current_user = test_user
-        self._served = Served(self.app)
+        self._served = Served(self.app)  # which OPEN lists: its kernels end with each test's
         self.url = self._served.url
 
     @property
@@ -132,8 +170,24 @@ class LiveServer:
 class ServerProcess:
     """A server child process: its URL, data dir, log, and JSON API helpers for seeding."""
 
-    def __init__(self, url: str, data_dir: Path, proc: subprocess.Popen[bytes], log: Path) -> None:
+    def __init__(self, url: str, data_dir: Path, proc: subprocess.Popen[bytes], log: Path,
+                 single_user: bool = True) -> None:
         self.url, self.data_dir, self.proc, self.log = url, data_dir, proc, log
+        if single_user:  # its API answers without a login: end_kernels_since() can ask it
+            OPEN.append(self)
+
+    def notebooks_with_kernels(self) -> list[str]:
+        try:
+            sessions = self.api("GET", "/sessions")["sessions"]
+        except (urllib.error.URLError, OSError):  # stopped, or stopping
+            return []
+        return [s["notebook_id"] for s in sessions if s["status"] != "dead" and not s["job"]]
+
+    def stop_kernel(self, notebook_id: str) -> None:
+        try:
+            self.api("POST", f"/sessions/{notebook_id}/stop", {})
+        except (urllib.error.URLError, OSError):
+            pass
 
     def log_tail(self, needle: str = "kernel", lines: int = 40) -> str:
         """The server log's last lines that mention `needle`: what a failing test prints about why."""
@@ -164,6 +218,8 @@ class ServerProcess:
         return Store(f"sqlite:///{self.data_dir / 'server' / 'console.db'}", run_migrations=False)
 
     def stop(self) -> None:
+        if self in OPEN:
+            OPEN.remove(self)
         self.proc.terminate()
         try:
             self.proc.wait(timeout=20)
@@ -199,7 +255,7 @@ def start_server(data_dir: Path, env: dict[str, str] | None = None, *, kernel_mo
             raise RuntimeError(f"server exited with {proc.returncode}; see {log}")
         try:
             urllib.request.urlopen(url + "/api/health", timeout=2).read()
-            return ServerProcess(url, data_dir, proc, log)
+            return ServerProcess(url, data_dir, proc, log, single_user=full_env["CONSOLE_SINGLE_USER"] == "true")
         except (urllib.error.URLError, ConnectionError, OSError):
             time.sleep(0.05)
     proc.kill()
