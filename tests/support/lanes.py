@@ -16,10 +16,12 @@ Memory decides what runs together. On a 2-core, 24 GB machine the suite is bound
 memory at once: four workers that each start Ray heads and TensorFlow actors filled the memory,
 and Ray's out-of-memory monitor killed actors (two failures in the first 4-worker run). Each
 unit has the memory it needs (MEMORY, measured: tests/support/cpu_log.py); a worker that asks
-for work gets the longest unit that fits beside the units running on the others, within
-BUDGET_MB. A worker gets nothing for now when none fits and another worker still has tests to
-run (its next result asks again); when no other worker will report, it gets the longest unit
-anyway, so the run can never wait on itself.
+for work gets the longest unit that fits, within BUDGET_MB, beside the units not yet ended on
+the other workers (its own end before the next it is given starts). A worker gets nothing for
+now when none fits and another worker still has tests to run (its next result asks again).
+When no worker will report (each holds at most the one test xdist keeps back until it knows the
+next), the worker holding the most memory takes the unit, to run after that test, so the run
+never waits on itself and the two units never run at once.
 
 COSTS orders the units (longest first, so the run does not end waiting on one that started
 last): each unit's seconds in a serial run (cpu_log's wall column, summed per unit).
@@ -80,25 +82,40 @@ class LaneScheduling(LoadScopeScheduling):
     def _split_scope(self, nodeid: str) -> str:
         return unit_of(nodeid)
 
-    def _running_mb(self) -> int:
-        return sum(memory_of(scope) for work in self.assigned_work.values() for scope, tests in work.items()
+    def _own_mb(self, node: WorkerController) -> int:
+        """Memory of the worker's units not yet ended."""
+        return sum(memory_of(scope) for scope, tests in self.assigned_work.get(node, {}).items()
                    if not all(tests.values()))
 
-    def _others_will_report(self, node: WorkerController) -> bool:
+    def _running_mb(self, node: WorkerController) -> int:
+        """Memory of the units not yet ended on the other workers (a worker's own run one after another,
+        so they have ended when the next one it is given starts)."""
+        return sum(self._own_mb(other) for other in self.assigned_work if other is not node)
+
+    def _will_report(self) -> bool:
         """Some worker will still send a result: one with two tests or more to run (a worker holds
         its last test back until it knows the next, so one left may never run by itself)."""
         return any(self._pending_of(work) >= 2 for other, work in self.assigned_work.items()
                    if not other.shutting_down)
 
+    def _fitting(self, node: WorkerController) -> list[str]:
+        room = BUDGET_MB - self._running_mb(node)
+        return [scope for scope in self.workqueue if memory_of(scope) <= room]
+
     def _assign_work_unit(self, node: WorkerController) -> None:
         assert self.workqueue
-        room = BUDGET_MB - self._running_mb()
-        fitting = [scope for scope in self.workqueue if memory_of(scope) <= room]
+        fitting = self._fitting(node)
         if not fitting:
-            if self._others_will_report(node):
+            if self._will_report():
                 self.waiting.add(node)
                 return
-            fitting = list(self.workqueue)
+            # Nobody will report: the worker holding the most memory takes the unit, to run after
+            # its held test (one after another, so the two never overlap); this one waits for its result.
+            holder = max((w for w in self.assigned_work if not w.shutting_down), key=self._own_mb)
+            if holder is not node:
+                self.waiting.add(node)
+            fitting = self._fitting(holder) or list(self.workqueue)
+            node = holder
         scope = max(fitting, key=lambda s: COSTS.get(s, 0.0))
         self.waiting.discard(node)
         work_unit = self.workqueue.pop(scope)
@@ -108,7 +125,10 @@ class LaneScheduling(LoadScopeScheduling):
 
     def mark_test_complete(self, node: WorkerController, item_index: int, duration: float = 0) -> None:
         super().mark_test_complete(node, item_index, duration)
-        # A unit may have ended and freed its memory: the workers waiting for one ask again.
+        # A unit may have ended and freed its memory: the workers waiting for one ask again (after the
+        # one that reported, which may have taken the unit to run after its own).
         for waiting in list(self.waiting):
             if waiting is not node and waiting in self.assigned_work:
-                self._reschedule(waiting)
+                self._reschedule(waiting)  # gives it a unit, or shuts it down when none is left
+            if waiting.shutting_down:
+                self.waiting.discard(waiting)
