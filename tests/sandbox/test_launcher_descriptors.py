@@ -28,15 +28,22 @@ def _hold_3_to_9() -> list[int]:
     so Popen can pass any of them; returns the ones made here, to close after."""
     made: list[int] = []
     for n in range(3, 10):
-        try:
-            os.fstat(n)
-        except OSError:
+        # Never dup2 onto n: another thread of the worker may open n between the check and the
+        # dup2, which would close its file silently (and the close after, another one).
+        while not _open(n):
             r = os.open(os.devnull, os.O_RDONLY)
-            if r != n:
-                os.dup2(r, n)
-                os.close(r)
-            made.append(n)
+            made.append(r)  # ours, whatever number it got (a lower one freed meanwhile: n next time)
+            if r >= n:
+                break
     return made
+
+
+def _open(n: int) -> bool:
+    try:
+        os.fstat(n)
+        return True
+    except OSError:
+        return False
 
 
 def test_the_opened_file_never_replaces_a_passed_descriptor(tmp_path: Path) -> None:

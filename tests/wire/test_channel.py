@@ -5,6 +5,7 @@ import os
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -16,15 +17,58 @@ from console.wire.kernel import (FROM_KERNEL, TO_KERNEL, KernelAnswer, KernelQue
 from console.wire.worker import FROM_WORKER, CellDone, CellError
 
 
+def _file_of(fd: int) -> tuple[int, int] | None:
+    """The file a descriptor number names now (None: the number is free)."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _close_if_still(fd: int, file: tuple[int, int] | None) -> None:
+    """Close fd only if it still names `file`: a number closed already may name another thread's file now."""
+    if file is not None and _file_of(fd) == file:
+        os.close(fd)
+
+
+@contextmanager
+def _owned_pipe() -> Iterator[tuple[int, int]]:
+    """A pipe whose ends the test may close itself (_received does, so does a Channel's close()):
+    at the end only the ends still open are closed, each number closed once."""
+    r, w = os.pipe()
+    pipe_file = _file_of(r)
+    try:
+        yield r, w
+    finally:
+        for fd in (r, w):
+            _close_if_still(fd, pipe_file)
+
+
 @pytest.fixture
 def pipe() -> Iterator[tuple[int, int]]:
-    r, w = os.pipe()
-    yield r, w
-    for fd in (r, w):
-        try:
-            os.close(fd)
-        except OSError:
-            pass
+    with _owned_pipe() as ends:
+        yield ends
+
+
+def test_the_pipe_fixture_never_closes_a_number_it_no_longer_owns() -> None:
+    """A test closes its ends itself (_received, a Channel's close()); the numbers are then free,
+    and another thread of the worker (a server's, still stopping a kernel's Ray head) reuses them.
+    Closing them again closed that thread's file: its rmtree's os.close failed with EBADF."""
+    other, other_w = os.pipe()  # a file of another thread
+    os.close(other_w)
+    try:
+        with _owned_pipe() as (r, w):
+            Channel(FROM_KERNEL, write=w).close()  # the channel's close() is the one close of w
+            os.close(r)
+            os.dup2(other, r)  # the freed numbers, taken by another thread's files
+            os.dup2(other, w)
+        for fd in (r, w):
+            os.fstat(fd)  # still open: the end of the pipe left them alone
+    finally:
+        others = _file_of(other)
+        for fd in (r, w, other):
+            _close_if_still(fd, others)
 
 
 def _received(r: int, w: int, *lines: bytes, vocabulary: Any = FROM_KERNEL) -> list[Any]:
