@@ -206,17 +206,21 @@ class KernelProcess:
                 raise
         if self.cluster is not None:
             ray_temp_dir = self.cluster.temp_dir
-        if self.sandboxed:
-            argv, ns_fds = sandbox.wrap(self.cfg, argv, session_id=self.session_id,
-                                        ray_temp_dir=ray_temp_dir, wall=self.wall.wall)
-        elif self.wall.cgroup is not None:
-            argv = limits.launcher(self.wall.wall.cgroups, limits.SANDBOX_OOM_SCORE_ADJ, None) + argv
         try:
+            if self.sandboxed:
+                argv, ns_fds = sandbox.wrap(self.cfg, argv, session_id=self.session_id,
+                                            ray_temp_dir=ray_temp_dir, wall=self.wall.wall)
+            elif self.wall.cgroup is not None:
+                argv = limits.launcher(self.wall.wall.cgroups, limits.SANDBOX_OOM_SCORE_ADJ, None) + argv
             # Own process group: a restart or cull can take the kernel's worker processes with it.
             self.proc = subprocess.Popen(
                 argv, pass_fds=(cmd_r, evt_w, head_theirs.fileno(), *ns_fds), stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
         except BaseException:
+            # Nothing started: our ends of the pipes go too (the kernel's ends go below), as do the
+            # session's head and wall; a server that failed to start kernels kept four fds each.
+            os.close(evt_r)
+            os.close(cmd_w)
             head_ours.close()
             if self.cluster is not None:
                 self.cluster.stop()
