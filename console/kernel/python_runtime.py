@@ -33,6 +33,10 @@ from console.wire.worker import (CellDone, CellMetrics, CellOutput, CellRayUsage
 
 Emit = Callable[[Any], None]
 INTERRUPT_GRACE = 10.0  # seconds between SIGINT and SIGKILL
+# Library code can swallow a KeyboardInterrupt (TensorFlow does when it lands inside its own
+# handlers): the worker gets SIGINT again this often during the grace, as a user pressing interrupt
+# again would send it, so the cell stops and keeps its session instead of losing it to the kill.
+INTERRUPT_AGAIN = 1.0
 READY_TIMEOUT = 120.0  # PYTHON_ENV may activate a slow conda env
 # CellDone -> the worker's marks on its fd 1 and 2: normally at once; longer only if the cell
 # pointed fd 1 or 2 somewhere else, and then the marks never come.
@@ -136,10 +140,7 @@ class PythonRuntime:
                 self._interrupted_at = time.monotonic()
             worker = self._worker
         if worker is not None and worker.alive():
-            try:
-                os.kill(worker.proc.pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
+            _sigint(worker)
             worker.inbox.put(Wake())  # the run loop now has a deadline: INTERRUPT_GRACE
 
     def shutdown(self, stop_cluster: bool = False, release: bool = True) -> None:
@@ -225,17 +226,22 @@ class PythonRuntime:
     def _loop(self, worker: WorkerProcess, job_id: str) -> str | None:
         """Take the worker's items until the job's CellDone; raise if the cell failed or the worker died."""
         foreign = 0  # output of an earlier cell's threads, kept out of this run
+        sent_again = 0  # SIGINTs sent after the first (INTERRUPT_AGAIN)
         while True:
             if worker.gone():
                 self._died(worker)
-            grace = None
+            wait = None
             if self._interrupted_at is not None:
-                grace = self._interrupted_at + INTERRUPT_GRACE - time.monotonic()
-                if grace <= 0:
+                since = time.monotonic() - self._interrupted_at
+                if since >= INTERRUPT_GRACE:
                     self._discard(worker)
                     raise PythonCellError("interrupted", f"interrupted: the worker did not stop within "
                                                          f"{INTERRUPT_GRACE:.0f} s and was killed")
-            item = worker.take(grace)
+                if since >= INTERRUPT_AGAIN * (sent_again + 1):
+                    sent_again += 1
+                    _sigint(worker)
+                wait = min(INTERRUPT_GRACE - since, INTERRUPT_AGAIN * (sent_again + 1) - since)
+            item = worker.take(wait)
             if isinstance(item, FdLine):
                 self._emit_fd(item)
             elif isinstance(item, NeedCluster):  # whichever job asks: it waits for the answer
@@ -293,3 +299,10 @@ class PythonRuntime:
         with self._lock:
             if self._worker is worker:
                 self._worker = None
+
+
+def _sigint(worker: WorkerProcess) -> None:
+    try:
+        os.kill(worker.proc.pid, signal.SIGINT)
+    except ProcessLookupError:
+        pass

@@ -55,6 +55,26 @@ def new_globals() -> dict[str, Any]:
     return {"__name__": "__main__", "__builtins__": builtins}
 
 
+class _Flag:
+    """Set by the cell's SIGINT handler: the kernel interrupted this cell."""
+
+    def __init__(self) -> None:
+        self.seen = False
+
+    def clear(self) -> None:
+        self.seen = False
+
+
+SIGINT_SEEN = _Flag()
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    # Library code may catch the KeyboardInterrupt and raise something else (Keras and TensorFlow
+    # wrap errors raised inside their loops), or swallow it; the flag keeps what the user asked.
+    SIGINT_SEEN.seen = True
+    raise KeyboardInterrupt
+
+
 def execute(code: str, code_line: int, context: PythonContext, ns: dict[str, Any] | None = None) -> None:
     """Run the cell's code with `context`; SIGINT raises KeyboardInterrupt.
 
@@ -67,8 +87,9 @@ def execute(code: str, code_line: int, context: PythonContext, ns: dict[str, Any
     ns["context"] = ns["data_manager"] = context  # this cell's; the previous cell's goes
     compiled = compile_cell(code, code_line)
     on_main = _main_thread()
+    SIGINT_SEEN.clear()
     if on_main:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _on_sigint)
     try:
         with running(context):
             exec(compiled, ns)
@@ -113,8 +134,12 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def describe(exc: BaseException) -> CellError:
-    """kind, message, cell line and the user's traceback (our own frames left out)."""
+def describe(exc: BaseException, interrupted: bool = False) -> CellError:
+    """kind, message, cell line and the user's traceback (our own frames left out).
+
+    interrupted: SIGINT came during the cell, so it ended because the user stopped it, whatever
+    exception reached us (a KeyboardInterrupt anywhere in the chain says the same).
+    """
     cause = exc
     try:
         from ray.exceptions import RayTaskError
@@ -123,15 +148,17 @@ def describe(exc: BaseException) -> CellError:
             cause = exc.cause
     except ImportError:
         pass
-    if isinstance(exc, KeyboardInterrupt) or type(cause).__name__ in ("TaskCancelledError",):
+    tbe = traceback.TracebackException.from_exception(exc)
+    chain = _chain(tbe)
+    if (interrupted or isinstance(exc, KeyboardInterrupt) or type(cause).__name__ in ("TaskCancelledError",)
+            or any(part.exc_type is KeyboardInterrupt for part in chain)):
         kind = "interrupted"
     elif isinstance(cause, SchemaError):
         kind = "schema"
     else:
         kind = "python"
-    tbe = traceback.TracebackException.from_exception(exc)
     line = None
-    for part in _chain(tbe):
+    for part in chain:
         kept = [f for f in part.stack if not f.filename.startswith(_OURS)]
         part.stack = traceback.StackSummary.from_list(kept)
         for frame in kept:
@@ -142,7 +169,8 @@ def describe(exc: BaseException) -> CellError:
         line = int(found[-1]) if found else None
     message = "".join(traceback.format_exception_only(type(cause), cause)).strip()
     if kind == "interrupted":
-        message = "interrupted (KeyboardInterrupt)"
+        raised = "" if isinstance(cause, KeyboardInterrupt) else f"; the cell then raised {message}"
+        message = f"interrupted (KeyboardInterrupt){raised}"
     return CellError(kind=kind, message=message, line=line, traceback="".join(tbe.format()))
 
 
@@ -308,6 +336,7 @@ class CellRunner:
         self.channel.job_id = job.job_id
         result_path, error = None, None
         reporter = UsageReporter(self.channel.send, job.job_id)  # the job's Ray actors and tasks, live
+        SIGINT_SEEN.clear()  # a flag left by the last cell must not mark this one's failure
         try:
             if self.interrupt_next:
                 self.interrupt_next = False
@@ -330,7 +359,7 @@ class CellRunner:
                 write_ipc(output, job.output_path)
                 result_path = job.output_path
         except BaseException as exc:  # the cell's failure is data for the kernel
-            error = exc.args[0] if isinstance(exc, _RemoteCellError) else describe(exc)
+            error = exc.args[0] if isinstance(exc, _RemoteCellError) else describe(exc, SIGINT_SEEN.seen)
         finally:
             reporter.stop()
             interrupted = error is not None and error.kind == "interrupted"
