@@ -25,10 +25,14 @@ export class Saver {
     this.retryMs = 1000;
     this.scheduled = debounce(() => this.drain(), DELAY_MS);
     this.key = `mlsql-console:unsaved:${notebookId}`;
+    this.views = new Map(); // cellId -> {view, patch}: chart choices waiting for the clicking to pause
+    this.viewTimer = null;
   }
 
+  // A chart choice still waiting for its timer is unsaved too: the page must not say "saved", nor
+  // let the tab close without asking, while one is.
   get dirty() {
-    return this.pending.size > 0 || this.ops.length > 0 || this.running !== null;
+    return this.pending.size > 0 || this.ops.length > 0 || this.running !== null || this.views.size > 0;
   }
 
   edit(cellId, source) {
@@ -51,22 +55,23 @@ export class Saver {
   // pauses, as a structural write (it carries the revision it was based on, like the others).
   // patch(view, baseRevision) -> Promise<notebook>.
   saveView(cellId, view, patch) {
-    this.views = this.views || new Map();
     this.views.set(cellId, { view, patch });
     this.setState("dirty");
-    if (!this.viewTimer) {
-      this.viewTimer = setTimeout(() => {
-        this.viewTimer = null;
-        const views = [...this.views.values()];
-        this.views.clear();
-        for (const v of views) this.op((base) => v.patch(v.view, base), { rebase: true }).catch(() => {});
-      }, DELAY_MS);
-    }
+    if (!this.viewTimer) this.viewTimer = setTimeout(() => this.sendViews(), DELAY_MS);
+  }
+
+  sendViews() {
+    clearTimeout(this.viewTimer);
+    this.viewTimer = null;
+    const views = [...this.views.values()];
+    this.views.clear();
+    for (const v of views) this.op((base) => v.patch(v.view, base), { rebase: true }).catch(() => {});
   }
 
   // Save everything now (before a run: the server runs the stored source).
   async flush() {
     this.scheduled.flush();
+    if (this.views.size) this.sendViews();
     await this.drain();
     if (this.conflict) throw this.conflict;
   }
@@ -121,7 +126,7 @@ export class Saver {
       }
     }
     if (!this.conflict) {
-      this.setState("saved");
+      this.setState(this.views.size ? "dirty" : "saved"); // a chart choice chosen meanwhile waits for its timer
       this.clearBackup();
     }
   }

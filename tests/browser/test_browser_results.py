@@ -47,7 +47,8 @@ def test_bar_chart_of_a_group_by_is_saved_and_drawn_again_after_reload(page: Any
     page.wait_for_function(f"""async () => {{
         const r = await fetch('/api/notebooks/{nb["id"]}');
         const nb = await r.json();
-        return nb.cells[0].view && nb.cells[0].view.chart.type === 'bar';
+        const v = nb.cells[0].view;
+        return v && v.chart.type === 'bar' && v.chart.y.join('|') === 'n';
     }}""")
     saved = server.api("GET", f"/notebooks/{nb['id']}")["cells"][0]["view"]
     assert saved == {"mode": "chart", "chart": {"type": "bar", "x": "k", "y": ["n"], "agg": "sum", "group": None}}
