@@ -160,6 +160,7 @@ POLICIES: dict[str, str] = {
     # the same over the socket (console/server/live/sockets.py); leaving a room needs only the login
     "socket:join": "reader notebook:viewer",
     "socket:leave": "reader login",
+    "socket:watch_jobs": "reader login",  # the Jobs page; each jobs_changed is checked against its notebook
     "socket:run_cell": "member notebook:runner",
     "socket:run_all": "member notebook:runner",
     "socket:run_from": "member notebook:runner",

@@ -11,7 +11,7 @@ import json
 import re
 import types
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar, get_type_hints, overload
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints, overload
 
 from flask import current_app, request
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -20,6 +20,7 @@ from console.server.errors import ApiError
 from console.server.limits import INT_MAX, INT_MIN
 from console.store import Invalid
 from console.store.views import check_view
+from console.wire.codec import Max, Range
 
 _MISSING = object()
 MAX_DEPTH = 64                      # far deeper than any notebook file; json.loads recurses per level
@@ -148,35 +149,106 @@ def typed_body(endpoint: str) -> Callable[[type[B]], type[B]]:
     return register
 
 
-def _kind(annotation: Any) -> type:
-    """str for `str` and `str | None`, and so on: the JSON type field() checks."""
-    options = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)] \
-        if isinstance(annotation, types.UnionType) else [annotation]
-    kind = getattr(options[0], "__origin__", options[0])
-    assert len(options) == 1 and kind in _TYPE_NAMES, f"no JSON type for {annotation!r}"
-    return kind
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """Annotated: `ok(value)` must be true, else a 400 "'<path>' <says>" (a cell id's form, text not blank)."""
+
+    ok: Callable[[Any], bool]
+    says: str
 
 
 def body_as(cls: type[B], required: bool = True) -> B:
     """The request body as dataclass `cls` (a @typed_body): a field without a default is required; each
-    is checked by field() against its annotation, with field()'s words; a name `cls` does not
-    declare is a 400 that lists the ones it does."""
-    data = json_body(required)
-    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    is checked against its annotation (`str`, `int`, `bool`, `list[...]`, `dict[...]`, `Literal[...]`,
+    `X | None`, a nested dataclass, and `Annotated[X, Range(lo, hi) | Max(n) | Check(...)]` with
+    console/wire/codec.py's Range and Max), with field()'s words and the value's path ('tiles[2].width');
+    a name a dataclass does not declare is a 400 that lists the ones it does."""
+    value: B = _dataclass(cls, json_body(required), "")
+    return value
+
+
+def _dataclass(cls: type, data: dict[str, Any], where: str) -> Any:
+    """`data` as `cls`; `where` is its path in the body ('' for the body itself, 'tiles[2]', 'anchor')."""
+    fields = dataclasses.fields(cls)
     names = [json_name(f) for f in fields]
     unknown = sorted(str(k)[:40] for k in set(data) - set(names))
     if unknown:
-        raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                            f"this body takes {', '.join(names)}")
-    hints = get_type_hints(cls)
+        shown = ", ".join(f"{where}.{k}" if where else k for k in unknown)
+        raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {shown}; "
+                            f"{where or 'this body'} takes {', '.join(names)}")
+    hints = _hints(cls)
     values: dict[str, Any] = {}
     for f in fields:
+        name = json_name(f)
+        path = f"{where}.{name}" if where else name
         if f.metadata.get("null"):  # NULLABLE: the JSON value as it came (null too), checked by its endpoint
-            values[f.name] = data.get(json_name(f), ABSENT)
+            values[f.name] = data.get(name, ABSENT)
+        elif data.get(name) is None:
+            if f.default is dataclasses.MISSING:
+                raise ApiError(400, f"{path!r} is required")
+            values[f.name] = f.default
         else:
-            values[f.name] = field(data, json_name(f), _kind(hints[f.name]),
-                                   _MISSING if f.default is dataclasses.MISSING else f.default)
+            values[f.name] = _value(data[name], hints[f.name], path)
     return cls(**values)
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = get_type_hints(cls, include_extras=True)
+    return hints
+
+
+def _value(value: Any, tp: Any, path: str, checks: tuple[Any, ...] = ()) -> Any:
+    """One JSON value (not null) checked against annotation `tp`; a 400 naming `path` when it is not one."""
+    if get_origin(tp) is Annotated:
+        return _value(value, tp.__origin__, path, checks + tp.__metadata__)
+    origin = get_origin(tp)
+    if origin is Union or origin is types.UnionType:  # `X | None`: null was handled by the caller
+        options = [a for a in get_args(tp) if a is not type(None)]
+        assert len(options) == 1, f"{path}: no JSON type for {tp!r}"
+        return _value(value, options[0], path, checks)
+    if tp is Any:
+        out = value
+    elif origin is Literal:
+        if not (isinstance(value, str) and value in get_args(tp)):
+            raise ApiError(400, f"{path!r} must be one of {', '.join(map(str, get_args(tp)))}")
+        out = value
+    elif dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        if not isinstance(value, dict):
+            shape = ", ".join(json_name(f) for f in dataclasses.fields(tp))
+            raise ApiError(400, f"{path!r} must be an object {{{shape}}}")
+        out = _dataclass(tp, value, path)
+    elif origin is list or tp is list:
+        out = _typed(path, value, list)
+        item = (get_args(tp) or (Any,))[0]
+        if item is not Any:
+            out = [_value(v, item, f"{path}[{i}]") for i, v in enumerate(_capped(out, checks, path))]
+    elif origin is dict or tp is dict:
+        out = _typed(path, value, dict)
+        assert (get_args(tp) or (str, Any))[1] is Any, f"{path}: only dict[str, Any] is decoded"
+    else:
+        assert tp in _TYPE_NAMES, f"{path}: no JSON type for {tp!r}"
+        out = _typed(path, value, tp)
+    for check in checks:
+        if isinstance(check, Range) and not check.lo <= out <= check.hi:
+            raise ApiError(400, f"{path!r} must be {check.lo} to {check.hi}")
+        if isinstance(check, Max):
+            _capped(out, (check,), path)
+        if isinstance(check, Check) and not check.ok(out):
+            raise ApiError(400, f"{path!r} {check.says}")
+    return out
+
+
+def _capped(value: Any, checks: tuple[Any, ...], path: str) -> Any:
+    for check in checks:
+        if isinstance(check, Max) and len(value) > check.n:
+            unit = "characters" if isinstance(value, str) else "items"
+            raise ApiError(400, f"{path!r} is at most {check.n} {unit} (it has {len(value)})")
+    return value
 
 
 class Absent:

@@ -65,6 +65,15 @@ class JoinCommand(Message):
 
 @COMMANDS.register
 @dataclass(frozen=True)
+class WatchJobsCommand(Message):
+    """The Jobs page: send this socket `jobs_changed` for every job it may see, from now until it
+    disconnects (console/server/live/jobwatch.py checks the notebook's access at each event)."""
+
+    type: ClassVar[str] = "watch_jobs"
+
+
+@COMMANDS.register
+@dataclass(frozen=True)
 class LeaveCommand(Message):
     """Leave a notebook's room (the page shows another notebook)."""
 
@@ -375,6 +384,21 @@ class CommentsChangedEvent(Message):
     by: str = ""
 
 
+JobChange = Literal["created", "edited", "deleted", "run"]
+
+
+@dataclass(frozen=True)
+class JobsChangedEvent(Message):
+    """A job was created, edited or deleted, or one of its runs was queued, started or ended
+    (console/server/jobs/). Sent only to sockets that sent `watch_jobs` and whose user may view the
+    job's notebook now; it carries no status or output: the Jobs page reads GET /api/jobs again."""
+
+    type: ClassVar[str] = "jobs_changed"
+    notebook_id: NotebookId
+    job_id: str
+    change: JobChange
+
+
 EVENTS: tuple[type[Message], ...] = (
     OutputEvent, MetricsEvent, ResultEvent, ErrorEvent, CellStatusEvent, KernelStatusEvent, OutputHiddenEvent,
-    DocChangedEvent, DocSavedEvent, PresenceEvent, RayUsageEvent, CommentsChangedEvent)
+    DocChangedEvent, DocSavedEvent, PresenceEvent, RayUsageEvent, CommentsChangedEvent, JobsChangedEvent)

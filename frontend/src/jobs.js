@@ -9,6 +9,7 @@ import { CellOutput } from "./output.js";
 import { allows } from "./roles.js";
 import { EVENT } from "./wire-names.js";
 import { compareJobRuns } from "./rundetails.js";
+import { connectJobs } from "./socket.js";
 
 const enc = encodeURIComponent;
 
@@ -35,7 +36,34 @@ export class JobsPage {
       h("h1.nb-name", { text: "Jobs" })), h("main.jobs-page", {}, this.list));
     await this.refresh();
     this.root.dataset.ready = "1";
-    this.timer = setInterval(() => this.refresh().catch(() => {}), 5000);
+    // Live: the server says when a job or one of its runs changed (jobs_changed), and the list is
+    // read again then. Polled only while the socket is down, slowly.
+    this.live = connectJobs({
+      onChanged: () => this.soon(),
+      onWatching: () => {
+        this.root.dataset.live = "1";
+        this.soon(); // what changed while it was not watching
+      },
+      onLost: () => delete this.root.dataset.live,
+    });
+    this.timer = setInterval(() => {
+      if (!this.live.watching) this.soon();
+    }, 60000);
+  }
+
+  // One refresh at a time: changes told while one runs make one more after it.
+  soon() {
+    if (this.refreshing) {
+      this.again = true;
+      return;
+    }
+    this.refreshing = this.refresh().catch(() => {}).finally(() => {
+      this.refreshing = null;
+      if (this.again) {
+        this.again = false;
+        this.soon();
+      }
+    });
   }
 
   async refresh() {

@@ -5,7 +5,7 @@
 
 import { io } from "socket.io-client";
 import { csrfToken } from "./api.js";
-import { COMMAND } from "./wire-names.js";
+import { COMMAND, EVENT } from "./wire-names.js";
 
 // onEvent(type, payload); onConnection(state): "connected" | "live" | "disconnected" | "reconnecting";
 // onRefused({type, status, error}) when the server answers a command with ok: false.
@@ -73,4 +73,37 @@ export function connectNotebook({ namespace = "/", path = "/socket.io", notebook
 
 function withParams(fields, params) {
   return params && Object.keys(params).length ? { ...fields, params } : fields;
+}
+
+// The Jobs page's live channel: on every (re)connect it sends watch_jobs, then onWatching(); each
+// jobs_changed the server sends (only for jobs of notebooks this user may view: live/jobwatch.py)
+// calls onChanged(event). `watching`: connected and acknowledged, so nothing needs polling.
+export function connectJobs({ path = "/socket.io", onChanged, onWatching, onLost }) {
+  const socket = io("/", {
+    path,
+    transports: ["websocket", "polling"],
+    reconnectionDelayMax: 3000,
+    auth: (cb) => cb({ csrf: csrfToken() }),
+  });
+  let watching = false;
+  socket.on("connect", () => {
+    socket.emit("command", { type: COMMAND.WATCH_JOBS }, (ack) => {
+      watching = Boolean(ack && ack.ok);
+      if (watching) onWatching?.();
+    });
+  });
+  socket.on("disconnect", () => {
+    watching = false;
+    onLost?.();
+  });
+  socket.on("event", (ev) => {
+    if (ev && ev.type === EVENT.JOBS_CHANGED) onChanged(ev);
+  });
+  return {
+    socket,
+    close: () => socket.close(),
+    get watching() {
+      return watching && socket.connected;
+    },
+  };
 }

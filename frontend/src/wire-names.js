@@ -8,6 +8,7 @@ export const EVENT = Object.freeze({
   DOC_CHANGED: "doc_changed",
   DOC_SAVED: "doc_saved",
   ERROR: "error",
+  JOBS_CHANGED: "jobs_changed",
   KERNEL_STATUS: "kernel_status",
   METRICS: "metrics",
   OUTPUT: "output",
@@ -28,4 +29,5 @@ export const COMMAND = Object.freeze({
   RUN_ALL: "run_all",
   RUN_CELL: "run_cell",
   RUN_FROM: "run_from",
+  WATCH_JOBS: "watch_jobs",
 });

@@ -81,6 +81,7 @@ MEMBERS_ONLY = {"api.notebooks.create", "api.transfer.import", "api.notebooks.du
 SOCKET_SPEC: dict[str, str] = {
     "join": "viewer", "leave": "login", "run_cell": "runner", "run_all": "runner", "run_from": "runner",
     "interrupt": "runner", "restart": "runner", "doc_sync": "viewer", "awareness": "viewer", "doc_update": "editor",
+    "watch_jobs": "login",
 }
 
 # Endpoints whose request logs the client out or in: they get clients of their own.

@@ -116,7 +116,8 @@ def test_hostile_bodies_are_400s_naming_the_field(mu_app: Flask) -> None:
         ("POST", url, {"cell_id": c0, "text": "   "}, "'text' must not be blank"),
         ("POST", url, {"cell_id": c0}, "'text' is required"),
         ("POST", url, {"cell_id": c0, "text": "nul\x00"}, "NUL"),
-        ("POST", url, {"cell_id": c0, "text": "x", "author_id": 1}, "unknown field 'author_id'"),
+        ("POST", url, {"cell_id": c0, "text": "x", "author_id": 1},
+         "unknown field author_id; this body takes text, cell_id, thread_id, anchor"),
         ("POST", url, {"cell_id": 7, "text": "x"}, "'cell_id' must be a string"),
         ("POST", url, {"cell_id": "../etc", "text": "x"}, "'cell_id' is not an id"),
         ("POST", url, {"text": "x"}, "'cell_id'"),
@@ -128,7 +129,8 @@ def test_hostile_bodies_are_400s_naming_the_field(mu_app: Flask) -> None:
         ("POST", url, {"cell_id": c0, "text": "x", "anchor": {"start": 6, "end": 2}}, "start <= end"),
         ("POST", url, {"cell_id": c0, "text": "x", "anchor": {"start": 0, "end": 1, "quote": "q" * 2001}},
          "'anchor.quote' is at most"),
-        ("POST", url, {"cell_id": c0, "text": "x", "anchor": {"start": 0, "end": 1, "color": "red"}}, "unknown field"),
+        ("POST", url, {"cell_id": c0, "text": "x", "anchor": {"start": 0, "end": 1, "color": "red"}},
+         "unknown field anchor.color; anchor takes start, end, quote"),
         ("POST", url, {"thread_id": thread, "text": "x", "anchor": {"start": 0, "end": 1}},
          "'anchor' is for a new thread"),
         ("POST", url, [1, 2], "JSON object"),
@@ -136,7 +138,7 @@ def test_hostile_bodies_are_400s_naming_the_field(mu_app: Flask) -> None:
         ("PATCH", f"{url}/{thread}", {"resolved": "yes"}, "'resolved' must be true or false"),
         ("PATCH", f"{url}/{thread}", {"resolved": 1}, "'resolved' must be true or false"),
         ("PATCH", f"{url}/{thread}", {"text": "x" * 10_001}, "'text' is at most"),
-        ("PATCH", f"{url}/{thread}", {"cell_id": c0}, "unknown field 'cell_id'"),
+        ("PATCH", f"{url}/{thread}", {"cell_id": c0}, "unknown field cell_id; this body takes text, resolved"),
     ]
     for method, target, body, says in cases:
         r = alice.open(target, method=method, json=body)
@@ -149,6 +151,32 @@ def test_hostile_bodies_are_400s_naming_the_field(mu_app: Flask) -> None:
     big = "y" * 10_000  # exactly the cap is fine
     assert alice.post(url, json={"thread_id": thread, "text": big}).status_code == 201
     assert [len(t["text"]) for t in _threads(alice, nb)] == [2, len(script)]
+
+
+def test_a_hostile_anchor_is_a_400_with_its_path(mu_app: Flask) -> None:
+    """A new thread's anchor is a typed body of its own (AnchorBody, decoded by body_as with the
+    comment): a wrong type, a null inside, an unknown field or a value out of range names `anchor.…`."""
+    alice, nb, (c0, _) = _notebook(mu_app)
+    url = f"/api/notebooks/{nb}/comments"
+    cases: list[tuple[Any, str]] = [
+        ({"start": 0, "end": "6"}, "'anchor.end' must be an integer"),
+        ({"start": 0.5, "end": 6}, "'anchor.start' must be an integer"),
+        ({"start": True, "end": 6}, "'anchor.start' must be an integer"),
+        ({"start": 0, "end": 6, "quote": 7}, "'anchor.quote' must be a string"),
+        ({"start": 0, "end": 6, "quote": ["select"]}, "'anchor.quote' must be a string"),
+        ({"start": None, "end": 6}, "'anchor.start' is required"),
+        ({"start": -1, "end": 6}, "'anchor.start' must be 0 to 2147483648"),
+        ({"start": 0, "end": 6, "quote": "a\x00b"}, "'anchor.quote' holds a NUL character"),
+        ({"start": 0, "end": 6, "author_id": 1}, "unknown field anchor.author_id; anchor takes start, end, quote"),
+        ([0, 6], "'anchor' must be an object {start, end, quote}"),
+        ({"start": 0, "end": {"start": 0}}, "'anchor.end' must be an integer"),
+    ]
+    for anchor, says in cases:
+        r = alice.post(url, json={"cell_id": c0, "text": "x", "anchor": anchor})
+        assert r.status_code == 400 and r.json["error"].startswith(says), (anchor, r.json)
+    assert _threads(alice, nb) == []  # nothing was written
+    r = alice.post(url, json={"cell_id": c0, "text": "x", "anchor": {"start": 0, "end": 6}})
+    assert r.status_code == 201 and r.json["anchor"] == {"start": 0, "end": 6, "quote": ""}, r.json
 
 
 def test_a_deleted_cells_threads_stay_and_come_back_with_it(mu_app: Flask) -> None:

@@ -121,7 +121,8 @@ def test_hostile_bodies_are_400s_naming_the_field(mu_app: Flask) -> None:
         ("POST", f"{url}/tiles", {**ok, "width": True}, "'width' must be an integer"),
         ("POST", f"{url}/tiles", {**ok, "height": 4}, "'height' must be 1 to 3"),
         ("POST", f"{url}/tiles", {**ok, "height": 2 ** 70}, "64-bit"),
-        ("POST", f"{url}/tiles", {**ok, "notebook_id": "other"}, "unknown field 'notebook_id'"),
+        ("POST", f"{url}/tiles", {**ok, "notebook_id": "other"},
+         "unknown field notebook_id; this body takes cell_id, kind, width, height"),
         ("POST", f"{url}/tiles", [ok], "JSON object"),
         ("PUT", url, {}, "'tiles' is required"),
         ("PUT", url, {"tiles": ok}, "'tiles' must be a list"),
@@ -129,11 +130,12 @@ def test_hostile_bodies_are_400s_naming_the_field(mu_app: Flask) -> None:
         ("PUT", url, {"tiles": [ok, {**ok, "width": 9}]}, "'tiles[1].width' must be 1 to 4"),
         ("PUT", url, {"tiles": [{**ok, "kind": "pie"}]}, "'tiles[0].kind' must be one of"),
         ("PUT", url, {"tiles": [{"kind": "chart"}]}, "'tiles[0].cell_id' is required"),
-        ("PUT", url, {"tiles": [{**ok, "html": "<b>"}]}, "unknown field 'html'"),
+        ("PUT", url, {"tiles": [{**ok, "html": "<b>"}]},
+         "unknown field tiles[0].html; tiles[0] takes cell_id, kind, width, height"),
         ("PUT", url, {"tiles": [ok, ok]}, "'tiles[1]': that cell's chart is on the dashboard already"),
         ("PUT", url, {"tiles": [ok] * 49}, "at most 48"),
         ("PUT", url, {"tiles": [], "base_revision": "0"}, "'base_revision' must be an integer"),
-        ("PUT", url, {"tiles": [], "layout": "grid"}, "unknown field 'layout'"),
+        ("PUT", url, {"tiles": [], "layout": "grid"}, "unknown field layout; this body takes tiles, base_revision"),
     ]
     for method, target, body, says in cases:
         r = alice.open(target, method=method, json=body)
@@ -141,6 +143,37 @@ def test_hostile_bodies_are_400s_naming_the_field(mu_app: Flask) -> None:
     assert _get(alice, nb)["revision"] == 0  # nothing was written
     r = alice.open(url, method="PUT", data="{not json", content_type="application/json")
     assert r.status_code == 400
+
+
+def test_a_hostile_tile_deep_in_a_put_is_a_400_with_its_path(mu_app: Flask) -> None:
+    """PUT's tiles are decoded by the same typed body as POST's (TileBody, through body_as): a wrong
+    type, a null, a nested object or an unknown field inside the third tile names `tiles[2]...`."""
+    alice, nb, (c0, c1, c2) = _notebook(mu_app)
+    url = f"/api/notebooks/{nb}/dashboard"
+    good = [{"cell_id": c0, "kind": "result"}, {"cell_id": c1, "kind": "chart"}]
+    cases: list[tuple[Any, str]] = [
+        ({"cell_id": c2, "kind": "result", "width": "3"}, "'tiles[2].width' must be an integer"),
+        ({"cell_id": c2, "kind": "result", "width": 2.5}, "'tiles[2].width' must be an integer"),
+        ({"cell_id": c2, "kind": "result", "height": [1]}, "'tiles[2].height' must be an integer"),
+        ({"cell_id": c2, "kind": "result", "height": False}, "'tiles[2].height' must be an integer"),
+        ({"cell_id": {"$ne": ""}, "kind": "result"}, "'tiles[2].cell_id' must be a string"),
+        ({"cell_id": c2, "kind": ["result"]}, "'tiles[2].kind' must be one of result, chart"),
+        ({"cell_id": c2, "kind": "result", "width": 0}, "'tiles[2].width' must be 1 to 4"),
+        ({"cell_id": "<img src=x>", "kind": "result"}, "'tiles[2].cell_id' is not a cell id"),
+        ({"cell_id": c2, "kind": "result", "__proto__": {"admin": True}},
+         "unknown field tiles[2].__proto__; tiles[2] takes cell_id, kind, width, height"),
+        ({"cell_id": c2}, "'tiles[2].kind' is required"),
+        (None, "'tiles[2]' must be an object {cell_id, kind, width, height}"),
+        ([c2, "result"], "'tiles[2]' must be an object"),
+    ]
+    for tile, says in cases:
+        r = alice.put(url, json={"tiles": [*good, tile], "base_revision": 0})
+        assert r.status_code == 400 and r.json["error"].startswith(says), (tile, r.json)
+    assert _get(alice, nb)["revision"] == 0  # nothing was written
+    r = alice.put(url, json={"tiles": [*good, {"cell_id": c2, "kind": "result", "width": 4, "height": 1}],
+                             "base_revision": 0})
+    assert r.status_code == 200, r.json
+    assert [(t["cell_id"], t["width"], t["height"]) for t in r.json["tiles"]] == [(c0, 2, 2), (c1, 2, 2), (c2, 4, 1)]
 
 
 @pytest.mark.timeout(180)

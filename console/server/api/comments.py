@@ -8,17 +8,17 @@ resolve and reopen (issue 34 item 4).
 
 Every row of the policy table (console/server/access.py) is `reader notebook:viewer`: whoever may
 read the notebook may comment, reply, resolve and reopen. Changing a comment's text and deleting it
-are its author's alone, which only the handler can tell. Bodies are decoded into the dataclasses
-below, every field typed and unknown fields refused, each error a 400 naming the field. Each change
+are its author's alone, which only the handler can tell. Bodies are the dataclasses below, decoded by
+console/server/validate.py `body_as` (the anchor inside a new thread's too): every field typed and
+bounded by its annotation, unknown fields refused, each error a 400 naming the field by its path
+('anchor.start'). Each change
 is told to the notebook's room as `comments_changed` (console/wire/browser.py), without its text:
 the pages read the list again, each with its own access.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from flask import Blueprint, current_app, jsonify
 from flask.typing import ResponseReturnValue
@@ -32,21 +32,51 @@ from console.server.auth import signed_in
 from console.server.deps import get_store
 from console.server.errors import ApiError
 from console.server.live.membership import NAMESPACE, room
-from console.server.validate import typed_body, field, json_body
+from console.server.validate import Check, body_as, typed_body
+from console.wire.codec import Max, Range
 
 ID_CHARS = 64
-_ANCHOR_FIELDS = ("start", "end", "quote")
 MAX_OFFSET = 1 << 31  # far past any cell (console/store caps a cell's source well below it)
 
 
+def _id(value: str) -> bool:
+    return 0 < len(value) <= ID_CHARS and value.replace("_", "").replace("-", "").isalnum() and value.isascii()
+
+
+def _not_blank(value: str) -> bool:
+    return bool(value.strip())
+
+
+def _no_nul(value: str) -> bool:
+    return "\x00" not in value  # PostgreSQL text cannot hold it
+
+
+Id = Annotated[str, Check(_id, "is not an id")]
+Text = Annotated[str, Check(_not_blank, "must not be blank"), Max(MAX_COMMENT_CHARS),
+                 Check(_no_nul, "holds a NUL character (\\x00), which no comment may")]
+
+
+@dataclass(frozen=True)
+class AnchorBody:
+    """A new thread's range of the cell's text (offsets as the page's editor counts them) and what it quoted."""
+
+    start: Annotated[int, Range(0, MAX_OFFSET)]
+    end: Annotated[int, Range(0, MAX_OFFSET)]
+    quote: Annotated[str, Max(MAX_QUOTE_CHARS), Check(_no_nul, "holds a NUL character (\\x00)")] = ""
+
+    def anchor(self) -> Anchor:
+        return Anchor(self.start, self.end, self.quote)
+
+
+@typed_body("POST /api/notebooks/<id>/comments")
 @dataclass(frozen=True)
 class NewComment:
     """POST: a new thread (cell_id, optionally anchor) or a reply (thread_id)."""
 
-    text: str
-    cell_id: str | None = None
-    thread_id: str | None = None
-    anchor: Anchor | None = None
+    text: Text
+    cell_id: Id | None = None
+    thread_id: Id | None = None
+    anchor: AnchorBody | None = None
 
 
 @typed_body("PATCH /api/notebooks/<id>/comments/<comment_id>")
@@ -54,77 +84,24 @@ class NewComment:
 class CommentChange:
     """PATCH: None = not given."""
 
-    text: str | None = None
+    text: Text | None = None
     resolved: bool | None = None
 
 
-# What each body may hold is its dataclass's fields: declared once, above.
-_NEW_FIELDS = tuple(f.name for f in dataclasses.fields(NewComment))
-_CHANGE_FIELDS = tuple(f.name for f in dataclasses.fields(CommentChange))
-
-
-def _refuse_unknown(body: dict[str, Any], known: tuple[str, ...], what: str) -> None:
-    unknown = sorted(set(body) - set(known))
-    if unknown:
-        raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                            f"{what} has {', '.join(known)}")
-
-
-def _text(body: dict[str, Any], name: str = "text", required: bool = True) -> str | None:
-    text: str | None = field(body, name, str) if required else field(body, name, str, None)
-    if text is None:
-        return None
-    if not text.strip():
-        raise ApiError(400, f"{name!r} must not be blank")
-    if len(text) > MAX_COMMENT_CHARS:
-        raise ApiError(400, f"{name!r} is at most {MAX_COMMENT_CHARS} characters (it has {len(text)})")
-    if "\x00" in text:
-        raise ApiError(400, f"{name!r} holds a NUL character (\\x00), which no comment may")
-    return text
-
-
-def _id(body: dict[str, Any], name: str) -> str | None:
-    value: str | None = field(body, name, str, None)
-    if value is not None and not (0 < len(value) <= ID_CHARS and value.replace("_", "").replace("-", "").isalnum()
-                                  and value.isascii()):
-        raise ApiError(400, f"{name!r} is not an id")
-    return value
-
-
-def _anchor(raw: Any) -> Anchor | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise ApiError(400, "'anchor' must be an object {start, end, quote}")
-    _refuse_unknown(raw, _ANCHOR_FIELDS, "an anchor")
-    named = {f"anchor.{key}": value for key, value in raw.items()}  # 400s name 'anchor.start', not 'start'
-    start, end = field(named, "anchor.start", int), field(named, "anchor.end", int)
-    quote = field(named, "anchor.quote", str, "")
-    if not 0 <= start <= end <= MAX_OFFSET:
-        raise ApiError(400, "'anchor.start' and 'anchor.end' must be offsets in the cell's text, start <= end")
-    if len(quote) > MAX_QUOTE_CHARS:
-        raise ApiError(400, f"'anchor.quote' is at most {MAX_QUOTE_CHARS} characters")
-    if "\x00" in quote:
-        raise ApiError(400, "'anchor.quote' holds a NUL character (\\x00)")
-    return Anchor(start, end, quote)
-
-
-def decode_new(body: dict[str, Any]) -> NewComment:
-    _refuse_unknown(body, _NEW_FIELDS, "a comment")
-    text = _text(body)
-    assert text is not None
-    out = NewComment(text=text, cell_id=_id(body, "cell_id"), thread_id=_id(body, "thread_id"),
-                     anchor=_anchor(body.get("anchor")))
+def decode_new() -> NewComment:
+    """The POST body: body_as checks each field, then what they say together."""
+    out = body_as(NewComment)
     if (out.cell_id is None) == (out.thread_id is None):
         raise ApiError(400, "give 'cell_id' (a new thread on that cell) or 'thread_id' (a reply), not both")
     if out.thread_id is not None and out.anchor is not None:
         raise ApiError(400, "'anchor' is for a new thread; a reply shares its thread's")
+    if out.anchor is not None and out.anchor.start > out.anchor.end:
+        raise ApiError(400, "'anchor.start' and 'anchor.end' must be offsets in the cell's text, start <= end")
     return out
 
 
-def decode_change(body: dict[str, Any]) -> CommentChange:
-    _refuse_unknown(body, _CHANGE_FIELDS, "a comment change")
-    out = CommentChange(text=_text(body, required=False), resolved=field(body, "resolved", bool, None))
+def decode_change() -> CommentChange:
+    out = body_as(CommentChange)
     if out.text is None and out.resolved is None:
         raise ApiError(400, "give 'text' and/or 'resolved'")
     return out
@@ -189,16 +166,17 @@ def list_comments(notebook_id: str) -> ResponseReturnValue:
 
 
 def create_comment(notebook_id: str) -> ResponseReturnValue:
-    spec = decode_new(json_body())
+    spec = decode_new()
     user = signed_in()
     c = get_store().create_comment(notebook_id, user.id, spec.text, cell_id=spec.cell_id,
-                                   thread_id=spec.thread_id, anchor=spec.anchor)
+                                   thread_id=spec.thread_id,
+                                   anchor=None if spec.anchor is None else spec.anchor.anchor())
     _tell(notebook_id, c, "created", user)
     return jsonify(_comment_json(c, user.id, _Names())), 201
 
 
 def update_comment(notebook_id: str, comment_id: str) -> ResponseReturnValue:
-    change = decode_change(json_body())
+    change = decode_change()
     user, store = signed_in(), get_store()
     c = store.get_comment(notebook_id, comment_id)
     if change.text is not None:  # checked before anything is written

@@ -13,16 +13,17 @@ its cell, as the notebook page and the published page read it (console/outputs/v
 its own policy row keeps to runners) or a job run of the notebook changes what the tiles show.
 
 Roles come from the one policy table (console/server/access.py): viewers read, editors pin and
-arrange. Bodies are decoded into the dataclasses below, every field typed and unknown fields
-refused, each error a 400 naming the field. A read-only link (/p/<token>, console/server/api/publish.py)
-also shows its notebook's dashboard: it holds nothing the link's page does not show already (the
-tiles are cells' latest runs, drawn through the same `published_run`, without run ids), never the
-parameters' form or anything that runs.
+arrange. Bodies are the dataclasses below, decoded by console/server/validate.py `body_as` (a tile
+inside PUT's `tiles` too): every field typed and bounded by its annotation, unknown fields refused,
+each error a 400 naming the field by its path ('tiles[2].width'). A read-only link (/p/<token>,
+console/server/api/publish.py) also shows its notebook's dashboard: it holds nothing the link's page
+does not show already (the tiles are cells' latest runs, drawn through the same `published_run`,
+without run ids), never the parameters' form or anything that runs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args
 
 from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
@@ -41,10 +42,19 @@ from console.server.errors import ApiError
 from console.server.jobs.jobrun import cell_label, declared_params
 from console.server.pages import index
 from console.server.api.publish import link_response, linked_notebook, published_run
-from console.server.validate import field, json_body, typed_body
+from console.server.validate import Check, body_as, typed_body
+from console.wire.codec import Max, Range
 
 ID_CHARS = 32
 _BUSY = ("queued", "running")
+
+
+def _cell_id(value: str) -> bool:
+    return 0 < len(value) <= ID_CHARS and value.isascii() and value.replace("_", "").replace("-", "").isalnum()
+
+
+TileKind = Literal["result", "chart"]
+assert get_args(TileKind) == TILE_KINDS, "TileKind is the store's TILE_KINDS"
 
 
 @typed_body("POST /api/notebooks/<id>/dashboard/tiles")
@@ -52,10 +62,10 @@ _BUSY = ("queued", "running")
 class TileBody:
     """One tile as a body names it: POST's whole body, or one of PUT's `tiles`."""
 
-    cell_id: str
-    kind: str
-    width: int = DEFAULT_WIDTH
-    height: int = DEFAULT_HEIGHT
+    cell_id: Annotated[str, Check(_cell_id, "is not a cell id")]
+    kind: TileKind
+    width: Annotated[int, Range(1, MAX_WIDTH)] = DEFAULT_WIDTH  # columns of the grid
+    height: Annotated[int, Range(1, MAX_HEIGHT)] = DEFAULT_HEIGHT
 
     def tile(self) -> Tile:
         return Tile(self.cell_id, self.kind, self.width, self.height)
@@ -66,58 +76,19 @@ class TileBody:
 class DashboardBody:
     """PUT: the whole list of tiles, in the page's order; base_revision None = whatever is there."""
 
-    tiles: list[TileBody]
+    tiles: Annotated[list[TileBody], Max(MAX_TILES)]
     base_revision: int | None = None
 
 
-# What each body may hold is its dataclass's fields: declared once, above.
-_TILE_FIELDS = tuple(f.name for f in fields(TileBody))
-_BODY_FIELDS = tuple(f.name for f in fields(DashboardBody))
-
-
-def _refuse_unknown(body: dict[str, Any], known: tuple[str, ...], what: str) -> None:
-    unknown = sorted(set(body) - set(known))
-    if unknown:
-        raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                            f"{what} has {', '.join(known)}")
-
-
-def decode_tile(raw: Any, where: str = "") -> TileBody:
-    """A tile; `where` names it in a 400 ('tiles[2].width'), empty for POST's body."""
-    if not isinstance(raw, dict):
-        raise ApiError(400, f"{where!r} must be an object {{cell_id, kind, width, height}}" if where
-                       else "request body must be a JSON object")
-    _refuse_unknown(raw, _TILE_FIELDS, f"a tile ({where})" if where else "a tile")
-    named = {f"{where}.{key}" if where else key: value for key, value in raw.items()}
-    name = (lambda key: f"{where}.{key}" if where else key)  # noqa: E731
-    cell_id: str = field(named, name("cell_id"), str)
-    if not (0 < len(cell_id) <= ID_CHARS and cell_id.isascii() and cell_id.replace("_", "").replace("-", "").isalnum()):
-        raise ApiError(400, f"{name('cell_id')!r} is not a cell id")
-    kind: str = field(named, name("kind"), str)
-    if kind not in TILE_KINDS:
-        raise ApiError(400, f"{name('kind')!r} must be one of {', '.join(TILE_KINDS)}")
-    width: int = field(named, name("width"), int, DEFAULT_WIDTH)
-    if not 1 <= width <= MAX_WIDTH:
-        raise ApiError(400, f"{name('width')!r} must be 1 to {MAX_WIDTH} (columns of the grid)")
-    height: int = field(named, name("height"), int, DEFAULT_HEIGHT)
-    if not 1 <= height <= MAX_HEIGHT:
-        raise ApiError(400, f"{name('height')!r} must be 1 to {MAX_HEIGHT}")
-    return TileBody(cell_id, kind, width, height)
-
-
-def decode_dashboard(body: dict[str, Any]) -> DashboardBody:
-    _refuse_unknown(body, _BODY_FIELDS, "a dashboard")
-    raw = field(body, "tiles", list)
-    if len(raw) > MAX_TILES:
-        raise ApiError(400, f"'tiles' holds at most {MAX_TILES} tiles")
-    tiles = [decode_tile(t, f"tiles[{i}]") for i, t in enumerate(raw)]
+def decode_dashboard() -> DashboardBody:
+    """The PUT body: each tile checked by body_as, then a cell's result and chart at most once each."""
+    spec = body_as(DashboardBody)
     seen: set[tuple[str, str]] = set()
-    for i, t in enumerate(tiles):
+    for i, t in enumerate(spec.tiles):
         if (t.cell_id, t.kind) in seen:
             raise ApiError(400, f"'tiles[{i}]': that cell's {t.kind} is on the dashboard already")
         seen.add((t.cell_id, t.kind))
-    base: int | None = field(body, "base_revision", int, None)
-    return DashboardBody(tiles, base)
+    return spec
 
 
 # ------------------------------------------------------------------ answers
@@ -178,14 +149,14 @@ def get_dashboard(notebook_id: str) -> ResponseReturnValue:
 
 
 def replace(notebook_id: str) -> ResponseReturnValue:
-    spec = decode_dashboard(json_body())
+    spec = decode_dashboard()
     dash = get_store().set_dashboard(notebook_id, [t.tile() for t in spec.tiles], auth.signed_in().id,
                                      base_revision=spec.base_revision)
     return _answer(notebook_id, dash)
 
 
 def pin(notebook_id: str) -> ResponseReturnValue:
-    tile = decode_tile(json_body())
+    tile = body_as(TileBody)
     dash, added = get_store().pin_tile(notebook_id, tile.tile(), auth.signed_in().id)
     return _answer(notebook_id, dash, 201 if added else 200)
 

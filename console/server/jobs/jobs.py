@@ -9,11 +9,12 @@ the job's owner. Bodies are decoded by `decode_job`: every field typed, unknown 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, get_type_hints
 
-from flask import Blueprint, Flask, jsonify, request
+from flask import Blueprint, Flask, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from console.clock import app_clock
@@ -25,9 +26,13 @@ from console.server.errors import ApiError
 from console.server.jobs.jobrun import (SCHEDULE_ROLE, JobRunner, cell_label, check_params, declared_params,
                                         owner_problem)
 from console.server.jobs.scheduler import JOBS_KEY, JobScheduler, schedule_of
+from console.server.live.jobwatch import safely_tell
 from console.server.validate import field, json_body, query_int
 from console.store import NotFound
 from console.store.jobs import OVERLAPS, JobRecord, JobRunRecord
+from console.wire.browser import JobChange
+
+log = logging.getLogger(__name__)
 
 MAX_RETRIES = 10
 MAX_RETRY_DELAY = 24 * 3600
@@ -151,8 +156,6 @@ def checked_params(notebook_id: str, values: dict[str, str]) -> dict[str, str]:
 
 
 def _scheduler() -> JobScheduler:
-    from flask import current_app
-
     scheduler: JobScheduler = current_app.extensions[JOBS_KEY]
     return scheduler
 
@@ -204,6 +207,7 @@ def create() -> ResponseReturnValue:
         **{name: spec.given(name) for name in _PATCHED if name != "name"},
         next_run_at=schedule.first_after(sched, now, anchor=now), now=now)
     _scheduler().wake()
+    _tell(job, "created")
     return jsonify(_job_json(job)), 201
 
 
@@ -282,13 +286,16 @@ def update(job_id: str) -> ResponseReturnValue:
         changes["next_run_at"] = schedule.first_after(sched, now, anchor=job.created_at)
     job = store.update_job(job_id, **changes)
     _scheduler().wake()
+    _tell(job, "edited")
     return jsonify(_job_json(job))
 
 
 def delete(job_id: str) -> ResponseReturnValue:
     store = get_store()
-    _may_change(store.get_job(job_id))
+    job = store.get_job(job_id)
+    _may_change(job)
     store.delete_job(job_id)
+    _tell(job, "deleted")
     return jsonify({}), 200
 
 
@@ -306,6 +313,7 @@ def run_now(job_id: str) -> ResponseReturnValue:
         raise ApiError(409, f"this job cannot run: {problem}")
     run = store.queue_job_run(job.id, "manual", params, triggered_by=auth.signed_in().id)
     _scheduler().wake()
+    _tell(job, "run")
     return jsonify(serialize.plain(run)), 202
 
 
@@ -369,6 +377,26 @@ def init_jobs(app: Flask) -> JobScheduler:
                        webhook_private=cfg.WEBHOOK_PRIVATE, clock=clock)
     scheduler = JobScheduler(store, runner, lease_seconds=float(app.config.get("JOBS_LEASE_SECONDS", 30.0)),
                              clock=clock)
+    scheduler.on_change = lambda run: _tell_run(app, run)
     app.extensions[JOBS_KEY] = scheduler
     return scheduler
+
+
+def _tell(job: JobRecord, change: JobChange) -> None:
+    """The Jobs pages that may see the job's notebook read their list again (live/jobwatch.py); the
+    change is made whether or not they could be told."""
+    safely_tell(current_app._get_current_object(), job.notebook_id, job.id, change)  # type: ignore[attr-defined]
+
+
+def _tell_run(app: Flask, run: JobRunRecord) -> None:
+    """The scheduler's: a run of a job changed (claimed, started, a cell queued, ended, reaped).
+    Never raises: telling the pages is no part of the scheduler's pass or of the run."""
+    try:
+        job = app.extensions["store"].get_job(run.job_id)
+    except NotFound:  # deleted meanwhile: its pages were told then
+        return
+    except Exception:
+        log.exception("reading job %s to tell the Jobs pages failed", run.job_id)
+        return
+    safely_tell(app, job.notebook_id, job.id, "run")
 

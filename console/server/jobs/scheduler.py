@@ -61,6 +61,9 @@ class JobScheduler:
         # the scheduler has seen the store at the new time.
         self.passed = threading.Condition()
         self.last_pass: datetime | None = None
+        # Told (job run) when a run was claimed or queued, started, queued a cell, ended or was
+        # reaped: console/server/jobs/jobs.py sends the Jobs pages jobs_changed (live/jobwatch.py).
+        self.on_change: Callable[[JobRunRecord], None] = lambda run: None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> JobScheduler:
@@ -127,7 +130,9 @@ class JobScheduler:
             self.store.renew_lease(run_id, self.holder, self.lease, now)
         for lapsed in self.store.reap_lapsed(now):
             log.warning("job run %s of job %s was interrupted: %s", lapsed.id, lapsed.job_id, lapsed.error)
-        self.store.claim_due(now, next_of)
+            self.on_change(lapsed)
+        for claimed in self.store.claim_due(now, next_of):
+            self.on_change(claimed)
         started = []
         for queued in self.store.queued_job_runs(now):
             if self._stop.is_set():
@@ -136,6 +141,7 @@ class JobScheduler:
             if run is None:
                 continue  # another run of that job holds its slot, or another process took this one
             started.append(run)
+            self.on_change(run)
             t = threading.Thread(target=self._guarded, args=(run,), name=f"job-run-{run.id}", daemon=True)
             with self._guard:
                 self._mine[run.id] = t
@@ -164,6 +170,11 @@ class JobScheduler:
                 self._mine.pop(run.id, None)
             self._wake.set()  # a queued or retry run of the job may start now
             self._passed()
+            self.on_change(run)  # it ended (and a retry may be queued)
 
     def _run_job(self, run: JobRunRecord) -> None:
-        self.runner.run(run, stopping=self._stop.is_set, stepped=self._passed)
+        def stepped() -> None:
+            self._passed()
+            self.on_change(run)  # a cell of it was queued: its history has one more output
+
+        self.runner.run(run, stopping=self._stop.is_set, stepped=stepped)

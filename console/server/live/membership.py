@@ -43,6 +43,7 @@ class _Socket:
     user_id: int
     session_id: str | None  # the login session's id (its token's hash); None in single-user mode
     notebooks: set[str] = field(default_factory=set)
+    watches_jobs: bool = False  # the Jobs page's socket: gets jobs_changed (console/server/live/jobwatch.py)
 
 
 class Registry:
@@ -70,6 +71,16 @@ class Registry:
         with self._lock:
             if sid in self._sockets:
                 self._sockets[sid].notebooks.discard(notebook_id)
+
+    def watch_jobs(self, sid: str) -> None:
+        with self._lock:
+            if sid in self._sockets:
+                self._sockets[sid].watches_jobs = True
+
+    def job_watchers(self) -> list[tuple[str, int]]:
+        """(sid, user id) of each socket that sent watch_jobs."""
+        with self._lock:
+            return [(sid, s.user_id) for sid, s in self._sockets.items() if s.watches_jobs]
 
     def rooms_of(self, sid: str) -> set[str]:
         """The notebooks whose rooms the socket joined (and still may be in)."""

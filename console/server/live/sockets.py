@@ -35,6 +35,7 @@ from console.wire.browser import (
     RunAllCommand,
     RunCellCommand,
     RunFromCommand,
+    WatchJobsCommand,
     decode_command,
 )
 from console.wire.codec import DecodeError, Message
@@ -162,6 +163,13 @@ def _leave_room(notebook_id: str) -> None:
     _coedit().left(request.sid, notebook_id)  # type: ignore[attr-defined]
 
 
+def _watch_jobs(msg: WatchJobsCommand, user: Any) -> dict[str, Any]:
+    """The Jobs page: jobs_changed for the jobs this user may see (console/server/live/jobwatch.py
+    checks each event's notebook against the user's access when it is sent)."""
+    registry().watch_jobs(request.sid)  # type: ignore[attr-defined]
+    return {}
+
+
 def _doc_sync(msg: DocSyncCommand, user: Any) -> dict[str, Any]:
     return _coedit().sync(msg.notebook_id, msg.state_vector, msg.epoch, request.sid)  # type: ignore[attr-defined]
 
@@ -202,4 +210,5 @@ _HANDLERS: dict[type[Message], Callable[[Any, Any], dict[str, Any]]] = {
     JoinCommand: _join, LeaveCommand: _leave, RunCellCommand: _run, RunAllCommand: _run,
     RunFromCommand: _run, InterruptCommand: _interrupt, RestartCommand: _restart,
     DocSyncCommand: _doc_sync, DocUpdateCommand: _doc_update, AwarenessCommand: _awareness,
+    WatchJobsCommand: _watch_jobs,
 }
