@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -370,10 +371,16 @@ class RayCluster:
     def _stop_locked(self, info: ClusterInfo | None, grace: float = 10.0) -> bool:
         (self.record_dir / "head.json").unlink(missing_ok=True)
         self._info = None
-        if info is None or not info.pid or not recorded_alive(info):
-            return False
-        stop_process_group(info.pid, grace=grace)
-        return True
+        stopped = bool(info is not None and info.pid and recorded_alive(info))
+        if stopped:
+            assert info is not None and info.pid is not None
+            stop_process_group(info.pid, grace=grace)
+        # A temp dir outside the data dir (short_temp_dir under a long path) belongs to no one once
+        # the head is gone: left, each data dir that ever ran a head kept one in /tmp (thousands here).
+        temp = short_temp_dir(self.data_dir)
+        if not temp.is_relative_to(self.data_dir):
+            shutil.rmtree(temp, ignore_errors=True)
+        return stopped
 
     @contextmanager
     def _lock(self) -> Iterator[None]:

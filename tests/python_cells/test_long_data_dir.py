@@ -26,5 +26,8 @@ def test_a_head_starts_under_a_long_data_dir(tmp_path: Path) -> None:
     try:
         info = cluster.ensure()
         assert info.address and (data_dir / "ray" / "ray-start.log").exists()
+        assert short_temp_dir(data_dir.resolve()).is_dir()
     finally:
         cluster.stop(grace=3.0)
+    # The short temp dir is outside the data dir: the head's stop removes it (it was left before).
+    assert not short_temp_dir(data_dir.resolve()).exists()
