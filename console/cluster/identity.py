@@ -70,12 +70,17 @@ class Identity:
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
 
     def release(self) -> None:
-        """Give the id back to the pool (a session's; the fixed ones hold no lease)."""
-        if self.lease_fd is not None:
-            try:
-                os.close(self.lease_fd)
-            except OSError:
-                pass
+        """Give the id back to the pool (a session's; the fixed ones hold no lease). Safe to call again:
+        a second os.close of the number would close whatever the process opened on it since."""
+        with _guard:
+            fd = self.lease_fd
+            if fd is None:
+                return
+            object.__setattr__(self, "lease_fd", None)  # frozen for its ids; the lease is what changes
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def available() -> bool:

@@ -43,3 +43,23 @@ def test_two_servers_ids_and_groups_do_not_meet(tmp_path: Path) -> None:
                      + identity.POOL_SIZE)
     assert identity.base(two) not in pool_one and identity.base(two) + identity.POOL_SIZE not in pool_one
     assert identity.base({**one, "SANDBOX_UID_BASE": 500000}) == 500000  # set by hand: as given
+
+
+def test_a_lease_released_twice_closes_only_its_own_descriptor(tmp_path: Path) -> None:
+    import os
+
+    lease = identity.lease_session({"SANDBOX_UID_BASE": 500000}, tmp_path, prefer="s1")
+    number = lease.lease_fd
+    assert number is not None
+    lease.release()
+    # The freed number goes to the next file this process opens (another thread's, in a server).
+    other = os.open(tmp_path / "other", os.O_CREAT | os.O_RDWR)
+    try:
+        assert other == number
+        lease.release()  # before: closed `other`, the file now on that number
+        os.fstat(other)
+    finally:
+        os.close(other)
+    again = identity.lease_session({"SANDBOX_UID_BASE": 500000}, tmp_path, prefer="s1")
+    assert again.uid == lease.uid  # given back
+    again.release()
