@@ -30,6 +30,7 @@ from pathlib import Path
 _RECORD = "sandbox-pidns.json"
 _mine: dict[str, tuple[int, int]] = {}  # record path -> (child pid, namespace fd) opened by this process
 _write_ends: list[int] = []  # the holders' pipes this process keeps open for its lifetime
+_retired: list[int] = []  # namespace descriptors of holders that died, never closed (namespace_fd says why)
 _guard = threading.Lock()
 
 
@@ -51,7 +52,10 @@ def namespace_fd(private_dir: Path, holder: HolderCommand) -> int:
             tmp.replace(record)
         fd = os.open(f"/proc/{child}/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
         if cached is not None:
-            os.close(cached[1])
+            # Not closed: a caller may hold the old number between our return and its Popen
+            # (pass_fds), and a close here would hand that number to whatever opens next. One
+            # descriptor kept per holder that died, which is rare (it is killed only with the server).
+            _retired.append(cached[1])
         _mine[str(record)] = (child, fd)
         return fd
 
