@@ -117,6 +117,7 @@ class Served:
         if self in OPEN:
             OPEN.remove(self)
         self._httpd.shutdown()
+        self._httpd.server_close()  # the listening socket: left open, each served app kept one per test
 
 
 class LiveServer:
