@@ -66,10 +66,13 @@ def daft_actors() -> dict[str, int]:
 
 
 def connect(address: str) -> None:
-    init_ray(address, runtime_env={"env_vars": dict(DAFT_ENV)}, logging_level=logging.WARNING, log_to_driver=False)
-    import daft
+    def daft_runner() -> None:
+        import daft
 
-    daft.set_runner_ray(noop_if_initialized=True)  # reuses the connection above: never a second local Ray
+        daft.set_runner_ray(noop_if_initialized=True)  # reuses the connection above: never a second local Ray
+
+    init_ray(address, then=daft_runner, runtime_env={"env_vars": dict(DAFT_ENV)}, logging_level=logging.WARNING,
+             log_to_driver=False)
 
 
 # How long a sort waits for a free CPU before it fails (see run()).
