@@ -94,7 +94,7 @@ def test_each_typed_body_is_documented_with_its_fields() -> None:
 
 
 def _top_level_names(fields: str) -> list[str]:
-    """`a, b?, c?: [{kind, source}]` -> ["a", "b?", "c?"]: the names outside any nested shape."""
+    r"""`a, b?: [{kind, source}], c? \| d?` -> ["a", "b?", "c?", "d?"]: the names outside any nested shape."""
     names, depth, word = [], 0, ""
     for ch in fields + ",":
         if ch in "[{":
@@ -102,7 +102,7 @@ def _top_level_names(fields: str) -> list[str]:
         elif ch in "]}":
             depth -= 1
         elif ch == "," and depth == 0:
-            names.append(word.split(":")[0].strip())
+            names.extend(name.strip() for name in word.split(":")[0].split(r"\|"))  # `cron? \| every_minutes?`
             word = ""
             continue
         if depth == 0 or ch not in "]}":

@@ -81,15 +81,6 @@ def _typed(name: str, value: Any, kind: type) -> Any:
     return value
 
 
-def field(body: dict[str, Any], name: str, kind: type, default: Any = _MISSING) -> Any:
-    """body[name] checked against `kind`; missing -> default, or a 400 when there is none."""
-    if name not in body or body[name] is None:
-        if default is _MISSING:
-            raise ApiError(400, f"{name!r} is required")
-        return default
-    return _typed(name, body[name], kind)
-
-
 def query_int(name: str, default: Any = _MISSING) -> Any:
     """An integer from the query string (for DELETE, whose body some clients drop)."""
     raw = request.args.get(name)
@@ -159,10 +150,10 @@ class Check:
 
 def body_as(cls: type[B], required: bool = True) -> B:
     """The request body as dataclass `cls` (a @typed_body): a field without a default is required; each
-    is checked against its annotation (`str`, `int`, `bool`, `list[...]`, `dict[...]`, `Literal[...]`,
+    is checked against its annotation (`str`, `int`, `bool`, `list[...]`, `dict[str, ...]`, `Literal[...]`,
     `X | None`, a nested dataclass, and `Annotated[X, Range(lo, hi) | Max(n) | Check(...)]` with
-    console/wire/codec.py's Range and Max), with field()'s words and the value's path ('tiles[2].width');
-    a name a dataclass does not declare is a 400 that lists the ones it does."""
+    console/wire/codec.py's Range and Max), each 400 naming the value's path ('tiles[2].width',
+    'params.day'); a name a dataclass does not declare is a 400 that lists the ones it does."""
     value: B = _dataclass(cls, json_body(required), "")
     return value
 
@@ -229,7 +220,10 @@ def _value(value: Any, tp: Any, path: str, checks: tuple[Any, ...] = ()) -> Any:
             out = [_value(v, item, f"{path}[{i}]") for i, v in enumerate(_capped(out, checks, path))]
     elif origin is dict or tp is dict:
         out = _typed(path, value, dict)
-        assert (get_args(tp) or (str, Any))[1] is Any, f"{path}: only dict[str, Any] is decoded"
+        key, item = get_args(tp) or (str, Any)
+        assert key is str, f"{path}: a JSON object's keys are strings"
+        if item is not Any:  # `dict[str, X]`: each value an X, named by its key ('params.day')
+            out = {k: _value(v, item, f"{path}.{str(k)[:40]}") for k, v in _capped(out, checks, path).items()}
     else:
         assert tp in _TYPE_NAMES, f"{path}: no JSON type for {tp!r}"
         out = _typed(path, value, tp)
@@ -272,8 +266,11 @@ def json_name(f: dataclasses.Field[Any]) -> str:
 
 def documented_form(cls: type) -> list[str]:
     """The body's fields as docs/api.md writes them: `name`, or `name?` when it may be left out (a
-    base revision that may come in the query string instead is written as required)."""
-    return [json_name(f) + ("" if f.default is dataclasses.MISSING or f.metadata.get("or_query") else "?")
+    base revision that may come in the query string instead is written as required, and so is a field
+    with `metadata["required"]`: one its endpoint requires though another endpoint's body, sharing the
+    dataclass, may leave it out: a job's notebook_id, required to create, not to PATCH)."""
+    return [json_name(f) + ("" if f.default is dataclasses.MISSING or f.metadata.get("or_query")
+                            or f.metadata.get("required") else "?")
             for f in dataclasses.fields(cls)]
 
 

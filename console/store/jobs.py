@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sqlalchemy import delete, or_, select, update
 
@@ -28,7 +28,8 @@ from console.store.models import Job, JobRun, Notebook, utcnow
 JOB_RUN_STATES = ("queued", "running", "done", "error", "timeout", "interrupted", "skipped")
 JOB_RUN_FINAL = ("done", "error", "timeout", "interrupted", "skipped")
 TRIGGERS = ("schedule", "manual", "retry")
-OVERLAPS = ("skip", "queue")
+Overlap = Literal["skip", "queue"]  # what a job does when it comes due while a run of it is on
+OVERLAPS: tuple[str, ...] = get_args(Overlap)
 
 
 @dataclass(frozen=True)

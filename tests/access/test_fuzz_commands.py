@@ -23,7 +23,7 @@ from security_support import Served, socket_as
 
 WRONG: list[Any] = [None, True, False, 0, -1, 2**63, 2**80, 1.5, 1e308, "", "x", "\ud800", "../../etc/passwd",
                     "a" * 70_000, [], [1, "a", None], {}, {"a": {"b": [1]}}, [[[[[[[[[[[]]]]]]]]]]]]
-# Every name a handler reads from a JSON body (console/server, `field(body, …)` and the jobs decoder).
+# Every name a handler reads from a JSON body (console/server's typed bodies, body_as, and json_body's readers).
 BODY_NAMES = ("all", "base_revision", "cell_id", "cells", "cron", "cursor", "enabled", "every_minutes", "folder",
               "from", "kind", "label", "name", "new_password", "old_password", "new_path", "next", "notebook_id",
               "notify_success", "overlap", "params", "path", "position", "retries", "role", "source",

@@ -180,7 +180,7 @@ def test_unknown_parameters_are_refused_with_the_declared_ones(live: LiveServer)
     code, body = http(live, "POST", f"/api/notebooks/{nb.id}/run", {"all": True, "params": {"dya": "1"}})
     assert code == 400 and body["declared"] == ["day"]
     code, body = http(live, "POST", f"/api/notebooks/{nb.id}/run", {"all": True, "params": {"day": 5}})
-    assert code == 400 and "params.day must be a string" in body["error"]
+    assert code == 400 and "'params.day' must be a string" in body["error"]
     code, job = http(live, "POST", "/api/jobs", {"notebook_id": nb.id, "cron": "0 2 * * *"})
     code, body = http(live, "POST", f"/api/jobs/{job['id']}/run", {"params": {"month": "12"}})
     assert code == 400 and "declares day" in body["error"]
@@ -207,8 +207,8 @@ def test_the_notebook_run_endpoint_takes_parameters(live: LiveServer) -> None:
 
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("cron", "61 * * * *", "higher than the maximum"),
-    ("retries", 11, "'retries' must be between 0 and 10"),
-    ("retry_delay_seconds", 86401, "'retry_delay_seconds' must be between 0 and 86400"),
+    ("retries", 11, "'retries' must be 0 to 10"),
+    ("retry_delay_seconds", 86401, "'retry_delay_seconds' must be 0 to 86400"),
     ("overlap", "both", "'overlap' must be one of skip, queue"),
     ("webhook_url", "file:///etc/passwd", "'webhook_url' must be an http"),
     ("owner_id", 1, "unknown field owner_id"),

@@ -38,7 +38,7 @@ def _create(live: LiveServer, nb: Any, **fields: Any) -> tuple[int, Any]:
     ({"webhook_url": "http:///x"}, "webhook_url"),
     ({"webhook_url": "http://\x00/x"}, "webhook_url"),
     ({"name": "a\x00b"}, "'name'"),
-    ({"params": {"day": "a\x00b"}}, "params.'day'"),
+    ({"params": {"day": "a\x00b"}}, "'params.day' holds a NUL"),
 ])
 def test_a_hostile_field_is_a_400_naming_it(live: LiveServer, nb: Any, fields: dict[str, Any], names: str) -> None:
     status, body = _create(live, nb, **fields)
@@ -91,3 +91,72 @@ def test_a_stored_webhook_in_another_spelling_is_not_called_at_delivery(live: Li
         assert hook.bodies == []
     finally:
         hook.close()
+
+
+FIELDS = ("notebook_id, name, cron, every_minutes, timezone, params, retries, retry_delay_seconds, timeout_seconds, "
+          "overlap, webhook_url, notify_success, enabled")
+
+
+@pytest.mark.parametrize(("fields", "says"), [
+    ({"retries": "3"}, "'retries' must be an integer"),
+    ({"retries": True}, "'retries' must be an integer"),
+    ({"retries": 1.5}, "'retries' must be an integer"),
+    ({"timeout_seconds": 10**9}, "'timeout_seconds' must be 1 to 604800"),
+    ({"timeout_seconds": 2**80}, "'timeout_seconds' is an integer outside the 64-bit range"),
+    ({"enabled": 1}, "'enabled' must be true or false"),
+    ({"notify_success": "yes"}, "'notify_success' must be true or false"),
+    ({"cron": ["0 2 * * *"]}, "'cron' must be a string"),
+    ({"notebook_id": {"id": 1}}, "'notebook_id' must be a string"),
+    ({"overlap": {"skip": True}}, "'overlap' must be one of skip, queue"),
+    ({"name": " " * 3}, "'name' must be 1 to 255 characters"),
+    ({"name": "n" * 256}, "'name' must be 1 to 255 characters"),
+    ({"owner_id": 1, "secret": {"a": [1]}}, f"unknown fields owner_id, secret; this body takes {FIELDS}"),
+    ({"params": ["day"]}, "'params' must be an object"),
+    ({"params": {"day": {"nested": [[{"junk": 1}]]}}}, "'params.day' must be a string"),
+    ({"params": {"day": None}}, "'params.day' must be a string"),
+    ({"params": {"day": 2**80}}, "is an integer outside the 64-bit range"),
+    ({"params": {"d\x00y": "1"}}, "'params' has a name holding a NUL character"),
+])
+def test_a_job_body_of_the_wrong_shape_is_a_400_naming_the_field(live: LiveServer, nb: Any, fields: dict[str, Any],
+                                                                  says: str) -> None:
+    """Create, change and run now decode their bodies alike (body_as and JobBody): each wrong value is
+    refused by name, before anything is stored or queued."""
+    status, body = _create(live, nb, **fields)
+    assert status == 400 and says in body["error"], body
+    status, job = _create(live, nb)
+    assert status == 201, job
+    if "notebook_id" not in fields:  # a PATCH names the job in its URL
+        status, body = http(live, "PATCH", f"/api/jobs/{job['id']}", fields, user="alice")
+        assert status == 400 and says in body["error"], body
+    assert live.store.get_job(job["id"]).retries == 0  # nothing changed
+    if "params" in fields:
+        status, body = http(live, "POST", f"/api/jobs/{job['id']}/run", {"params": fields["params"]}, user="alice")
+        assert status == 400 and says in body["error"], body
+    assert live.store.job_runs(job["id"]) == []
+
+
+def test_run_now_takes_only_params(live: LiveServer, nb: Any) -> None:
+    status, job = _create(live, nb)
+    assert status == 201, job
+    status, body = http(live, "POST", f"/api/jobs/{job['id']}/run", {"param": {"day": "1"}}, user="alice")
+    assert status == 400 and body["error"] == "unknown field param; this body takes params", body
+    status, body = http(live, "POST", f"/api/jobs/{job['id']}/run", {"params": None}, user="alice")
+    assert status == 202, body  # null: the job's own parameters
+
+
+def test_a_patch_keeps_what_it_leaves_out_or_sends_as_null(live: LiveServer, nb: Any) -> None:
+    status, job = _create(live, nb, name="nightly", retries=2, webhook_url="https://hooks.example.com/x",
+                          params={"day": "1"})
+    assert status == 201, job
+    status, after = http(live, "PATCH", f"/api/jobs/{job['id']}",
+                         {"name": None, "retries": None, "webhook_url": None, "params": None, "cron": None,
+                          "timezone": None, "enabled": None, "timeout_seconds": 60}, user="alice")
+    assert status == 200, after
+    kept = ("name", "retries", "webhook_url", "params", "cron", "timezone", "enabled", "next_run_at")
+    assert {k: after[k] for k in kept} == {k: job[k] for k in kept} and after["timeout_seconds"] == 60
+    status, after = http(live, "PATCH", f"/api/jobs/{job['id']}", {"every_minutes": 5, "webhook_url": ""},
+                         user="alice")
+    assert status == 200 and after["cron"] == "" and after["every_minutes"] == 5 and after["webhook_url"] == "", after
+    status, body = http(live, "PATCH", f"/api/jobs/{job['id']}", {"cron": "0 2 * * *", "every_minutes": 5},
+                        user="alice")
+    assert status == 400 and "give a schedule" in body["error"], body

@@ -35,7 +35,7 @@ from console.server.sessions import manifests
 from console.server.live.coedit import COEDIT_KEY, CoEdit
 from console.server.deps import get_config, get_store
 from console.server.errors import ApiError
-from console.server.jobs.jobs import checked_params, decode_params
+from console.server.jobs.jobs import Params, checked_params
 from console.server.deps import get_manager
 from console.server.validate import body_as, query_int, typed_body
 
@@ -72,7 +72,7 @@ class RunCells:
     cell_id: str | None = None
     from_: str | None = dataclasses.field(default=None, metadata={"json": "from"})
     all: bool = False
-    params: dict[str, Any] | None = None  # values for the notebook's parameters (console/lang/params.py)
+    params: Params | None = None  # values for the notebook's parameters (console/lang/params.py)
 
 
 def run_cells(notebook_id: str) -> ResponseReturnValue:
@@ -87,7 +87,7 @@ def run_cells(notebook_id: str) -> ResponseReturnValue:
         raise ApiError(400, "give 'cell_id', 'from' (a cell id) or 'all': true")
     params = None
     if spec.params is not None:
-        params = checked_params(notebook_id, decode_params(spec.params))
+        params = checked_params(notebook_id, spec.params)
     ids = start(_user_id(), notebook_id, mode, cell_id, params=params)
     return jsonify({"run_ids": ids}), 202
 

@@ -4,7 +4,8 @@ Roles come from the policy table (console/server/access.py): a job's URL carries
 row names a role on the job's notebook (`job:<role>`). Scheduling needs the editor role on the
 notebook (the body names it, so the handler checks it); changing or deleting a job is for its
 owner, the notebook's owner and admins; running one now needs the runner role, and it runs as
-the job's owner. Bodies are decoded by `decode_job`: every field typed, unknown ones refused.
+the job's owner. Bodies are typed dataclasses decoded by body_as (console/server/validate.py): every
+field typed, unknown ones refused; what no annotation can say is checked after, in `_decoded`.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, get_type_hints
+from typing import Annotated, Any
 
 from flask import Blueprint, Flask, current_app, jsonify, request
 from flask.typing import ResponseReturnValue
@@ -27,10 +28,11 @@ from console.server.jobs.jobrun import (SCHEDULE_ROLE, JobRunner, cell_label, ch
                                         owner_problem)
 from console.server.jobs.scheduler import JOBS_KEY, JobScheduler, schedule_of
 from console.server.live.jobwatch import safely_tell
-from console.server.validate import field, json_body, query_int
+from console.server.validate import Check, body_as, query_int, typed_body
 from console.store import NotFound
-from console.store.jobs import OVERLAPS, JobRecord, JobRunRecord
+from console.store.jobs import JobRecord, JobRunRecord, Overlap
 from console.wire.browser import JobChange
+from console.wire.codec import Range
 
 log = logging.getLogger(__name__)
 
@@ -39,29 +41,44 @@ MAX_RETRY_DELAY = 24 * 3600
 MAX_TIMEOUT = 7 * 24 * 3600
 
 
-def _setting(default: Any = None, *, bounds: tuple[int, int] | None = None, patch: bool = False) -> Any:
-    """A job body field: None = not given. `default` is what a new job gets when it is not given
-    (and what the dialog starts from), `bounds` the inclusive range of an integer, `patch` that a
-    PATCH stores it as given (the rest are checked against each other first: schedule, params,
-    enabled)."""
-    return dataclasses.field(default=None, metadata={"default": default, "bounds": bounds, "patch": patch})
+def _setting(default: Any = None, *, patch: bool = False, required: bool = False) -> Any:
+    """A job body field: None = not given (left out or null). `default` is what a new job gets when it
+    is not given (and what the dialog starts from), `patch` that a PATCH stores it as given (the rest
+    are checked against each other first: schedule, params, enabled), `required` that a new job must
+    give it (docs/api.md writes it so; a PATCH may leave it out)."""
+    return dataclasses.field(default=None, metadata={"default": default, "patch": patch, "required": required})
 
 
+def _no_nul(what: str) -> Check:
+    # PostgreSQL text cannot hold a NUL, nor can an MLSQL string; no name or value needs one.
+    return Check(lambda text: "\x00" not in text, f"holds a NUL character (\\x00), which no {what} may")
+
+
+Text = Annotated[str, _no_nul("job field")]
+# A run's parameter values: text, as `set` values are; checked against the notebook's declared ones by
+# checked_params (the run now body, a job's params, POST /api/notebooks/<id>/run).
+Params = Annotated[dict[str, Annotated[str, _no_nul("parameter")]],
+                   Check(lambda values: not any("\x00" in k for k in values),
+                         "has a name holding a NUL character (\\x00), which no parameter may")]
+
+
+@typed_body("POST /api/jobs")
 @dataclass
 class JobBody:
     """A decoded create or PATCH body: the one declaration of a job's settings (decoder, defaults,
     what PATCH changes, docs/api.md's field list, the dialog's defaults)."""
 
-    notebook_id: str | None = _setting()
-    name: str | None = _setting(patch=True)
-    cron: str | None = _setting()
-    every_minutes: int | None = _setting()
-    timezone: str | None = _setting("UTC")
-    params: dict[str, str] | None = _setting({})
-    retries: int | None = _setting(0, bounds=(0, MAX_RETRIES), patch=True)
-    retry_delay_seconds: int | None = _setting(0, bounds=(0, MAX_RETRY_DELAY), patch=True)
-    timeout_seconds: int | None = _setting(3600, bounds=(1, MAX_TIMEOUT), patch=True)
-    overlap: str | None = _setting("skip", patch=True)
+    notebook_id: str | None = _setting(required=True)
+    name: Annotated[Text, Check(lambda n: 1 <= len(n.strip()) <= 255, "must be 1 to 255 characters")] | None = \
+        _setting(patch=True)
+    cron: Text | None = _setting()
+    every_minutes: int | None = _setting()  # its range is the schedule's rule (schedule.parse)
+    timezone: Text | None = _setting("UTC")
+    params: Params | None = _setting({})
+    retries: Annotated[int, Range(0, MAX_RETRIES)] | None = _setting(0, patch=True)
+    retry_delay_seconds: Annotated[int, Range(0, MAX_RETRY_DELAY)] | None = _setting(0, patch=True)
+    timeout_seconds: Annotated[int, Range(1, MAX_TIMEOUT)] | None = _setting(3600, patch=True)
+    overlap: Overlap | None = _setting("skip", patch=True)
     webhook_url: str | None = _setting("", patch=True)
     notify_success: bool | None = _setting(False, patch=True)
     enabled: bool | None = _setting(True)
@@ -76,11 +93,16 @@ class JobBody:
         return _DEFAULTS[name] if value is None else value
 
 
+@typed_body("POST /api/jobs/<job_id>/run")
+@dataclass
+class RunNow:
+    params: Params | None = None  # over the job's own, for this run only
+
+
 _SETTINGS = dataclasses.fields(JobBody)
 JOB_BODY_FIELDS = tuple(f.name for f in _SETTINGS)
 _DEFAULTS: dict[str, Any] = {f.name: f.metadata["default"] for f in _SETTINGS}
 _PATCHED = tuple(f.name for f in _SETTINGS if f.metadata["patch"])
-_KINDS = {str | None: str, int | None: int, bool | None: bool}
 
 
 def job_defaults() -> dict[str, Any]:
@@ -88,54 +110,16 @@ def job_defaults() -> dict[str, Any]:
     return {k: (dict(v) if isinstance(v, dict) else v) for k, v in _DEFAULTS.items()}
 
 
-def decode_params(raw: Any, name: str = "params") -> dict[str, str]:
-    if not isinstance(raw, dict):
-        raise ApiError(400, f"{name!r} must be an object of parameter names to text values")
-    for key, value in raw.items():
-        if not isinstance(value, str):
-            raise ApiError(400, f"{name}.{key} must be a string (parameters are text, as `set` values are)")
-        if "\x00" in key + value:  # PostgreSQL text cannot hold it, nor can an MLSQL string
-            raise ApiError(400, f"{name}.{key!r} holds a NUL character (\\x00), which no parameter may")
-    return dict(raw)
-
-
-def decode_job(body: dict[str, Any]) -> JobBody:
-    unknown = sorted(set(body) - set(JOB_BODY_FIELDS))
-    if unknown:
-        raise ApiError(400, f"unknown field{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
-                            f"a job has {', '.join(JOB_BODY_FIELDS)}")
-    hints = get_type_hints(JobBody)
-    out = JobBody()
-    for f in _SETTINGS:
-        if f.name == "params":
-            if body.get("params") is not None:
-                out.params = decode_params(body["params"])
-            continue
-        value = field(body, f.name, _KINDS[hints[f.name]], None)
-        bounds = f.metadata["bounds"]
-        if value is not None and bounds is not None and not bounds[0] <= value <= bounds[1]:
-            raise ApiError(400, f"{f.name!r} must be between {bounds[0]} and {bounds[1]}")
-        setattr(out, f.name, value)
-    if out.name is not None and not 1 <= len(out.name.strip()) <= 255:
-        raise ApiError(400, "'name' must be 1 to 255 characters")
-    if out.overlap is not None and out.overlap not in OVERLAPS:
-        raise ApiError(400, f"'overlap' must be one of {', '.join(OVERLAPS)}")
-    if out.webhook_url:
-        why = webhook.malformed(out.webhook_url)
+def _decoded() -> JobBody:
+    """The request's job body (body_as checks each field by its annotation), and what no annotation
+    says: its webhook a URL, and one on this server's network only where that is allowed (webhook.py).
+    The schedule's rules (cron or every_minutes, a known time zone) are schedule.parse's."""
+    spec = body_as(JobBody)
+    if spec.webhook_url:
+        why = webhook.malformed(spec.webhook_url) or (
+            None if get_config().WEBHOOK_PRIVATE else webhook.private_literal(spec.webhook_url))
         if why:
             raise ApiError(400, why)
-    for key, text in (("name", out.name), ("cron", out.cron), ("timezone", out.timezone)):
-        if text is not None and "\x00" in text:  # PostgreSQL text cannot hold it; no name needs it
-            raise ApiError(400, f"{key!r} holds a NUL character (\\x00), which no job field may")
-    return out
-
-
-def _decoded() -> JobBody:
-    """The request's job body, its webhook checked against this server's network (webhook.py)."""
-    spec = decode_job(json_body())
-    why = webhook.private_literal(spec.webhook_url) if spec.webhook_url else None
-    if why and not get_config().WEBHOOK_PRIVATE:
-        raise ApiError(400, why)
     return spec
 
 
@@ -302,11 +286,7 @@ def delete(job_id: str) -> ResponseReturnValue:
 def run_now(job_id: str) -> ResponseReturnValue:
     store = get_store()
     job = store.get_job(job_id)
-    body = json_body(required=False)
-    unknown = sorted(set(body) - {"params"})
-    if unknown:
-        raise ApiError(400, f"unknown field {', '.join(unknown)}; run now takes 'params'")
-    overrides = decode_params(body["params"]) if body.get("params") is not None else {}
+    overrides = body_as(RunNow, required=False).params or {}
     params = checked_params(job.notebook_id, {**job.params, **overrides})
     problem = owner_problem(store, job)
     if problem is not None:
