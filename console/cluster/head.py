@@ -8,7 +8,7 @@ recorded in `<data_dir>/server/head.json` (the private folder), guarded by a fil
 The server also starts it, inside the sandbox (cluster/sandbox.py), when a kernel first asks: a
 sandboxed kernel lives in its own PID namespace, so a head it started would die with it and its
 recorded PIDs would mean nothing outside. Such a kernel asks its server over a socket the server
-hands it (`HEAD_FD_ENV`) and gets the ClusterInfo back.
+hands it and gets the ClusterInfo back (cluster/head_link.py).
 
 The embedded head is closed: Ray's token authentication (RAY_AUTH_MODE=token) with a token kept
 in the private folder (cluster/guard.py), handed to the head and to kernels (ClusterInfo.auth_token)
@@ -24,11 +24,9 @@ import json
 import logging
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -38,8 +36,7 @@ from typing import Any, Iterator, Mapping, Protocol
 from console.cluster.guard import WORKER_PORTS, auth_token, check_ports, external_token, token_env
 from console.cluster.procs import free_ports, pid_alive, port_open, process_start, stop_process_group
 from console.config import PRIVATE_DIR_NAME
-from console.wire.channel import TRUSTED_LINE_CAP, Channel, ProtocolError, new_request_id
-from console.wire.head import TO_KERNEL as HEAD_TO_KERNEL, TO_SERVER, ClusterInfo, HeadAnswer, HeadRequest
+from console.wire.head import ClusterInfo
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +51,6 @@ RAY_ENV: dict[str, str] = {
     "TF_ENABLE_ONEDNN_OPTS": "0",
 }
 # Not a setting: the descriptor of a kernel's socket to its server, which starts the head for it.
-HEAD_FD_ENV = "CONSOLE_RAY_HEAD_FD"
 _SOCKET_PATH_MAX = 107  # AF_UNIX sun_path limit on Linux, minus the NUL
 _SOCKET_SUFFIX = 75  # what Ray appends under --temp-dir: session_<date>_<pid>/sockets/plasma_store
 def recorded_alive(info: "ClusterInfo") -> bool:
@@ -223,10 +219,16 @@ def _tail(path: Path, n: int = 4000) -> str:
         return ""
 
 
+class HeadAsker(Protocol):
+    """A sandboxed kernel's way to its server's head (cluster/head_link.py HeadLink)."""
+
+    def ask(self) -> ClusterInfo: ...
+
+
 class RayCluster:
     """The cluster a runtime uses: CONSOLE_RAY_ADDRESS if set, else the shared embedded head."""
 
-    def __init__(self, cfg: Mapping[str, Any], head: "HeadLink | None" = None) -> None:
+    def __init__(self, cfg: Mapping[str, Any], head: HeadAsker | None = None) -> None:
         """head: a sandboxed kernel's link to its server, which starts and owns the embedded head
         for it (HeadLink.from_env); None everywhere else (the server, a script, a test)."""
         self.cfg = cfg
@@ -430,85 +432,3 @@ def own_embedded_head(cfg: Mapping[str, Any]) -> None:
 def stop_embedded(cfg: Mapping[str, Any]) -> bool:
     """Stop the embedded head of cfg's data dir; what the server calls on exit."""
     return RayCluster(cfg).stop()
-
-
-class HeadLink:
-    """A sandboxed kernel's end of the socket to its server (console/wire/head.py): ask() -> ClusterInfo.
-
-    Made once by the kernel's main (from_env) and handed to the RayCluster it builds.
-    """
-
-    TIMEOUT = 600.0  # a head (or a driver node of an external cluster) may take minutes to start
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.channel = Channel(HEAD_TO_KERNEL, read=sock.fileno(), write=sock.fileno(), answers=(HeadAnswer,),
-                               line_cap=TRUSTED_LINE_CAP, name="server->kernel head")
-        # Answers are handed to their requests by the channel's reader.
-        threading.Thread(target=lambda: list(self.channel.messages()), name="head-link", daemon=True).start()
-
-    @classmethod
-    def from_env(cls) -> "HeadLink | None":
-        """The link the server handed this kernel (HEAD_FD_ENV, taken out of the environment so
-        the kernel's workers do not see it); None when it runs without one."""
-        fd = os.environ.pop(HEAD_FD_ENV, "")
-        if not fd.isdigit():
-            return None
-        try:
-            return cls(socket.socket(fileno=int(fd)))
-        except OSError:
-            log.warning("%s=%s is not a socket; the kernel starts no Ray head", HEAD_FD_ENV, fd)
-            return None
-
-    def ask(self) -> ClusterInfo:
-        try:
-            answer = self.channel.request(HeadRequest(new_request_id()), HeadAnswer, self.TIMEOUT)
-        except ConnectionError:
-            raise RuntimeError("the server closed the Ray head channel") from None
-        if answer.error or answer.info is None:
-            raise RuntimeError(answer.error or "the server answered without a cluster")
-        return answer.info
-
-
-class OwnCluster(Protocol):
-    """A session's own cluster, as the head channel uses it (cluster/session_head.py SessionCluster)."""
-
-    def ensure(self) -> ClusterInfo: ...
-
-    def stop(self, grace: float = 5.0) -> None: ...
-
-
-def serve_head_requests(sock: socket.socket, cfg: Mapping[str, Any], own: OwnCluster | None = None) -> None:
-    """The server's end of a kernel's head channel: start (or find) the head on each request.
-
-    Runs on a thread of its own until the kernel closes its end, or breaks the protocol (a line
-    over 1 MiB, anything but a head_request): then the channel is closed, and the kernel's
-    cells that need Ray fail with "the server closed the Ray head channel".
-
-    own: the session's own cluster (cluster/session_head.py), started on the first request and
-    stopped when the channel ends; None: the data dir's shared head.
-    """
-    from console.cluster import sandbox
-
-    channel = Channel(TO_SERVER, read=sock.fileno(), write=sock.fileno(), name="kernel->server head")
-    with sock:
-        try:
-            for request in channel.messages():
-                if not isinstance(request, HeadRequest):  # the vocabulary's only message: narrows the type
-                    continue
-                try:
-                    if own is not None:
-                        info = own.ensure()
-                    else:
-                        info = RayCluster(cfg).ensure(sandboxed=sandbox.enabled(cfg))
-                    answer = HeadAnswer(request.request_id, info=info)
-                except Exception as exc:  # the cell sees it as its own error
-                    log.exception("the embedded Ray head did not start")
-                    answer = HeadAnswer(request.request_id, error=f"the Ray head did not start: {exc}")
-                if not channel.send(answer):
-                    return
-        except ProtocolError as exc:
-            log.warning("a kernel broke the Ray head channel's protocol; it is closed: %s", exc)
-        finally:
-            if own is not None:  # the kernel is gone (or broke the protocol): so is its cluster
-                own.stop()

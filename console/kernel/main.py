@@ -24,7 +24,8 @@ import time
 from collections.abc import Mapping
 
 from console.wire import environment as envspec
-from console.cluster.head import HeadLink, RayCluster
+from console.cluster.head import RayCluster
+from console.cluster.head_link import HeadLink
 from console.config import KERNEL_CONFIG_ENV, Config, load_config
 from console.ids import NotebookId, SessionId
 from console.kernel.errors import internal_error

@@ -27,7 +27,8 @@ from typing import IO, Any
 
 from console.cluster import limits, sandbox, walls
 from console.cluster.guard import auth_token, external_token, token_env
-from console.cluster.head import HEAD_FD_ENV, serve_head_requests, short_temp_dir
+from console.cluster.head import short_temp_dir
+from console.cluster.head_link import HEAD_FD_ENV, serve_head_requests
 from console.cluster.head_pool import HeadPool
 from console.cluster.session_head import SessionCluster, per_session
 from console.config import KERNEL_CONFIG_ENV, Config
