@@ -73,13 +73,22 @@ export class JobsPage {
       return;
     }
     const rows = await Promise.all(jobs.map((job) => this.jobRow(job)));
+    // Runs opened or closed while this refresh was on its way (their toggle event may not have come
+    // yet) stay as the user left them: the page as it is now wins over the rows built before.
+    for (const d of this.list.querySelectorAll("details[data-role=job-run]")) {
+      if (d.open) this.openRuns.add(d.dataset.runId);
+      else this.openRuns.delete(d.dataset.runId);
+    }
+    for (const row of rows) {
+      for (const d of row.querySelectorAll("details[data-role=job-run]")) d.open = this.openRuns.has(d.dataset.runId);
+    }
     this.list.replaceChildren(...rows);
   }
 
   async jobRow(job) {
     const last = job.last_run;
     const act = (text, role, fn) => h("button", { type: "button", text, dataset: { role },
-      onclick: () => fn().then(() => this.refresh()).catch((err) => alert(err.message)) });
+      onclick: () => fn().then(() => this.soon()).catch((err) => alert(err.message)) });
     const history = h("div.job-history", { dataset: { role: "job-history" } });
     const el = h("section.job", { dataset: { role: "job", jobId: job.id, enabled: String(job.enabled) } },
       h("div.job-head", {},
@@ -96,7 +105,7 @@ export class JobsPage {
         h("button", { type: "button", text: "History", dataset: { role: "job-history-toggle" }, onclick: () => {
           if (this.open.has(job.id)) this.open.delete(job.id);
           else this.open.add(job.id);
-          this.refresh();
+          this.soon(); // after any refresh on its way, which was built without this change
         } })),
       job.disabled_reason ? h("p.job-why", { text: job.disabled_reason }) : null,
       history);
