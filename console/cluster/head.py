@@ -111,6 +111,11 @@ def start_head(
         # Under a long data dir the temp dir is a short one elsewhere (socket paths), and the data
         # dir's own ray/ folder, which holds this log, was never made (issue 28).
         log_path.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        # The node's own log, never one beside it: a short temp dir's parent is /tmp, where every
+        # node started without a log path once appended to one file, and another node's "Ray
+        # runtime started." there counted as this one's (a head taken for up that was not).
+        log_path = temp_dir / "ray-start.log"
     ray_bin = str(Path(sys.executable).with_name("ray"))
     if python is not None:
         launcher = [python, "-m", "ray.scripts.scripts"]
@@ -154,7 +159,7 @@ def start_head(
     if address is not None:  # single-machine mode refuses to join a cluster
         env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"
     env.pop("RAY_ADDRESS", None)  # would make `ray start --head` try to join that cluster
-    log = open(log_path or temp_dir.parent / "ray-start.log", "ab")
+    log = open(log_path, "ab")
     said_from = log.seek(0, os.SEEK_END)  # the log is appended to: only this start's lines count
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True, cwd=str(temp_dir.parent), pass_fds=fds)
@@ -172,8 +177,7 @@ def start_head(
             # the GCS. An open GCS port alone is too early: a driver connecting then found no
             # raylet ("Failed to register worker to Raylet"); the Ray Client server, checked
             # alone before, happened to start late enough.
-            ready = (port_open("127.0.0.1", gcs_port) and _said_started(log_path or temp_dir.parent / "ray-start.log",
-                                                                        said_from)
+            ready = (port_open("127.0.0.1", gcs_port) and _said_started(log_path, said_from)
                      and (not client_port or port_open("127.0.0.1", client_port)))
         else:
             ready = _node_registered(temp_dir, started)
@@ -182,7 +186,7 @@ def start_head(
         time.sleep(0.2)
     if not ready:
         stop_process_group(proc.pid, grace=2.0)
-        tail = _tail(log_path or temp_dir.parent / "ray-start.log")
+        tail = _tail(log_path)
         raise RuntimeError(f"Ray node did not start (exit {proc.poll()}):\n{tail}")
     if after_start is not None:
         after_start(temp_dir)

@@ -6,6 +6,8 @@ partition from the other node's object store. Both nodes are stopped by their ow
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from console.config import load_config
@@ -25,6 +27,9 @@ def test_cell_on_head_plus_joined_node(tmp_path) -> None:
     try:
         node = start_head(short_temp_dir(tmp_path / "node"), num_cpus=1, address=head.address,
                           resources={"second_node": 1}, env=multi)
+        # Each node keeps its own start log: a short temp dir's parent is /tmp, and a log shared
+        # there let another test's head's "Ray runtime started." pass for this one's.
+        assert (Path(head.temp_dir) / "ray-start.log").read_text().count("Ray runtime started.") == 1
         cfg = load_config({"DATA_DIR": str(tmp_path / "data"), "RAY_ADDRESS": head.address})
         events: list = []
         runtime = PythonRuntime(cfg, events.append)
