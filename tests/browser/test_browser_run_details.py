@@ -3,6 +3,7 @@ its version), "Re-run as recorded" reads that version again after a later write,
 with the run before" says the replay is the same. Chromium, a real kernel, real delta tables."""
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,6 +75,46 @@ def test_a_jobs_two_runs_with_other_parameters_show_what_differs(page: Any, real
     diff = newest.locator("[data-role=job-run-diff][data-same='0']")
     diff.locator("li", has_text="parameter day: monday → friday").wait_for()
     diff.locator("li", has_text="rd.days").wait_for()  # the version it wrote: v0, then v1
+    assert page.js_errors == []
+
+
+def test_a_run_opened_while_the_jobs_list_is_read_again_stays_open(page: Any, real: ServerProcess) -> None:
+    """A refresh builds each job's row, then replaces the list once every row is built: a run the
+    user opened in a row built before the click must stay open (it closed, c33b61e)."""
+    nb = real.notebook("job-race", "select 1 as a as t;")
+    jobs = [real.api("POST", "/jobs", {"notebook_id": nb["id"], "name": name, "every_minutes": 1440,
+                                       "enabled": False}) for name in ("first", "second")]
+    for job in jobs:
+        queued = real.api("POST", f"/jobs/{job['id']}/run", {})
+        assert job_run_ended(real, job["id"], queued["id"])["status"] == "done"
+    first, second = jobs
+    page.goto(f"{real.url}/jobs?job={first['id']}&job={second['id']}")  # both histories open
+    page.locator("#app[data-live='1']").wait_for(state="attached")
+    mine = page.locator(f"[data-role=job][data-job-id='{first['id']}'] [data-role=job-run]").first
+    mine.wait_for()
+    assert mine.get_attribute("open") is None
+    held: list[Any] = []
+    answered: list[str] = []
+    page.on("requestfinished", lambda r: answered.append(r.url))
+
+    def hold_the_first(route: Any) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(f"**/api/jobs/{second['id']}/runs*", hold_the_first)
+    # A change the page is told of: it reads the list again; the second job's runs wait.
+    real.api("PATCH", f"/jobs/{second['id']}", {"name": "second, renamed"})
+    end = time.monotonic() + 60
+    while not held or not any(f"/api/jobs/{first['id']}/runs" in u for u in answered):
+        assert time.monotonic() < end, "the refresh did not ask for both jobs' runs"
+        page.wait_for_timeout(50)  # lets Playwright deliver the page's events
+    mine.locator("summary").first.click()  # the first job's row of this refresh is built: closed
+    held[0].continue_()
+    page.locator("[data-role=job] strong", has_text="second, renamed").wait_for()
+    assert page.locator(f"[data-role=job][data-job-id='{first['id']}'] [data-role=job-run]").first \
+        .get_attribute("open") is not None
     assert page.js_errors == []
 
 
