@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from console.cluster.procs import stat_fields
+
 _RECORD = "sandbox-pidns.json"
 _mine: dict[str, tuple[int, int]] = {}  # record path -> (child pid, namespace fd) opened by this process
 _write_ends: list[int] = []  # the holders' pipes this process keeps open for its lifetime
@@ -88,9 +90,9 @@ def _is_holder_child(pid: int) -> bool:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             if not os.path.basename(fh.read().split(b"\0", 1)[0]).startswith(b"bwrap"):
                 return False
-        with open(f"/proc/{pid}/stat") as fh:
-            if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
-                return False
+        fields = stat_fields(pid)
+        if fields is None or fields[0] == "Z":
+            return False
         return os.stat(f"/proc/{pid}/ns/pid").st_ino != os.stat("/proc/self/ns/pid").st_ino
     except (OSError, IndexError):
         return False

@@ -43,6 +43,29 @@ def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
         return False
 
 
+def stat_fields(pid: int | str) -> list[str] | None:
+    """/proc/<pid>/stat's fields after the command name (which may hold spaces and parentheses):
+    [0] state, [1] ppid, [2] process group, [11] utime, [12] stime (ticks), [19] start time
+    (ticks since boot), [21] resident pages. None when there is no such process (or it ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields if len(fields) > 21 else None
+
+
+def all_stat_fields() -> dict[int, list[str]]:
+    """stat_fields of every process this one can see, by pid."""
+    out: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = stat_fields(entry)
+            if fields is not None:
+                out[int(entry)] = fields
+    return out
+
+
 def process_start(pid: int) -> int | None:
     """When the process pid started (clock ticks since boot); None when there is none.
 
@@ -50,10 +73,10 @@ def process_start(pid: int) -> int | None:
     thousands of processes), and signalling or reaping a recorded pid that now belongs to another
     process (a kernel) would kill that one and steal its exit status.
     """
+    fields = stat_fields(pid)
     try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
+        return int(fields[19]) if fields is not None else None
+    except ValueError:
         return None
 
 
@@ -67,11 +90,8 @@ def pid_alive(pid: int | None) -> bool:
     except PermissionError:
         return True
     # A zombie child still "exists"; treat it as dead.
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
+    fields = stat_fields(pid)
+    return fields is None or fields[0] != "Z"  # unreadable: it answered kill(0), so it lives
 
 
 def stop_process_group(pid: int, grace: float = 10.0) -> None:
@@ -106,17 +126,7 @@ def _group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     # killpg(0) succeeds while zombies remain; look for a live member.
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+    return any(fields[2] == str(pgid) and fields[0] != "Z" for fields in all_stat_fields().values())
 
 
 def _reap(pid: int) -> None:
@@ -126,4 +136,5 @@ def _reap(pid: int) -> None:
         pass
 
 
-__all__ = ["free_port", "free_ports", "pid_alive", "port_open", "process_start", "stop_process_group"]
+__all__ = ["all_stat_fields", "free_port", "free_ports", "pid_alive", "port_open", "process_start", "stat_fields",
+           "stop_process_group"]

@@ -19,6 +19,8 @@ import sys
 import time
 from typing import Any
 
+from console.cluster.procs import all_stat_fields
+
 _HZ = os.sysconf("SC_CLK_TCK")
 _KINDS = (  # (text in the command line, kind): the first that matches
     ("default_worker.py", "ray worker process"), ("exec(eval(sys.stdin", "pytest worker"),
@@ -48,16 +50,12 @@ def sample(out: str, every: float = 0.5) -> None:
     try:
         while not stop:
             now = time.time()
-            for entry in os.listdir("/proc"):
-                if not entry.isdigit():
-                    continue
+            for pid, fields in all_stat_fields().items():
                 try:
-                    with open(f"/proc/{entry}/stat") as fh:
-                        fields = fh.read().rsplit(")", 1)[1].split()
                     cpu = (int(fields[11]) + int(fields[12])) / _HZ
-                    key = (int(entry), int(fields[19]))  # a pid and its start time: one process
+                    key = (pid, int(fields[19]))  # a pid and its start time: one process
                     if key not in seen:
-                        with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                        with open(f"/proc/{pid}/cmdline", "rb") as fh:
                             cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")[:3000]
                         seen[key] = [cpu, now, now, cmd, cpu if first_round else 0.0]
                     else:

@@ -23,6 +23,7 @@ from typing import Any
 from flask import Blueprint, jsonify
 from flask.typing import ResponseReturnValue
 
+from console.cluster.procs import all_stat_fields
 from console.ids import NotebookId, UserId
 from console.roles import at_least
 from console.server import auth
@@ -58,14 +59,7 @@ def _usage(kernel: Any) -> tuple[int | None, float | None]:
 
 def _tree_usage(root: int) -> tuple[int | None, float | None]:
     """Resident bytes and CPU seconds of `root` and its descendants (the launcher, kernel, worker)."""
-    stats: dict[int, list[str]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    stats[int(entry)] = fh.read().rsplit(")", 1)[1].split()  # after the name, which may hold spaces
-            except (OSError, IndexError):
-                continue
+    stats = all_stat_fields()
     if root not in stats:
         return None, None
     children: dict[int, list[int]] = {}
