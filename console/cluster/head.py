@@ -39,6 +39,7 @@ from console.config import PRIVATE_DIR_NAME
 from console.wire.head import ClusterInfo
 
 log = logging.getLogger(__name__)
+PORT_TRIES = 3  # starts of one node whose chosen ports were taken before Ray bound them
 
 # Set on the head and inherited by everything it spawns (docs/architecture.md and docs/python-runtime.md explain them).
 RAY_ENV: dict[str, str] = {
@@ -121,73 +122,81 @@ def start_head(
         launcher = [python, "-m", "ray.scripts.scripts"]
     else:
         launcher = [ray_bin if os.path.exists(ray_bin) else "ray"]
-    ports = free_ports(4, avoid=(client_port,) if client_port else ())
-    cmd = [*launcher, "start", "--block", "--disable-usage-stats", f"--temp-dir={temp_dir}",
-           f"--min-worker-port={WORKER_PORTS[0]}", f"--max-worker-port={WORKER_PORTS[1]}",
-           # fixed defaults (52365, 8080…) would collide with other clusters on this machine
-           f"--dashboard-agent-listen-port={ports[0]}", f"--metrics-export-port={ports[1]}",
-           f"--runtime-env-agent-port={ports[2]}"]
-    if node_ip:
-        cmd.append(f"--node-ip-address={node_ip}")
-    if address is None:
-        check_ports(client_port, {"the GCS port": ports[3], "the dashboard agent's port": ports[0],
-                                  "the metrics port": ports[1], "the runtime env agent's port": ports[2]})
-    gcs_port = None
-    if address is None:
-        gcs_port = ports[3]
-        cmd += ["--head", f"--port={gcs_port}", "--include-dashboard=false"]
-        if client_port:
-            cmd.append(f"--ray-client-server-port={client_port}")
-        if not autoscaler:
-            cmd.append("--no-monitor")
-    else:
-        cmd.append(f"--address={address}")
-    if num_cpus is not None:
-        cmd.append(f"--num-cpus={num_cpus}")
-    if object_store_memory is not None:
-        cmd.append(f"--object-store-memory={object_store_memory}")
-    if resources:
-        cmd.append(f"--resources={json.dumps(dict(resources))}")
-    if wrap is not None:
-        from console.cluster.sandbox import clean_env
-
-        env = clean_env(os.environ, {**RAY_ENV, **(env or {}), **token_env(auth_token)})
-        cmd, fds = wrap(cmd)
-    else:
-        fds = ()
-        env = {**os.environ, **RAY_ENV, **(env or {}), **token_env(auth_token)}
-    if address is not None:  # single-machine mode refuses to join a cluster
-        env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"
-    env.pop("RAY_ADDRESS", None)  # would make `ray start --head` try to join that cluster
-    log = open(log_path, "ab")
-    said_from = log.seek(0, os.SEEK_END)  # the log is appended to: only this start's lines count
-    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True, cwd=str(temp_dir.parent), pass_fds=fds)
-    log.close()
-    gcs_address = f"127.0.0.1:{gcs_port}" if gcs_port else address
-    assert gcs_address is not None
-    deadline = time.monotonic() + timeout
-    started = time.time() - 1.0  # a reused temp dir holds earlier sessions' sockets
-    ready = False
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            break
-        if gcs_port is not None:
-            # A head is up once `ray start` says so: it says it after the raylet registered with
-            # the GCS. An open GCS port alone is too early: a driver connecting then found no
-            # raylet ("Failed to register worker to Raylet"); the Ray Client server, checked
-            # alone before, happened to start late enough.
-            ready = (port_open("127.0.0.1", gcs_port) and _said_started(log_path, said_from)
-                     and (not client_port or port_open("127.0.0.1", client_port)))
+    for attempt in range(1, PORT_TRIES + 1):
+        ports = free_ports(4, avoid=(client_port,) if client_port else ())
+        cmd = [*launcher, "start", "--block", "--disable-usage-stats", f"--temp-dir={temp_dir}",
+               f"--min-worker-port={WORKER_PORTS[0]}", f"--max-worker-port={WORKER_PORTS[1]}",
+               # fixed defaults (52365, 8080…) would collide with other clusters on this machine
+               f"--dashboard-agent-listen-port={ports[0]}", f"--metrics-export-port={ports[1]}",
+               f"--runtime-env-agent-port={ports[2]}"]
+        if node_ip:
+            cmd.append(f"--node-ip-address={node_ip}")
+        if address is None:
+            check_ports(client_port, {"the GCS port": ports[3], "the dashboard agent's port": ports[0],
+                                      "the metrics port": ports[1], "the runtime env agent's port": ports[2]})
+        gcs_port = None
+        if address is None:
+            gcs_port = ports[3]
+            cmd += ["--head", f"--port={gcs_port}", "--include-dashboard=false"]
+            if client_port:
+                cmd.append(f"--ray-client-server-port={client_port}")
+            if not autoscaler:
+                cmd.append("--no-monitor")
         else:
-            ready = _node_registered(temp_dir, started)
+            cmd.append(f"--address={address}")
+        if num_cpus is not None:
+            cmd.append(f"--num-cpus={num_cpus}")
+        if object_store_memory is not None:
+            cmd.append(f"--object-store-memory={object_store_memory}")
+        if resources:
+            cmd.append(f"--resources={json.dumps(dict(resources))}")
+        if wrap is not None:
+            from console.cluster.sandbox import clean_env
+
+            env = clean_env(os.environ, {**RAY_ENV, **(env or {}), **token_env(auth_token)})
+            cmd, fds = wrap(cmd)
+        else:
+            fds = ()
+            env = {**os.environ, **RAY_ENV, **(env or {}), **token_env(auth_token)}
+        if address is not None:  # single-machine mode refuses to join a cluster
+            env["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "1"
+        env.pop("RAY_ADDRESS", None)  # would make `ray start --head` try to join that cluster
+        out = open(log_path, "ab")
+        said_from = out.seek(0, os.SEEK_END)  # the log is appended to: only this start's lines count
+        proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True, cwd=str(temp_dir.parent), pass_fds=fds)
+        out.close()
+        gcs_address = f"127.0.0.1:{gcs_port}" if gcs_port else address
+        assert gcs_address is not None
+        deadline = time.monotonic() + timeout
+        started = time.time() - 1.0  # a reused temp dir holds earlier sessions' sockets
+        ready = False
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                break
+            if gcs_port is not None:
+                # A head is up once `ray start` says so: it says it after the raylet registered with
+                # the GCS. An open GCS port alone is too early: a driver connecting then found no
+                # raylet ("Failed to register worker to Raylet"); the Ray Client server, checked
+                # alone before, happened to start late enough.
+                ready = (port_open("127.0.0.1", gcs_port) and _said_started(log_path, said_from)
+                         and (not client_port or port_open("127.0.0.1", client_port)))
+            else:
+                ready = _node_registered(temp_dir, started)
+            if ready:
+                break
+            time.sleep(0.2)
         if ready:
             break
-        time.sleep(0.2)
-    if not ready:
         stop_process_group(proc.pid, grace=2.0)
-        tail = _tail(log_path)
+        tail = _tail(log_path, said_from)
+        if attempt < PORT_TRIES and _port_taken(tail):
+            # The ports were free when chosen, and taken before Ray bound them (another node's
+            # component, a client's own port): the same start with other free ports.
+            log.warning("a Ray node's port was taken before it started; starting it on other ports")
+            continue
         raise RuntimeError(f"Ray node did not start (exit {proc.poll()}):\n{tail}")
+    assert gcs_address is not None  # the loop ends only on a start that answered
     if after_start is not None:
         after_start(temp_dir)
     client = f"127.0.0.1:{client_port}" if (address is None and client_port) else None
@@ -216,11 +225,20 @@ def _node_registered(temp_dir: Path, since: float) -> bool:
     return False
 
 
-def _tail(path: Path, n: int = 4000) -> str:
+def _tail(path: Path, offset: int = 0, n: int = 4000) -> str:
+    """The last n bytes the log got from `offset` on (this start's lines, not an earlier one's)."""
     try:
-        return path.read_bytes()[-n:].decode("utf-8", "replace")
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            return fh.read()[-n:].decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _port_taken(said: str) -> bool:
+    # GCS: "Failed to start the grpc server. The specified port is N … `Address already in use`";
+    # the raylet and agents say "Address already in use" or "is already in use".
+    return "Failed to start the grpc server" in said or "already in use" in said
 
 
 class HeadAsker(Protocol):
