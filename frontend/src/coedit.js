@@ -149,6 +149,8 @@ export class SharedDoc {
         if (missing.length > 2) this.push(missing); // 2 bytes: an empty update
       }
     }
+    // A doc_saved sent while this page's socket was away is not sent again: the answer says what is stored.
+    if (ack.saved) this.noteStored(ack.saved);
     for (const u of ack.awareness || []) applyAwarenessUpdate(this.awareness, fromB64(u), REMOTE);
     // Announce ourselves now that the server knows our epoch.
     this.awareness.setLocalState({ ...this.awareness.getLocalState(), user: this.user });
@@ -163,8 +165,7 @@ export class SharedDoc {
     }
     if (type === EVENT.DOC_SAVED) {
       this.onSaved(ev.revision);
-      this.stored = { sv: Y.decodeStateVector(fromB64(ev.state_vector || "")), ds: Y.decodeUpdate(fromB64(ev.deleted || "AAA=")).ds };
-      this.checkSaved();
+      this.noteStored(ev);
       return true;
     }
     if (type === EVENT.PRESENCE) {
@@ -173,6 +174,13 @@ export class SharedDoc {
       return true;
     }
     return false;
+  }
+
+  // What the store holds ({state_vector, deleted}, from doc_saved or a sync's answer).
+  noteStored({ state_vector: sv, deleted }) {
+    if (!sv) return; // a server that did not say
+    this.stored = { sv: Y.decodeStateVector(fromB64(sv)), ds: Y.decodeUpdate(fromB64(deleted || "AAA=")).ds };
+    this.checkSaved();
   }
 
   // Saved for this page when the last stored state holds every update it sent, deletions included.

@@ -11,7 +11,7 @@ function pageAndServer() {
   const send = (type, fields) => {
     if (type === "doc_sync") {
       return Promise.resolve({ ok: true, epoch: "e1", update: toB64(Y.encodeStateAsUpdate(server)),
-        state_vector: toB64(Y.encodeStateVector(server)), awareness: [] });
+        state_vector: toB64(Y.encodeStateVector(server)), awareness: [], saved: stored });
     }
     if (type === "doc_update") {
       Y.applyUpdate(server, fromB64(fields.update));
@@ -21,10 +21,13 @@ function pageAndServer() {
   };
   const states = [];
   const page = new SharedDoc({ send, user: { id: 1, name: "a" }, onUnsaved: (v) => states.push(v) });
-  const saved = (revision) => {
+  let stored = undefined; // what the store holds, as a sync's answer says it (`saved`)
+  // The server's saver stores the document: what console/server/live/coedit.py tells, its state
+  // vector and an update against it (its delete set); `missed`: the page's socket was away.
+  const saved = (revision, { missed = false } = {}) => {
     const sv = Y.encodeStateVector(server);
-    // what console/server/live/coedit.py sends: its state vector, and an update against it (its delete set)
-    page.onEvent("doc_saved", { revision, state_vector: toB64(sv), deleted: toB64(Y.encodeStateAsUpdate(server, sv)) });
+    stored = { state_vector: toB64(sv), deleted: toB64(Y.encodeStateAsUpdate(server, sv)) };
+    if (!missed) page.onEvent("doc_saved", { revision, ...stored });
   };
   return { page, acks, states, saved };
 }
@@ -74,6 +77,22 @@ test("a deletion, which leaves the state vector as it was, is unsaved until a sa
   saved(3);
   assert.equal(page.unsaved, false);
   page.awareness.destroy();
+});
+
+test("a save whose doc_saved the page missed (its socket was away) is learned from the next sync's answer", async () => {
+  const { page, acks, saved } = pageAndServer();
+  try {
+    await page.sync();
+    page.insertCell(0, "mlsql", "select 1 as a;");
+    acks.shift()();
+    await settle();
+    saved(2, { missed: true });
+    assert.equal(page.unsaved, true, "nothing said it yet");
+    await page.sync(); // the socket is back: the page joins and syncs again
+    assert.equal(page.unsaved, false);
+  } finally {
+    page.awareness.destroy(); // a failed assertion must not leave its timer holding the test process
+  }
 });
 
 test("a stored document holds an update only when it has its inserts and its deletions", () => {

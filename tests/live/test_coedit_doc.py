@@ -117,6 +117,72 @@ def test_doc_saved_carries_the_stored_deletions(tmp_path: Path) -> None:
         coedit.stop()
 
 
+def _clocks(state_vector: str) -> dict[int, int]:
+    """A Yjs state vector (base64) as {client: clock}: a count, then (client, clock) pairs, each a
+    variable-length unsigned integer."""
+    data, at = base64.b64decode(state_vector), 0
+
+    def varuint() -> int:
+        nonlocal at
+        value, shift = 0, 0
+        while True:
+            byte = data[at]
+            at += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+    return {varuint(): varuint() for _ in range(varuint())}
+
+
+def test_a_change_that_leaves_the_cells_as_stored_is_told_stored(tmp_path: Path) -> None:
+    """A page's change that read_cells does not see (the same kind set again, a key it ignores) makes
+    no new revision; the page must still be told its change is stored, or it says "editing…" until
+    its next edit (a CI run's page stayed so for 20 s)."""
+    store = _store(tmp_path)
+    nb = _two_cells(store)
+    coedit, events = _coedit(store)
+    try:
+        doc, cells, epoch = _peer(coedit, nb.id)
+        _edit(coedit, nb.id, doc, epoch, lambda: cells[0].__setitem__("kind", "mlsql"))
+        coedit.flush(nb.id)
+        assert store.get_notebook(nb.id).revision == nb.revision  # nothing to store
+        (saved,) = [e for e in events if e["type"] == "doc_saved"]
+        assert saved["revision"] == nb.revision
+        assert _clocks(saved["state_vector"]) == _clocks(base64.b64encode(doc.get_state()).decode())
+    finally:
+        coedit.stop()
+
+
+def test_a_sync_answer_says_what_the_store_holds(tmp_path: Path) -> None:
+    """A page that missed a doc_saved (its socket was reconnecting) learns from its next sync what
+    is stored; a change not yet stored is not in it, and a REST write folded in meanwhile tells
+    the new revision without claiming the unstored change."""
+    store = _store(tmp_path)
+    nb = _two_cells(store)
+    coedit, events = _coedit(store)
+    try:
+        doc, cells, epoch = _peer(coedit, nb.id)
+        loaded = coedit.sync(nb.id, "", "", None)["saved"]
+        _edit(coedit, nb.id, doc, epoch, lambda: cells[0]["source"].insert(5, "!"))
+        assert coedit.sync(nb.id, "", "", None)["saved"] == loaded  # typed, not stored
+        store.edit_cell(nb.id, nb.cells[1].id, nb.revision, source="second over REST")
+        coedit.store_changed(nb.id)
+        told = [e for e in events if e["type"] == "doc_saved"][-1]
+        assert told["revision"] == nb.revision + 1
+        me = doc.client_id  # the page's own client: its clock counts what it typed
+        typed = _clocks(base64.b64encode(doc.get_state()).decode())[me]
+        assert _clocks(told["state_vector"]).get(me, 0) < typed, "the typing is not stored yet"
+        coedit.flush(nb.id)
+        saved = coedit.sync(nb.id, "", "", None)["saved"]
+        assert _clocks(saved["state_vector"]).get(me, 0) == typed
+        last = [e for e in events if e["type"] == "doc_saved"][-1]
+        assert (last["state_vector"], last["deleted"]) == (saved["state_vector"], saved["deleted"])
+    finally:
+        coedit.stop()
+
+
 class _WriteBetween(Store):
     """A real store where a REST write to the second cell lands right after the co-editing saver
     reads the notebook, as another request can."""

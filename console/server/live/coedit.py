@@ -96,6 +96,10 @@ class _Live:
     presence: dict[str, tuple[set[int], str]] = field(default_factory=dict)  # sid -> (client ids, last update)
     weight: int = 0  # update_weight of what the document holds, at most (exact after _weigh)
     edited: threading.Event = field(default_factory=threading.Event)  # set by each edit: wakes a settle
+    # The document's state vector and delete set when the store last held all of it: what doc_saved
+    # and a sync's answer tell pages (a page is "saved" once these hold every change it sent).
+    stored_state: bytes = b""
+    stored_deleted: bytes = b""
 
 
 class CoEdit:
@@ -126,8 +130,11 @@ class CoEdit:
             except Exception as exc:  # a malformed state vector
                 raise CoEditError(400, f"state_vector could not be read: {exc}") from exc
             others = [upd for s, (_ids, upd) in live.presence.items() if s != sid and upd]
+            # What is stored, as doc_saved says it: a page that missed a doc_saved (its socket was
+            # reconnecting) learns here that its changes are stored, and stops saying "editing…".
             return {"epoch": live.epoch, "update": b64(update), "state_vector": b64(live.doc.get_state()),
-                    "revision": live.revision, "awareness": others}
+                    "revision": live.revision, "awareness": others,
+                    "saved": {"state_vector": b64(live.stored_state), "deleted": b64(live.stored_deleted)}}
 
     def update(self, notebook_id: str, update: str, epoch: str, author_id: int | None, sid: str | None) -> None:
         data = b64decode(update, "update")
@@ -270,6 +277,7 @@ class CoEdit:
                 for cid, kind, source in stored:
                     cells.append(cell_map(cid, kind, source))
             live = _Live(notebook_id, doc, cells, secrets.token_hex(8), stored, rec.revision, weight=_weigh(doc))
+            _note_stored(live)
             self._docs[notebook_id] = live
             self._start()
             return live
@@ -351,14 +359,27 @@ class CoEdit:
                 revision = rec.revision
             if write:
                 live.first_change = None
-            if revision != live.revision:
+            # Pages are told a new revision, and a state the store now holds all of: also when
+            # their last changes left the cells as stored (no new revision), or they would wait
+            # for a doc_saved that never comes. A fold of a REST write under unstored changes
+            # tells the revision with the state last stored, not the document's (not all stored).
+            before = live.stored_state
+            if read_cells(live.cells) == live.saved:
+                _note_stored(live)
+            if revision != live.revision or live.stored_state != before:
                 live.revision = revision
-                state = live.doc.get_state()
-                # A state vector does not change when something is deleted: the delete set (an update
-                # against the full state holds nothing else) tells pages their deletions are stored.
-                saved = DocSavedEvent(live.notebook_id, revision, b64(state), b64(live.doc.get_update(state)))  # type: ignore[arg-type]
+                saved = DocSavedEvent(live.notebook_id, revision, b64(live.stored_state),  # type: ignore[arg-type]
+                                      b64(live.stored_deleted))
                 self.emit(saved.to_wire(), live.notebook_id, None)
             return True
+
+
+def _note_stored(live: _Live) -> None:
+    """The store holds all of the document now (callers hold live.lock, or own `live` alone)."""
+    state = live.doc.get_state()
+    # A state vector does not change when something is deleted: the delete set (an update
+    # against the full state holds nothing else) tells pages their deletions are stored.
+    live.stored_state, live.stored_deleted = state, live.doc.get_update(state)
 
 
 def _weigh(doc: Doc) -> int:
