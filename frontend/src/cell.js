@@ -171,6 +171,7 @@ export class Cell {
       this.showRunBy();
     }
     this.status = status;
+    if (status !== "running" && status !== "queued") this.output.log.flushNow(); // the output before the end
     this.showStatus();
     if (status === "running" && !this.startedAt) this.startedAt = Date.now();
     if (elapsedMs !== undefined && elapsedMs !== null) this.elapsedMs = elapsedMs;

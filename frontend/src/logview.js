@@ -68,6 +68,15 @@ export class LogView {
     });
   }
 
+  // Render what is waiting for the next frame now: a run that ended shows its last line with its
+  // status, not a frame later (a test read a "done" cell without its last line under load).
+  flushNow() {
+    if (!this.frame) return;
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    this.flush();
+  }
+
   // Render now. It only writes to the DOM, never reads the layout: reading it once per log made a
   // cold load of 50 cells lay the page out 50 times.
   flush() {

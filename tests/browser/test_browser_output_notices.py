@@ -49,3 +49,18 @@ def test_notices_fold_stderr_stays_red_and_no_empty_table(page: Any, server: Ser
     cell.locator("[data-role=system-notices]").wait_for(state="attached")
     _check(cell)
     assert page.js_errors == []
+
+
+def test_a_cell_that_ended_shows_its_last_line_with_its_status(page: Any, server: Server, open_notebook: Any) -> None:
+    """The log is drawn at the next animation frame; an ended status is shown at once. With no frame
+    to come (frames stopped below, as a loaded machine delays them), the end still draws the log:
+    the cell never says "done" without its output (a CI run read a done cell missing its last line)."""
+    nb = server.notebook("last line", ("python", "--%python\nprint('the last line', flush=True)\n"))
+    open_notebook(page, nb["id"])
+    cell = page.locator("section.cell").first
+    page.evaluate("() => { window.requestAnimationFrame = () => 1; }")  # no frame comes from here on
+    cell.locator(".cell-head [data-action=run]").click()
+    cell.locator("xpath=self::*[@data-status='done' or @data-status='error']").wait_for(timeout=120000)
+    assert cell.get_attribute("data-status") == "done", cell.inner_text()
+    assert cell.locator("[data-role=log-lines]").inner_text().strip() == "the last line"
+    assert page.js_errors == []
