@@ -257,9 +257,11 @@ export class NotebookPage {
     });
     // Back/Forward may show this page from the browser's cache, as it was when left: what it shows
     // (sources, revision, outputs) may be old, and typing there would conflict with the user's own
-    // later edits. Reload it from the server unless edits are still waiting to be saved.
+    // later edits. Reload it from the server unless edits are still waiting to be saved: typing the
+    // shared document had not seen stored yet (maybe not even sent when the page was frozen) stays,
+    // and goes out when the socket joins again (a reload dropped it).
     window.addEventListener("pageshow", (e) => {
-      if (e.persisted && !this.saver.dirty) location.reload();
+      if (e.persisted && !this.saver.dirty && !this.shared?.unsaved) location.reload();
     });
     window.addEventListener("beforeunload", (e) => {
       if (this.shared.inFlight || this.saver.dirty || this.saver.conflict) {
