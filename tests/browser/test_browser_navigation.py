@@ -23,7 +23,13 @@ def _edit(page: Any, text: str) -> None:
     page.locator("section.cell").first.locator(".cm-content").click()
     page.keyboard.press("Control+End")
     page.keyboard.type(text)
-    page.locator("[data-role=save-state]", has_text="saved").wait_for()
+    # The state as data, not text: "saved" is also in "not saved: …", and the page said "saved"
+    # before the typing reached it (it then left with the typing unsent).
+    page.wait_for_function("""t => {
+        const c = document.querySelector('section.cell .cm-content');
+        const s = document.querySelector('[data-role=save-state]');
+        return c && c.innerText.endsWith(t) && s && s.dataset.state === 'saved';
+    }""", arg=text)
 
 
 def _wait_source(page: Any, text: str) -> None:
