@@ -29,6 +29,9 @@ from console.store import Store
 # and memory): the tests of the pool (tests/sandbox/test_walls_head_pool.py) ask for one.
 POOL_OFF = {"CONSOLE_RAY_POOL": "0"}
 os.environ.update(POOL_OFF)
+# jedi/parso keep parse caches under XDG_CACHE_HOME (the kernel sets its session's folder only
+# where none is set): each test process its own, never the home folder that other runs share.
+os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="console-test-cache-"))
 
 # The harness is imported as `tests.support` (tests/support/__init__.py says what it holds); the
 # repository root is on sys.path under `python -m pytest`, and this makes it so under `pytest` too.

@@ -5,6 +5,8 @@ really holds) and by the kernel when no worker is up (jedi.Script on the cell's 
 """
 from __future__ import annotations
 
+import os
+import pickle
 import re
 import signal
 import threading
@@ -27,17 +29,53 @@ class _Stopped(BaseException):
     """Raised into jedi by the time limit or an interrupt (not an Exception: jedi catches those)."""
 
 
+# After the limit, the stop is raised again at this interval until it lands: one raised inside a
+# `__del__` or a weakref callback is swallowed by Python, and one due while parso writes its cache
+# file waits for the write (below).
+_AGAIN = 0.05
+_PARSO_CACHE = os.path.join("parso", "cache.py")
+
+
+def _writing_cache(frame: Any) -> bool:
+    """Whether parso's cache module is on the stack: a stop raised there cuts a pickle short,
+    and the empty file then fails every later completion in every process that shares the folder
+    (seen: builtins.pyi's cache emptied by the first stopped completion)."""
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(_PARSO_CACHE):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _drop_parse_cache(folder: Any) -> None:
+    import parso.cache
+
+    try:
+        parso.cache.clear_cache(folder)
+    except OSError:
+        parso.cache.parser_cache.clear()
+
+
 def python_items(source: str, line: int, column: int, namespace: dict[str, Any] | None) -> list[dict[str, str]]:
     """jedi's completions at line (1-based) / column (0-based); Interpreter when a namespace is given."""
     import jedi  # type: ignore[import-untyped]
 
-    try:
-        if namespace is not None:
-            found = jedi.Interpreter(source, [namespace]).complete(line, column)
-        else:
-            found = jedi.Script(source).complete(line, column)
-    except Exception:  # jedi raises on odd positions in broken code: no completion, not an error
-        return []
+    for attempt in range(2):
+        try:
+            if namespace is not None:
+                found = jedi.Interpreter(source, [namespace]).complete(line, column)
+            else:
+                found = jedi.Script(source).complete(line, column)
+            break
+        except (EOFError, pickle.UnpicklingError):
+            # A parse cache file cut short (a process killed while parso wrote it, or one read
+            # while another writes: the kernel and its worker share the folder) fails every
+            # completion that needs it, for good. It is only a cache: start it again, once.
+            if attempt:
+                return []
+            _drop_parse_cache(jedi.settings.cache_directory)
+        except Exception:  # jedi raises on odd positions in broken code: no completion, not an error
+            return []
     return [{"label": c.name, "type": _TYPES.get(c.type, "variable"), "detail": c.type}
             for c in found[:MAX_ITEMS] if not c.name.startswith("__")]
 
@@ -54,21 +92,23 @@ def bounded_items(source: str, line: int, column: int, namespace: dict[str, Any]
     interrupted = False
 
     def on_alarm(signum: int, frame: Any) -> None:
-        if armed:
+        if armed and not _writing_cache(frame):
             raise _Stopped
 
     def on_interrupt(signum: int, frame: Any) -> None:
         nonlocal interrupted
         interrupted = True  # the kernel interrupts only a job it sent: the one after this
         if armed:
-            raise _Stopped
+            signal.setitimer(signal.ITIMER_REAL, _AGAIN, _AGAIN)  # the stop, again, until it lands
+            if not _writing_cache(frame):
+                raise _Stopped
 
     old_alarm = signal.signal(signal.SIGALRM, on_alarm)
     old_int = signal.signal(signal.SIGINT, on_interrupt)
     items: list[dict[str, str]] = []
     try:
         try:
-            signal.setitimer(signal.ITIMER_REAL, seconds)
+            signal.setitimer(signal.ITIMER_REAL, seconds, _AGAIN)
             items = python_items(source, line, column, namespace)
         finally:
             armed = False

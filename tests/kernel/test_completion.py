@@ -1,6 +1,7 @@
 """Completion and hover from the session's live catalog (console/kernel/completion.py)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -122,20 +123,91 @@ def test_the_worker_stops_a_slow_completion_and_reports_an_interrupt() -> None:
     from console.worker.complete import bounded_items
 
     ended: list[int] = []
+    entered = threading.Event()
 
     class Slow:  # no annotation on the property: jedi then calls it to learn what it gives
-        value = property(lambda self: (time.sleep(30), ended.append(1)))
+        value = property(lambda self: (entered.set(), time.sleep(30), ended.append(1)))
 
     ns = {"slow": Slow()}
     # What this process had before (the default, or a handler an earlier test's library set).
     before = signal.getsignal(signal.SIGINT)
-    assert bounded_items("slow.value.", 1, 11, ns, seconds=0.5) == ([], False)
-    assert not ended  # stopped inside the property's sleep, not waited out
-    threading.Timer(0.3, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)).start()
-    assert bounded_items("slow.value.", 1, 11, ns, seconds=20) == ([], True)
+    started = time.monotonic()
+    answer = bounded_items("slow.value.", 1, 11, ns, seconds=0.5)
+    spent = time.monotonic() - started
+    assert answer == ([], False), f"after {spent:.1f} s, property entered: {entered.is_set()}"
+    assert not ended  # stopped inside the property's sleep (or before it), not waited out
+    entered.clear()
+
+    def interrupt() -> None:  # once jedi is inside the property, whatever jedi took to get there
+        if entered.wait(60):
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    assert bounded_items("slow.value.", 1, 11, ns, seconds=90) == ([], True)
     items, interrupted = bounded_items("import json\njson.du", 2, 7, {}, seconds=20)
     assert "dumps" in [i["label"] for i in items] and not interrupted
     assert signal.getsignal(signal.SIGINT) is before  # restored
+
+
+def _own_parse_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """jedi's parse cache in a folder of this test's, read from disk as a new process would."""
+    import jedi  # type: ignore[import-untyped]
+    import parso.cache  # type: ignore[import-untyped]
+
+    folder = tmp_path / "jedi"
+    monkeypatch.setattr(jedi.settings, "cache_directory", str(folder))
+    parso.cache.parser_cache.clear()  # in place: jedi holds the same dict
+    return folder
+
+
+def test_a_completion_stopped_while_parso_saves_its_cache_leaves_every_cache_file_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit used to land inside parso's pickle.dump and leave builtins.pyi's cache file
+    empty (seen on a fresh machine): every later completion of every process that shares the
+    folder then failed on it and offered nothing."""
+    import pickle
+    import time
+
+    import parso.cache
+
+    from console.worker.complete import bounded_items, python_items
+
+    folder = _own_parse_cache(tmp_path, monkeypatch)
+    dump = pickle.dump
+
+    def slow_dump(*args: Any, **kwargs: Any) -> None:  # a slow disk: each write outlasts the limit
+        end = time.monotonic() + 0.6
+        while time.monotonic() < end:
+            time.sleep(0.01)  # Python code, where a signal's handler runs
+        dump(*args, **kwargs)
+
+    monkeypatch.setattr(pickle, "dump", slow_dump)
+    items, interrupted = bounded_items("import json\njson.du", 2, 7, {}, seconds=0.2)
+    monkeypatch.setattr(pickle, "dump", dump)
+    assert not interrupted
+    saved = sorted(folder.rglob("*.pkl"))
+    assert saved, "jedi saved no cache file before it was stopped"
+    assert [p.name for p in saved if p.stat().st_size == 0] == []
+    parso.cache.parser_cache.clear()
+    assert "dumps" in [i["label"] for i in python_items("import json\njson.du", 2, 7, {})]
+
+
+def test_a_parse_cache_file_cut_short_is_started_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache file a killed process left half written (or empty) no longer ends completion for good."""
+    import parso.cache
+
+    from console.worker.complete import python_items
+
+    folder = _own_parse_cache(tmp_path, monkeypatch)
+    assert "dumps" in [i["label"] for i in python_items("import json\njson.du", 2, 7, {})]
+    saved = sorted(folder.rglob("*.pkl"))
+    assert saved
+    for i, path in enumerate(saved):  # half of them empty, the others cut in the middle
+        path.write_bytes(b"" if i % 2 else path.read_bytes()[: path.stat().st_size // 2])
+    parso.cache.parser_cache.clear()  # as a new process: it reads the files
+    assert "dumps" in [i["label"] for i in python_items("import json\njson.du", 2, 7, {})]
+    parso.cache.parser_cache.clear()
+    assert "dumps" in [i["label"] for i in python_items("import json\njson.du", 2, 7, {})]
 
 
 def test_a_completion_cut_short_offers_the_names_plainly_there_running_none_of_their_code() -> None:
