@@ -6,6 +6,7 @@ user, 127.0.0.1, a free port, in a temporary directory) and stops it at the end;
 """
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import shutil
@@ -31,7 +32,9 @@ POOL_OFF = {"CONSOLE_RAY_POOL": "0"}
 os.environ.update(POOL_OFF)
 # jedi/parso keep parse caches under XDG_CACHE_HOME (the kernel sets its session's folder only
 # where none is set): each test process its own, never the home folder that other runs share.
-os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="console-test-cache-"))
+if not os.environ.get("XDG_CACHE_HOME"):
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="console-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 
 # The harness is imported as `tests.support` (tests/support/__init__.py says what it holds); the
 # repository root is on sys.path under `python -m pytest`, and this makes it so under `pytest` too.
