@@ -77,6 +77,26 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return LaneScheduling(config, log) if config.getvalue("dist") == "loadscope" else None
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed test's report carries the last lines of every server child process's log: a CI
+    run's failure is often read only from its output, after its temporary folders are gone."""
+    report = yield
+    if report.failed:
+        from tests.support.live_server import RUNNING
+
+        for server in RUNNING:
+            try:
+                lines = server.log.read_text(errors="replace").splitlines()[-SERVER_LOG_LINES:]
+            except OSError as exc:
+                lines = [f"(unreadable: {exc})"]
+            report.sections.append((f"server log {server.url} (last {len(lines)} lines)", "\n".join(lines)))
+    return report
+
+
+SERVER_LOG_LINES = 60
+
+
 @pytest.fixture(autouse=True)
 def _kernels_end_with_their_test() -> Iterator[None]:
     """The kernels a test's notebooks started stop when it ends, in servers that outlive it

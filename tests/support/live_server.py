@@ -38,6 +38,9 @@ __all__ = ["DIST", "REAL_KERNEL", "REPO", "SCRIPTED_KERNEL", "LiveServer", "Serv
 
 # The servers of this test process still open (a session or module fixture's outlives many tests).
 OPEN: list[Any] = []
+# Every server child process not yet stopped: a failing test's report shows their logs' last lines
+# (tests/conftest.py), since the log files are gone once the run's temporary folders are.
+RUNNING: list[ServerProcess] = []
 
 
 def kernels_now() -> set[tuple[int, str]]:
@@ -174,6 +177,7 @@ class ServerProcess:
     def __init__(self, url: str, data_dir: Path, proc: subprocess.Popen[bytes], log: Path,
                  single_user: bool = True) -> None:
         self.url, self.data_dir, self.proc, self.log = url, data_dir, proc, log
+        RUNNING.append(self)
         if single_user:  # its API answers without a login: end_kernels_since() can ask it
             OPEN.append(self)
 
@@ -221,6 +225,8 @@ class ServerProcess:
     def stop(self) -> None:
         if self in OPEN:
             OPEN.remove(self)
+        if self in RUNNING:
+            RUNNING.remove(self)
         self.proc.terminate()
         try:
             self.proc.wait(timeout=20)
