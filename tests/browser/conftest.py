@@ -8,6 +8,7 @@ never `playwright install`.
 """
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,14 +49,17 @@ def page(context: Any, request: pytest.FixtureRequest, tmp_path: Path) -> Iterat
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
     pg.js_errors = errors  # tests assert the page threw nothing
+    said: deque[str] = deque(maxlen=40)  # the page's own warnings and errors, for a failure's report
+    pg.on("console", lambda m: said.append(f"{m.type}: {m.text}") if m.type in ("warning", "error") else None)
     yield pg
     rep = getattr(request.node, "rep_call", None)
     if rep is not None and rep.failed:
+        print(f"page errors: {errors}; the page's last console warnings and errors:", *said, sep="\n")
         # A failing browser test leaves a picture of the page behind.
         shot = tmp_path / "failure.png"
         try:
             pg.screenshot(path=str(shot), full_page=True)
-            print(f"screenshot of the failing page: {shot}; page errors: {errors}")
+            print(f"screenshot of the failing page: {shot}")
         except Exception:  # the page may be gone
             pass
 
