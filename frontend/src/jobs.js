@@ -27,6 +27,7 @@ export class JobsPage {
     this.openRuns = new Set(); // job runs whose details are open: a refresh keeps them open
     this.shut = new Set(); // cell runs whose output was folded
     this.views = new Map(); // cell run id -> {status, el}: an ended run's output is drawn once
+    this.compared = new Map(); // job run id -> the comparison the user asked for: a refresh keeps it
   }
 
   async start() {
@@ -81,6 +82,11 @@ export class JobsPage {
     }
     for (const row of rows) {
       for (const d of row.querySelectorAll("details[data-role=job-run]")) d.open = this.openRuns.has(d.dataset.runId);
+      // A comparison answered while the rows were built went to the row on screen: it moves over.
+      for (const out of row.querySelectorAll("[data-role=job-run-compare]")) {
+        const view = this.compared.get(out.dataset.runId);
+        if (view) out.replaceChildren(view);
+      }
     }
     this.list.replaceChildren(...rows);
   }
@@ -135,10 +141,18 @@ export class JobsPage {
   // What changed since the job's run before this one (rundetails.js): parameters, revision, inputs, results.
   compareButton(run, before) {
     if (!before || !run.outputs.length || !before.outputs.length) return null;
-    const out = h("div", { dataset: { role: "job-run-compare" } });
+    const out = h("div", { dataset: { role: "job-run-compare", runId: run.id } });
+    const shown = this.compared.get(run.id);
+    if (shown) out.replaceChildren(shown);
+    // The answer goes to the row on screen when it comes: a refresh may have replaced the one clicked.
+    const show = (view) => {
+      this.compared.set(run.id, view);
+      const now = [...this.list.querySelectorAll("[data-role=job-run-compare]")].find((o) => o.dataset.runId === run.id);
+      (now || out).replaceChildren(view);
+    };
     const button = h("button", { type: "button", text: "Compare with the run before", dataset: { action: "compare-runs" },
-      onclick: () => compareJobRuns(this.api, before, run).then((view) => out.replaceChildren(view))
-        .catch((err) => out.replaceChildren(h("p.job-bad", { text: err.message }))) });
+      onclick: () => compareJobRuns(this.api, before, run).then(show)
+        .catch((err) => show(h("p.job-bad", { text: err.message }))) });
     return h("div", {}, button, out);
   }
 

@@ -118,6 +118,44 @@ def test_a_run_opened_while_the_jobs_list_is_read_again_stays_open(page: Any, re
     assert page.js_errors == []
 
 
+def test_a_comparison_shown_while_the_jobs_list_is_read_again_stays(page: Any, real: ServerProcess) -> None:
+    """Each refresh builds the runs' rows anew: a comparison the user asked for, answered while a
+    refresh was on its way, went with the row it was drawn in (a fresh-clone run's failure)."""
+    nb = real.notebook("job-compare-kept", 'set day = "monday" where type="defaultParam";\n'
+                       "select '${day}' as day as t;")
+    job = real.api("POST", "/jobs", {"notebook_id": nb["id"], "name": "kept", "every_minutes": 1440,
+                                     "enabled": False})
+    for day in ("monday", "friday"):
+        queued = real.api("POST", f"/jobs/{job['id']}/run", {"params": {"day": day}})
+        assert job_run_ended(real, job["id"], queued["id"])["status"] == "done"
+    page.goto(f"{real.url}/jobs?job={job['id']}")  # its history open
+    page.locator("#app[data-live='1']").wait_for(state="attached")
+    page.locator("[data-role=job-run]").first.locator("summary").first.click()
+    held: list[Any] = []
+
+    def hold_the_first(route: Any) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(f"**/api/jobs/{job['id']}/runs?*", hold_the_first)
+    real.api("PATCH", f"/jobs/{job['id']}", {"name": "kept, renamed"})  # the page reads the list again
+    end = time.monotonic() + 60
+    while not held:
+        assert time.monotonic() < end, "the refresh did not ask for the runs"
+        page.wait_for_timeout(50)  # lets Playwright deliver the page's events
+    newest = page.locator("[data-role=job-run]").first
+    newest.locator("[data-action=compare-runs]").click()
+    newest.locator("[data-role=job-run-diff] li", has_text="parameter day: monday → friday").wait_for()
+    held[0].continue_()
+    page.locator("[data-role=job] strong", has_text="kept, renamed").wait_for()
+    newest = page.locator("[data-role=job-run]").first
+    assert newest.get_attribute("open") is not None
+    assert "parameter day: monday → friday" in newest.locator("[data-role=job-run-diff]").inner_text()
+    assert page.js_errors == []
+
+
 def test_the_data_panel_names_the_runs_that_wrote_and_read_each_version(page: Any, real: ServerProcess) -> None:
     nb = real.notebook("lineage", "select 1 as a as t;\nsave overwrite t as delta.`rd.lin`;",
                        "load delta.`rd.lin` as f;\nselect count(*) as n from f as c;")
