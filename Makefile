@@ -57,9 +57,10 @@ lint: $(VENV)/.installed
 # work placed by tests/support/lanes.py (by the memory it needs); then, alone, the few marked
 # `serial`. Exit status 5 is pytest's "no test selected". `make test` is the same suite in one
 # process (26 min on 2 cores against 19-21; docs/performance.md).
-# CI runs `make test` in one process: of this stop's five fresh-clone parallel runs (2026-12-06), two
-# were green and three failed load-dependent tests (four product races found, three fixed; one test
-# not explained; docs/performance.md). `make test` becomes the parallel lane once five pass in a row.
+# CI runs `make test` in one process: of the fresh-clone parallel runs of 2026-12-06, the first
+# stop's five gave two green, the next stop's four green in a row, then a fifth failed (each failure
+# a load-dependent race, the product's where found, each fixed; docs/performance.md). `make test`
+# becomes the parallel lane once five pass in a row.
 TEST_WORKERS ?= 4
 test-parallel: lint setup system-deps
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope -m "not serial"
