@@ -24,6 +24,34 @@ def run_each(page: Any, real: ServerProcess, nb: dict[str, Any], count: int) -> 
     return cells
 
 
+def job_run_on_two_days(real: ServerProcess, name: str, more: str = "") -> dict[str, Any]:
+    """A disabled job over a notebook of parameter `day` (and `more`), run with monday, then friday."""
+    nb = real.notebook(f"job-{name}", 'set day = "monday" where type="defaultParam";\n'
+                       "select '${day}' as day as t;" + more)
+    job: dict[str, Any] = real.api("POST", "/jobs", {"notebook_id": nb["id"], "name": name,
+                                                     "every_minutes": 1440, "enabled": False})
+    for day in ("monday", "friday"):
+        queued = real.api("POST", f"/jobs/{job['id']}/run", {"params": {"day": day}})
+        ended = job_run_ended(real, job["id"], queued["id"])  # the scheduler runs it on its own thread
+        assert ended["status"] == "done", ended
+    return job
+
+
+def hold_first(page: Any, pattern: str) -> list[Any]:
+    """The first request of the page to `pattern` waits (its Playwright route, in the list returned)
+    until the test continues it; later ones go through."""
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(pattern, hold)
+    return held
+
+
 @pytest.fixture(scope="module")
 def real(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     srv = start_server(tmp_path_factory.mktemp("run-details") / "data", kernel_module=REAL_KERNEL)
@@ -59,14 +87,7 @@ def test_a_cells_run_details_replay_it_as_recorded_and_compare(page: Any, real: 
 
 
 def test_a_jobs_two_runs_with_other_parameters_show_what_differs(page: Any, real: ServerProcess) -> None:
-    nb = real.notebook("job-compare", 'set day = "monday" where type="defaultParam";\n'
-                       "select '${day}' as day as t;\nsave overwrite t as delta.`rd.days`;")
-    job = real.api("POST", "/jobs", {"notebook_id": nb["id"], "name": "daily", "every_minutes": 1440,
-                                     "enabled": False})
-    for day in ("monday", "friday"):
-        queued = real.api("POST", f"/jobs/{job['id']}/run", {"params": {"day": day}})
-        ended = job_run_ended(real, job["id"], queued["id"])  # the scheduler runs it on its own thread
-        assert ended["status"] == "done", ended
+    job_run_on_two_days(real, "daily", "\nsave overwrite t as delta.`rd.days`;")
     page.goto(f"{real.url}/jobs")
     page.locator("[data-role=job-history-toggle]").click()
     newest = page.locator("[data-role=job-run]").first
@@ -93,17 +114,9 @@ def test_a_run_opened_while_the_jobs_list_is_read_again_stays_open(page: Any, re
     mine = page.locator(f"[data-role=job][data-job-id='{first['id']}'] [data-role=job-run]").first
     mine.wait_for()
     assert mine.get_attribute("open") is None
-    held: list[Any] = []
     answered: list[str] = []
     page.on("requestfinished", lambda r: answered.append(r.url))
-
-    def hold_the_first(route: Any) -> None:
-        if held:
-            route.continue_()
-        else:
-            held.append(route)
-
-    page.route(f"**/api/jobs/{second['id']}/runs*", hold_the_first)
+    held = hold_first(page, f"**/api/jobs/{second['id']}/runs*")
     # A change the page is told of: it reads the list again; the second job's runs wait.
     real.api("PATCH", f"/jobs/{second['id']}", {"name": "second, renamed"})
     end = time.monotonic() + 60
@@ -121,25 +134,11 @@ def test_a_run_opened_while_the_jobs_list_is_read_again_stays_open(page: Any, re
 def test_a_comparison_shown_while_the_jobs_list_is_read_again_stays(page: Any, real: ServerProcess) -> None:
     """Each refresh builds the runs' rows anew: a comparison the user asked for, answered while a
     refresh was on its way, went with the row it was drawn in (a fresh-clone run's failure)."""
-    nb = real.notebook("job-compare-kept", 'set day = "monday" where type="defaultParam";\n'
-                       "select '${day}' as day as t;")
-    job = real.api("POST", "/jobs", {"notebook_id": nb["id"], "name": "kept", "every_minutes": 1440,
-                                     "enabled": False})
-    for day in ("monday", "friday"):
-        queued = real.api("POST", f"/jobs/{job['id']}/run", {"params": {"day": day}})
-        assert job_run_ended(real, job["id"], queued["id"])["status"] == "done"
+    job = job_run_on_two_days(real, "kept")
     page.goto(f"{real.url}/jobs?job={job['id']}")  # its history open
     page.locator("#app[data-live='1']").wait_for(state="attached")
     page.locator("[data-role=job-run]").first.locator("summary").first.click()
-    held: list[Any] = []
-
-    def hold_the_first(route: Any) -> None:
-        if held:
-            route.continue_()
-        else:
-            held.append(route)
-
-    page.route(f"**/api/jobs/{job['id']}/runs?*", hold_the_first)
+    held = hold_first(page, f"**/api/jobs/{job['id']}/runs?*")
     real.api("PATCH", f"/jobs/{job['id']}", {"name": "kept, renamed"})  # the page reads the list again
     end = time.monotonic() + 60
     while not held:
