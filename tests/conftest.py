@@ -77,6 +77,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return LaneScheduling(config, log) if config.getvalue("dist") == "loadscope" else None
 
 
+SERVER_LOG_LINES = 60
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """A failed test's report carries the last lines of every server child process's log: a CI
@@ -92,9 +95,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 lines = [f"(unreadable: {exc})"]
             report.sections.append((f"server log {server.url} (last {len(lines)} lines)", "\n".join(lines)))
     return report
-
-
-SERVER_LOG_LINES = 60
 
 
 @pytest.fixture(autouse=True)

@@ -142,8 +142,6 @@ export class JobsPage {
   compareButton(run, before) {
     if (!before || !run.outputs.length || !before.outputs.length) return null;
     const out = h("div", { dataset: { role: "job-run-compare", runId: run.id } });
-    const shown = this.compared.get(run.id);
-    if (shown) out.replaceChildren(shown);
     // The answer goes to the row on screen when it comes: a refresh may have replaced the one clicked.
     const show = (view) => {
       this.compared.set(run.id, view);
