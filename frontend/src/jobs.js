@@ -28,6 +28,7 @@ export class JobsPage {
     this.shut = new Set(); // cell runs whose output was folded
     this.views = new Map(); // cell run id -> {status, el}: an ended run's output is drawn once
     this.compared = new Map(); // job run id -> the comparison the user asked for: a refresh keeps it
+    this.runViews = new Map(); // job run id -> {key, el}: the row on screen, kept while the run is unchanged
   }
 
   async start() {
@@ -67,36 +68,42 @@ export class JobsPage {
     });
   }
 
+  // Everything is read first and drawn in one step: what the user opened, folded or compared while
+  // the requests were on their way is on the page when it is drawn, and a run that did not change
+  // keeps its element (its open details, its comparison, its folded outputs) instead of a copy.
   async refresh() {
     const { jobs } = await this.api.request("GET", "/jobs");
+    const histories = await Promise.all(jobs.map((job) => (this.open.has(job.id)
+      ? this.api.request("GET", `/jobs/${enc(job.id)}/runs?limit=20`).then((answer) => answer.runs)
+      : null)));
+    this.draw(jobs, histories);
+  }
+
+  draw(jobs, histories) {
     if (!jobs.length) {
       this.list.replaceChildren(h("p.muted", { text: "No jobs yet: open a notebook and choose Schedule…" }));
       return;
     }
-    const rows = await Promise.all(jobs.map((job) => this.jobRow(job)));
-    // Runs opened or closed while this refresh was on its way (their toggle event may not have come
-    // yet) stay as the user left them: the page as it is now wins over the rows built before.
+    // Toggle events come after the click: the page as it is now says which runs are open.
     for (const d of this.list.querySelectorAll("details[data-role=job-run]")) {
       if (d.open) this.openRuns.add(d.dataset.runId);
       else this.openRuns.delete(d.dataset.runId);
     }
-    for (const row of rows) {
-      for (const d of row.querySelectorAll("details[data-role=job-run]")) d.open = this.openRuns.has(d.dataset.runId);
-      // A comparison answered while the rows were built went to the row on screen: it moves over.
-      for (const out of row.querySelectorAll("[data-role=job-run-compare]")) {
-        const view = this.compared.get(out.dataset.runId);
-        if (view) out.replaceChildren(view);
-      }
-    }
-    this.list.replaceChildren(...rows);
+    const shown = this.runViews;
+    this.runViews = new Map();
+    this.list.replaceChildren(...jobs.map((job, i) => this.jobRow(job, histories[i], shown)));
   }
 
-  async jobRow(job) {
+  jobRow(job, runs, shown) {
     const last = job.last_run;
     const act = (text, role, fn) => h("button", { type: "button", text, dataset: { role },
       onclick: () => fn().then(() => this.soon()).catch((err) => alert(err.message)) });
     const history = h("div.job-history", { dataset: { role: "job-history" } });
-    const el = h("section.job", { dataset: { role: "job", jobId: job.id, enabled: String(job.enabled) } },
+    if (runs) {
+      history.replaceChildren(...runs.map((r, i) => this.runRow(r, runs[i + 1], shown)));
+      if (!runs.length) history.replaceChildren(h("p.muted", { text: "No runs yet." }));
+    }
+    return h("section.job", { dataset: { role: "job", jobId: job.id, enabled: String(job.enabled) } },
       h("div.job-head", {},
         h("strong", { text: job.name }), " · ",
         h("a", { href: `/notebooks/${enc(job.notebook_id)}`, text: job.notebook_name || job.notebook_id }),
@@ -111,37 +118,41 @@ export class JobsPage {
         h("button", { type: "button", text: "History", dataset: { role: "job-history-toggle" }, onclick: () => {
           if (this.open.has(job.id)) this.open.delete(job.id);
           else this.open.add(job.id);
-          this.soon(); // after any refresh on its way, which was built without this change
+          this.soon(); // after any refresh on its way, which was read without this change
         } })),
       job.disabled_reason ? h("p.job-why", { text: job.disabled_reason }) : null,
       history);
-    if (this.open.has(job.id)) await this.fillHistory(job, history);
-    return el;
   }
 
-  async fillHistory(job, el) {
-    const { runs } = await this.api.request("GET", `/jobs/${enc(job.id)}/runs?limit=20`);
-    el.replaceChildren(...runs.map((r, i) => {
-      const run = h("details.job-run", { dataset: { role: "job-run", status: r.status, trigger: r.trigger, runId: r.id },
-        open: this.openRuns.has(r.id) },
-      h("summary", {}, `${when(r.started_at || r.created_at)} · ${r.trigger}${r.attempt > 1 ? ` #${r.attempt}` : ""} · `,
-        h("span", { dataset: { status: r.status }, text: r.status }),
-        r.status === "queued" && r.not_before ? ` · starts after ${when(r.not_before)}` : "",
-        ` · ${Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(", ") || "defaults"}`,
-        r.revision ? ` · revision ${r.revision}` : "", r.error ? h("span.job-bad", { text: ` · ${r.error}` }) : null),
-      r.webhook ? h("p.muted", { text: `webhook ${r.webhook.delivered ? "delivered" : "not delivered"} (${r.webhook.attempts.length} attempt(s))` }) : null,
-      this.compareButton(r, runs[i + 1]),
-      ...r.outputs.map((o) => this.cellOutput(o)));
-      run.addEventListener("toggle", () => (run.open ? this.openRuns.add(r.id) : this.openRuns.delete(r.id)));
-      return run;
-    }));
-    if (!runs.length) el.replaceChildren(h("p.muted", { text: "No runs yet." }));
+  // A run's row is built again only when what it shows changed (the run itself, or the run before
+  // it, which its comparison reads).
+  runRow(r, before, shown) {
+    const key = JSON.stringify([r, before ? before.id : null, before ? before.outputs.length : 0]);
+    const kept = shown.get(r.id);
+    if (kept && kept.key === key) {
+      this.runViews.set(r.id, kept);
+      return kept.el;
+    }
+    const run = h("details.job-run", { dataset: { role: "job-run", status: r.status, trigger: r.trigger, runId: r.id },
+      open: this.openRuns.has(r.id) },
+    h("summary", {}, `${when(r.started_at || r.created_at)} · ${r.trigger}${r.attempt > 1 ? ` #${r.attempt}` : ""} · `,
+      h("span", { dataset: { status: r.status }, text: r.status }),
+      r.status === "queued" && r.not_before ? ` · starts after ${when(r.not_before)}` : "",
+      ` · ${Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(", ") || "defaults"}`,
+      r.revision ? ` · revision ${r.revision}` : "", r.error ? h("span.job-bad", { text: ` · ${r.error}` }) : null),
+    r.webhook ? h("p.muted", { text: `webhook ${r.webhook.delivered ? "delivered" : "not delivered"} (${r.webhook.attempts.length} attempt(s))` }) : null,
+    this.compareButton(r, before),
+    ...r.outputs.map((o) => this.cellOutput(o)));
+    run.addEventListener("toggle", () => (run.open ? this.openRuns.add(r.id) : this.openRuns.delete(r.id)));
+    this.runViews.set(r.id, { key, el: run });
+    return run;
   }
 
   // What changed since the job's run before this one (rundetails.js): parameters, revision, inputs, results.
   compareButton(run, before) {
     if (!before || !run.outputs.length || !before.outputs.length) return null;
     const out = h("div", { dataset: { role: "job-run-compare", runId: run.id } });
+    if (this.compared.has(run.id)) out.replaceChildren(this.compared.get(run.id));
     // The answer goes to the row on screen when it comes: a refresh may have replaced the one clicked.
     const show = (view) => {
       this.compared.set(run.id, view);

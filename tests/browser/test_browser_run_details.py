@@ -138,6 +138,9 @@ def test_a_comparison_shown_while_the_jobs_list_is_read_again_stays(page: Any, r
     page.goto(f"{real.url}/jobs?job={job['id']}")  # its history open
     page.locator("#app[data-live='1']").wait_for(state="attached")
     page.locator("[data-role=job-run]").first.locator("summary").first.click()
+    # Whatever else a user did in a row (a selection, a chart's zoom) stays too: an unchanged run
+    # keeps its element. A mark on the older run's element tells.
+    page.locator("[data-role=job-run]").nth(1).evaluate("el => { el.dataset.mark = 'kept'; }")
     held = hold_first(page, f"**/api/jobs/{job['id']}/runs?*")
     real.api("PATCH", f"/jobs/{job['id']}", {"name": "kept, renamed"})  # the page reads the list again
     end = time.monotonic() + 60
@@ -152,6 +155,7 @@ def test_a_comparison_shown_while_the_jobs_list_is_read_again_stays(page: Any, r
     newest = page.locator("[data-role=job-run]").first
     assert newest.get_attribute("open") is not None
     assert "parameter day: monday → friday" in newest.locator("[data-role=job-run-diff]").inner_text()
+    assert page.locator("[data-role=job-run]").nth(1).get_attribute("data-mark") == "kept"
     assert page.js_errors == []
 
 
