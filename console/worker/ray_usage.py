@@ -7,7 +7,7 @@ events through TaskInfoGcsService.GetTaskEvents with a job filter and a limit, s
 cluster's other jobs are never read. A Ray Client driver (ray://) has no GCS connection: it
 reports the cluster's CPUs only, and says so.
 
-UsageReporter samples every INTERVAL seconds (longer when a sample is slow: SHARE) on a thread
+UsageReporter samples every INTERVAL seconds (up to MOST when a sample is costly: SHARE) on a thread
 of its own while the cell's driver is connected, and once more when the cell ends (before its
 CellDone), over the worker's channel (console/wire/worker.py CellRayUsage). A sample that fails
 is skipped, never the cell's error.
@@ -24,9 +24,14 @@ from typing import Any, cast
 from console.wire.worker import LISTED, ActorState, CellRayUsage, RayActor, RayTask, RayUsage, TaskState
 
 INTERVAL = 1.5  # seconds between reports while the cell runs
-# At most ~5% of the driver's time: reading 2000 task events takes ~90 ms here (protobuf parsing
-# holds the GIL), so a slow sample stretches the wait before the next one to 20 times its length.
+# At most ~5% of the driver's time: reading 2000 task events takes ~90 ms of CPU here (protobuf
+# parsing holds the GIL), so a costly sample stretches the wait before the next one to 20 times
+# the CPU it took. CPU, not wall time: a sample mostly waits on the GCS's answers, which on a busy
+# machine take seconds while costing the driver nothing, and 20 times that wait outlasted whole
+# cells (a fresh-clone run: a 39 s cell's first sample put the next one after its end, so its
+# page never showed the actors live).
 SHARE = 20
+MOST = 6.0  # seconds: never longer between reports while the cell runs, whatever a sample cost
 TASK_LIMIT = 2000  # task events the GCS returns per sample; past it the counts say "at least"
 RPC_TIMEOUT = 2.0
 _ACTOR_STATES = {"ALIVE": "alive", "DEPENDENCIES_UNREADY": "pending", "PENDING_CREATION": "pending",
@@ -177,11 +182,17 @@ def _task_groups(tasks: list[tuple[str, str, str, float]]) -> list[RayTask]:
 class UsageReporter:
     """Reports the cell's Ray usage over `send` every INTERVAL s, and once at stop(); one per cell."""
 
-    def __init__(self, send: Any, job_id: str, interval: float = INTERVAL) -> None:
+    def __init__(self, send: Any, job_id: str, interval: float = INTERVAL, *, read: Any = None,
+                 cpu_clock: Any = time.thread_time, stop: Any = None) -> None:
+        """`read` (the usage now; sample() of this driver's GCS by default), `cpu_clock` (this thread's
+        CPU seconds) and `stop` (an Event: its wait() is the time between samples) are for tests to
+        move time instead of waiting."""
         self.send = send
         self.job_id = job_id
         self.interval = interval
-        self._stop = threading.Event()
+        self._read = read or (lambda: sample(self._view()))
+        self._cpu_clock = cpu_clock
+        self._stop = stop or threading.Event()
         self._gcs: _Gcs | None = None
         self._gcs_job = ""
         self._thread = threading.Thread(target=self._loop, name="ray-usage", daemon=True)
@@ -190,14 +201,14 @@ class UsageReporter:
     def _loop(self) -> None:
         wait = self.interval
         while not self._stop.wait(wait):
-            began = time.monotonic()
+            began = self._cpu_clock()
             self.report()
-            wait = max(self.interval, SHARE * (time.monotonic() - began))
+            wait = min(MOST, max(self.interval, SHARE * (self._cpu_clock() - began)))
         self.report()  # the cell's end: its actors are still up (the job ends after CellDone)
 
     def report(self) -> None:
         try:
-            usage = sample(self._view())
+            usage = self._read()
         except Exception:  # a Ray that went away mid-sample: the next one may work
             return
         if usage is not None:
