@@ -30,18 +30,21 @@ class _Stopped(BaseException):
 
 
 # After the limit, the stop is raised again at this interval until it lands: one raised inside a
-# `__del__` or a weakref callback is swallowed by Python, and one due while parso writes its cache
-# file waits for the write (below).
+# weakref callback is swallowed by Python, and one due while parso writes its cache file or a
+# `__del__` runs waits for it to end (below).
 _AGAIN = 0.05
 _PARSO_CACHE = os.path.join("parso", "cache.py")
 
 
-def _writing_cache(frame: Any) -> bool:
-    """Whether parso's cache module is on the stack: a stop raised there cuts a pickle short,
-    and the empty file then fails every later completion in every process that shares the folder
-    (seen: builtins.pyi's cache emptied by the first stopped completion)."""
+def _not_now(frame: Any) -> bool:
+    """Whether a stop raised here would do harm: parso's cache module on the stack (a stop cuts its
+    pickle short, and the empty file then fails every later completion in every process that
+    shares the folder: seen, builtins.pyi's cache emptied by the first stopped completion), or a
+    `__del__` (Python swallows the stop, prints "Exception ignored in" on the worker's stderr and
+    the object's clean-up is left half done: seen, jedi's InferenceStateSubprocess.__del__)."""
     while frame is not None:
-        if frame.f_code.co_filename.endswith(_PARSO_CACHE):
+        code = frame.f_code
+        if code.co_name == "__del__" or code.co_filename.endswith(_PARSO_CACHE):
             return True
         frame = frame.f_back
     return False
@@ -92,7 +95,7 @@ def bounded_items(source: str, line: int, column: int, namespace: dict[str, Any]
     interrupted = False
 
     def on_alarm(signum: int, frame: Any) -> None:
-        if armed and not _writing_cache(frame):
+        if armed and not _not_now(frame):
             raise _Stopped
 
     def on_interrupt(signum: int, frame: Any) -> None:
@@ -100,7 +103,7 @@ def bounded_items(source: str, line: int, column: int, namespace: dict[str, Any]
         interrupted = True  # the kernel interrupts only a job it sent: the one after this
         if armed:
             signal.setitimer(signal.ITIMER_REAL, _AGAIN, _AGAIN)  # the stop, again, until it lands
-            if not _writing_cache(frame):
+            if not _not_now(frame):
                 raise _Stopped
 
     old_alarm = signal.signal(signal.SIGALRM, on_alarm)

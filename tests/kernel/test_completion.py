@@ -149,6 +149,42 @@ def test_the_worker_stops_a_slow_completion_and_reports_an_interrupt() -> None:
     assert signal.getsignal(signal.SIGINT) is before  # restored
 
 
+def test_a_stop_that_comes_while_an_object_is_cleaned_up_waits_for_the_clean_up() -> None:
+    """A stop raised inside a `__del__` is swallowed by Python ("Exception ignored in", on the
+    worker's stderr) and leaves the clean-up half done (seen in a fresh-clone run: jedi's
+    InferenceStateSubprocess.__del__); it waits for the `__del__` to end, then lands."""
+    import signal
+    import threading
+    import time
+
+    from console.worker.complete import bounded_items
+
+    cleaning = threading.Event()
+    cleaned: list[int] = []
+
+    class Handle:
+        def __del__(self) -> None:
+            cleaning.set()
+            end = time.monotonic() + 0.5
+            while time.monotonic() < end:
+                time.sleep(0.01)  # Python code, where a signal's handler runs
+            cleaned.append(1)
+
+    def drop(_: Any) -> None:  # the Handle's last reference goes here: its __del__ runs at once
+        return None
+
+    class Slow:  # no annotation on the property: jedi then calls it to learn what it gives
+        value = property(lambda self: (drop(Handle()), time.sleep(30)))
+
+    def interrupt() -> None:
+        if cleaning.wait(60):
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    assert bounded_items("slow.value.", 1, 11, {"slow": Slow()}, seconds=90) == ([], True)
+    assert cleaned == [1]
+
+
 def _own_parse_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """jedi's parse cache in a folder of this test's, read from disk as a new process would."""
     import jedi  # type: ignore[import-untyped]
