@@ -22,6 +22,17 @@ from typing import Callable, TextIO
 REDRAW = "\ue000"  # private-use marks: never produced by real programs
 REDRAW_END = "\ue002"
 METRICS = "\ue001"
+# Each line an actor's ActorStream writes is LINE_START + line + LINE_END. Ray's log monitor reads
+# the worker's file with readline(), which at the end of the file returns a line still being
+# written: a write that crosses a page boundary of the file becomes visible page by page, so
+# "B line 3162" went out as two lines, "B " and "line 3162" (one in a few thousand lines under
+# load). The marks let the driver see a piece and join it with the rest (ForwardedPieces).
+# One byte each (ASCII control characters), so a page boundary can never cut a mark in two.
+LINE_START = "\x02"
+LINE_END = "\x03"
+# Lines Ray's worker prints for its log monitor (which reads them and forwards nothing): written
+# without the marks, or the monitor no longer knows the actor's name or job.
+RAY_MARKERS = (":job_id:", ":actor_name:", ":task_name:", ":task_attempt_start:", ":task_attempt_end:")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _RAY_PREFIX = re.compile(r"^\((?:(?P<name>[^()\s]+) )?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[^)]+))?\) ?(?P<text>.*)$", re.S)
 # "16/16 [====] - 0s 1ms/step - loss: 2.38 - accuracy: 0.11" (tf-keras verbose=1), the
@@ -43,11 +54,15 @@ class LineRedraw:
     sent as it stands and continued by plain appends: holding it whole made every write copy
     it (a 100 MB line took minutes) and every flush resend it. Only the cell worker's streams
     use it; an actor's chunks cross Ray's line-by-line forwarding, which has no append.
+
+    appends=False: a flushed line that only grew is sent whole ("\\r" + the line) like any other
+    redraw, never as the new text alone (ActorStream: a forwarded line can only replace).
     """
 
-    def __init__(self, out: Chunk, long_line: int | None = None) -> None:
+    def __init__(self, out: Chunk, long_line: int | None = None, appends: bool = True) -> None:
         self.out = out
         self.long_line = long_line
+        self.appends = appends
         self.pending = ""  # text of the current line not yet sent
         self.last = ""  # what the current screen line shows from earlier redraws
         self.appended = False  # the line was sent in plain pieces; `pending` continues it
@@ -79,7 +94,7 @@ class LineRedraw:
                 self.out(self.pending)
                 self.pending = ""
         elif self.pending and self.pending != self.last:
-            grew = self.last not in ("", _REPLACED) and self.pending.startswith(self.last)
+            grew = self.appends and self.last not in ("", _REPLACED) and self.pending.startswith(self.last)
             # A line that only grew (dots, each flushed) gets the new text as an append.
             self.out(self.pending[len(self.last):] if grew else "\r" + self.pending)
             self.last = self.pending
@@ -91,16 +106,22 @@ class ActorStream(io.TextIOBase):
     def __init__(self, raw: TextIO) -> None:
         self.raw = raw
         self.lock = threading.Lock()
-        self.lines = LineRedraw(self._chunk)
+        # No appends: "Loading" then "..." flushed went out as a redraw of ".." (the append lost
+        # its first character as if it were the "\r"), so the live line read ".." until it ended.
+        self.lines = LineRedraw(self._chunk, appends=False)
 
     def _chunk(self, chunk: str) -> None:
         # Forwarded lines never contain "\r": the driver's own line splitting would cut them.
         if not chunk.endswith("\n"):
-            self.raw.write(REDRAW + chunk[1:] + "\n")
+            line = REDRAW + chunk[1:]
         elif chunk.startswith("\r"):
-            self.raw.write(REDRAW_END + chunk[1:])
+            line = REDRAW_END + chunk[1:-1]
+        elif chunk.startswith(RAY_MARKERS):
+            line = ""
         else:
-            self.raw.write(chunk)
+            line = chunk[:-1]
+        # One write: one piece, or pieces in order. Ray's own marker lines stay as Ray wrote them.
+        self.raw.write(LINE_START + line + LINE_END + "\n" if line else chunk)
         self.raw.flush()
 
     def write(self, text: str) -> int:
@@ -186,6 +207,37 @@ def ray_pid(source: str) -> int | None:
     """The pid in a source made by split_ray_prefix ('Network pid=12' -> 12)."""
     m = re.search(r"\bpid=(\d+)", source)
     return int(m.group(1)) if m else None
+
+
+class ForwardedPieces:
+    """The driver's side of LINE_START/LINE_END: forwarded lines as the actor wrote them.
+
+    Pieces of one line come one after the other from the same file (one write() of the actor's
+    is one stretch of its file: nothing else can land inside it), so a piece held for a source
+    is joined with that source's next line. Lines without the marks (an actor without our
+    setup hook, C code writing to the file descriptor) pass as Ray gave them.
+    """
+
+    def __init__(self) -> None:
+        self.held: dict[str, str] = {}
+
+    def feed(self, source: str, text: str) -> str | None:
+        """The whole line without its marks, or None while `text` is a piece of one."""
+        held = self.held.pop(source, None)
+        if held is not None:
+            text = held + text
+        elif not text.startswith(LINE_START):
+            return text
+        if not text.endswith(LINE_END):
+            self.held[source] = text
+            return None
+        return text[len(LINE_START):-len(LINE_END)]
+
+    def drain(self) -> list[tuple[str, str]]:
+        """(source, text) of each piece still held (the cell ends: shown as it came, not lost)."""
+        held = [(source, text[len(LINE_START):]) for source, text in self.held.items()]
+        self.held.clear()
+        return held
 
 
 def decode_forwarded(text: str) -> tuple[str, dict | None]:

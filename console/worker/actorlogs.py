@@ -14,8 +14,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from console.actors.capture import RAY_MARKERS
+
 # Lines Ray writes into worker files for itself; the log monitor does not forward them.
-_RAY_MARKER = re.compile(rb"^:(job_id|actor_name|task_name|task_attempt_start|task_attempt_end):")
+_RAY_MARKER = re.compile(b"^(" + b"|".join(re.escape(m.encode()) for m in RAY_MARKERS) + b")")
 _FILE = re.compile(r"^worker-[0-9a-f]+-[0-9a-f]+-(\d+)\.(out|err)$")
 
 

@@ -13,8 +13,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import cast
 
-from console.actors.capture import (METRICS, KerasMetrics, LineRedraw, decode_forwarded, ray_pid, split_ray_prefix,
-                                    stream_of)
+from console.actors.capture import (METRICS, ForwardedPieces, KerasMetrics, LineRedraw, decode_forwarded, ray_pid,
+                                    split_ray_prefix, stream_of)
 from console.wire.channel import TRUSTED_LINE_CAP, Channel as WireChannel, ProtocolError
 from console.wire.codec import Message
 from console.wire.worker import TO_WORKER, CellMetrics, CellOutput, Stream
@@ -217,6 +217,7 @@ class ChannelStream(io.TextIOBase):
         self.last_forwarded = 0.0
         self.forwarded: Counter[int] = Counter()  # actor lines received, per pid (see actorlogs.py)
         self.arrived = arrived  # set on each forwarded actor line: the end-of-cell drain waits on it
+        self.pieces = ForwardedPieces()  # actor lines Ray's log monitor cut in two, until whole
 
     def _line_state(self) -> LineRedraw:
         return self._line_state_of(threading.get_ident())
@@ -285,6 +286,8 @@ class ChannelStream(io.TextIOBase):
         with self.lock:
             if self.channel.held is not None:
                 self.channel.held.release()
+            for source, piece in self.pieces.drain():  # the rest never came: shown as it is
+                self._forwarded(source, piece)
             for state in self.lines.values():
                 state.flush()
             self.lines.clear()
@@ -295,21 +298,31 @@ class ChannelStream(io.TextIOBase):
         if chunk.endswith("\n") and not chunk.startswith("\r"):
             prefixed, text = split_ray_prefix(chunk[:-1])
             if prefixed is not None:
-                source = prefixed
                 self.last_forwarded = time.monotonic()
-                pid = ray_pid(prefixed)
-                if pid is not None:
-                    self.forwarded[pid] += 1
                 self.arrived.set()
-                chunk, values = decode_forwarded(text)
-                if values is not None:
-                    self._metrics(values.get("values", {}), source, values.get("step"))
-                    return
-            elif chunk.startswith(METRICS):
+                whole = self.pieces.feed(prefixed, text)
+                if whole is not None:
+                    self._forwarded(prefixed, whole)
+                return
+            if chunk.startswith(METRICS):
                 _, values = decode_forwarded(chunk[:-1])
                 if values is not None:
                     self._metrics(values.get("values", {}), source, values.get("step"))
                     return
+        self._show(chunk, source)
+
+    def _forwarded(self, source: str, text: str) -> None:
+        """One whole line an actor wrote, as Ray forwarded it ("(Printer pid=12) text")."""
+        pid = ray_pid(source)
+        if pid is not None:
+            self.forwarded[pid] += 1
+        chunk, values = decode_forwarded(text)
+        if values is not None:
+            self._metrics(values.get("values", {}), source, values.get("step"))
+        else:
+            self._show(chunk, source)
+
+    def _show(self, chunk: str, source: str) -> None:
         if not chunk:
             return
         self.channel.output(chunk, source, stream_of(self.stream, chunk))

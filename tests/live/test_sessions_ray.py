@@ -66,6 +66,42 @@ def test_burst_from_two_ray_actors_is_complete_and_in_order(ray_server: Server, 
     assert sources["A"] != sources["B"]  # each actor keeps its own tag
 
 
+PIECES_CELL = """--%python
+import os, time, ray
+from pyjava.api.mlsql import RayContext
+from console.actors.capture import LINE_START, LINE_END
+ray_context = RayContext.connect(globals(), "127.0.0.1:10001")
+
+@ray.remote
+class Printer:
+    def cut(self):
+        print("B line 3161", flush=True)
+        time.sleep(1.0)  # Ray's log monitor has the file open
+        # What a page boundary of the file does to one write: the first bytes are at the end of
+        # the file, as a line, while the rest is not there yet; the log monitor reads them so.
+        os.write(1, (LINE_START + "B ").encode())
+        time.sleep(1.0)
+        os.write(1, ("line 3162" + LINE_END + "\\n").encode())
+        os.write(1, b"plain from C\\n")  # no marks: shown as Ray forwards it
+        print("B line 3163", flush=True)
+        return "cut"
+
+print(ray.get(Printer.remote().cut.remote()))
+"""
+
+
+def test_an_actor_line_read_while_it_was_written_is_shown_whole(ray_server: Server, ray_viewer: Any) -> None:
+    nb = ray_server.notebook(PIECES_CELL, kind="python")
+    v = ray_viewer()
+    join(v, nb)
+    run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
+    status = v.wait_status(run_id, "done", "error", "interrupted", timeout=300)
+    assert status["status"] == "done", [e for e in v.events if e["type"] == "error"]
+    lines = [(c["source"], line) for c in v.outputs(run_id) for line in c["text"].splitlines()]
+    actor = [line for source, line in lines if "Printer" in source]
+    assert actor == ["B line 3161", "B line 3162", "plain from C", "B line 3163"], lines
+
+
 def test_interrupt_during_model_fit(ray_server: Server, ray_viewer: Any) -> None:
     nb = ray_server.notebook(("python", FIT_CELL), ("mlsql", "select 1 as still_here as t;"))
     v = ray_viewer()

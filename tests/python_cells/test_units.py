@@ -85,6 +85,46 @@ def test_line_redraw_and_keras_metrics() -> None:
     assert capture.decode_forwarded(capture.REDRAW + " 3/16") == ("\r 3/16", None)
 
 
+def test_an_actor_line_that_grows_is_forwarded_whole() -> None:
+    """Dots flushed in an actor: each forwarded line is the whole line so far (Ray has no append)."""
+    import io
+
+    raw = io.StringIO()
+    out = capture.ActorStream(raw)
+    out.write("Loading")
+    out.flush()
+    out.write("...")
+    out.flush()
+    out.write(" done\n")
+    pieces = capture.ForwardedPieces()
+    shown = [capture.decode_forwarded(pieces.feed("W pid=1", line) or "")[0] for line in raw.getvalue().splitlines()]
+    assert shown == ["\rLoading", "\rLoading...", "\rLoading... done\n"]
+
+
+def test_a_forwarded_line_cut_in_pieces_is_joined_again() -> None:
+    """Ray's log monitor can read a line the actor is still writing: the driver joins the pieces."""
+    import io
+
+    raw = io.StringIO()
+    out = capture.ActorStream(raw)
+    print("B line 3161", file=out)
+    print("B line 3162", file=out)
+    print("\u6570\u636e line", file=out)
+    written = raw.getvalue()
+    cut = written.index("B line 3162") + 2  # where a page boundary of the file fell
+    lines = written[:cut].split("\n") + written[cut:].split("\n")  # what readline() returned
+    pieces = capture.ForwardedPieces()
+    got = [pieces.feed("Printer pid=7", line) for line in lines if line]
+    assert [g for g in got if g is not None] == ["B line 3161", "B line 3162", "\u6570\u636e line"]
+    assert got.count(None) == 1
+    # A line without the marks (C code writing to the descriptor) passes as it came, and one
+    # piece whose rest never comes is given back when the cell ends, not dropped.
+    assert pieces.feed("Printer pid=7", "I0000 plain") == "I0000 plain"
+    assert pieces.feed("Printer pid=8", capture.LINE_START + "half") is None
+    assert pieces.feed("Printer pid=7", "other source") == "other source"
+    assert pieces.drain() == [("Printer pid=8", "half")] and pieces.drain() == []
+
+
 def test_partitions_rows_and_numpy() -> None:
     X = np.arange(50 * 784).reshape(50, 784)
     t = pa.table({"image": pa.array(list(X)), "label": np.arange(50), "b": [b"x"] * 50,
