@@ -83,22 +83,50 @@ export class SessionsPage {
 
   async refresh() {
     const { sessions } = await this.api.request("GET", "/sessions");
+    this.latest = new Map(sessions.map((s) => [s.notebook_id, s]));
     if (!sessions.length) {
+      this.body = null;
+      this.rows = new Map();
       this.list.replaceChildren(h("p.muted", { dataset: { role: "no-sessions" }, text: "No session is running." }));
       return;
     }
-    const head = h("tr", {}, ["Notebook", "Started by", "Ran cells", "State", "Started", "Idle", "Memory", "CPU", "Ray", "Ray cluster", ""]
-      .map((t) => h("th", { text: t })));
-    this.list.replaceChildren(h("table.sessions", {}, h("thead", {}, head),
-      h("tbody", {}, sessions.map((s) => this.row(s)))));
+    if (!this.body || !this.list.contains(this.body)) {
+      const head = h("tr", {}, ["Notebook", "Started by", "Ran cells", "State", "Started", "Idle", "Memory", "CPU", "Ray", "Ray cluster", ""]
+        .map((t) => h("th", { text: t })));
+      this.body = h("tbody");
+      this.rows = new Map();
+      this.list.replaceChildren(h("table.sessions", {}, h("thead", {}, head), this.body));
+    }
+    // Rows and cells are kept and only a cell whose drawing changed is replaced (the idle time,
+    // every refresh): rebuilding the table every 5 s took a hover, a text selection or a press on
+    // "Shut down" away from under the user. Compared with what was drawn, not with the live
+    // element, which the page's own handling may have touched.
+    const rows = sessions.map((s) => {
+      const fresh = this.row(s);
+      const html = [...fresh.children].map((cell) => cell.outerHTML);
+      const old = this.rows.get(s.notebook_id);
+      if (old && old.html.length === html.length) {
+        html.forEach((cell, i) => {
+          if (cell !== old.html[i]) old.el.replaceChild(fresh.children[0], old.el.children[i]);
+          else fresh.firstElementChild.remove();
+        });
+        return { el: old.el, html };
+      }
+      return { el: fresh, html };
+    });
+    this.rows = new Map(sessions.map((s, i) => [s.notebook_id, rows[i]]));
+    if (rows.some((row, i) => this.body.children[i] !== row.el) || this.body.children.length !== rows.length) {
+      this.body.replaceChildren(...rows.map((row) => row.el));
+    }
   }
 
   row(s) {
     const started = s.started_at ? new Date(s.started_at * 1000).toLocaleString() : "—";
     const state = s.running_cell ? `${s.status}: a cell by ${s.running_by}` + (s.queued ? `, ${s.queued} queued` : "")
       : s.status;
+    // A kept button asks for the session as the last refresh saw it (its notebook's name may change).
     const stop = s.can_stop ? h("button", { type: "button", text: "Shut down", dataset: { role: "session-stop" },
-      onclick: () => this.stop(s) }) : null;
+      onclick: () => this.stop(this.latest.get(s.notebook_id) || s) }) : null;
     return h("tr", { dataset: { role: "session", notebookId: s.notebook_id } },
       h("td", {}, h("a", { href: `/notebooks/${enc(s.notebook_id)}`, text: s.notebook }),
         s.job ? h("span.muted", { text: " (job)" }) : null),
@@ -106,7 +134,7 @@ export class SessionsPage {
       h("td", { text: (s.runners || []).map((r) => r.name).join(", ") || "—" }),
       h("td", { dataset: { role: "session-state" }, text: state }),
       h("td", { text: started }),
-      h("td", { text: formatAge(s.idle_seconds) }),
+      h("td", { dataset: { role: "session-idle" }, text: formatAge(s.idle_seconds) }),
       h("td", { dataset: { role: "session-memory" }, text: formatBytes(s.memory_bytes) }),
       h("td", { text: s.cpu_seconds === null || s.cpu_seconds === undefined ? "—" : `${s.cpu_seconds.toFixed(1)} s` }),
       rayCell(s.ray),

@@ -68,6 +68,16 @@ def test_two_people_share_the_notebooks_session_and_the_owner_shuts_it_down(brow
         if os.environ.get("UPDATE_SCREENSHOTS") == "1":  # docs/img changes only when asked
             IMG.mkdir(parents=True, exist_ok=True)
             running.screenshot(path=str(IMG / "running-sessions.png"))
+        # The page refreshes every 5 s: the row and its button stay the same elements (a rebuilt
+        # table took a hover, a selection or a press on "Shut down" away), only the idle time changes.
+        row.evaluate("el => { el.dataset.mark = 'kept'; }")
+        row.locator("[data-role=session-stop]").evaluate("el => { el.dataset.mark = 'kept'; }")
+        idle = f"[data-role=session][data-notebook-id='{nb}'] [data-role=session-idle]"
+        before = running.locator(idle).inner_text()
+        running.wait_for_function("([sel, before]) => document.querySelector(sel).innerText !== before",
+                                  arg=[idle, before], timeout=30000)
+        assert row.get_attribute("data-mark") == "kept"
+        assert row.locator("[data-role=session-stop]").get_attribute("data-mark") == "kept"
         row.locator("[data-role=session-stop]").click()
         running.locator("[data-role=dialog-ok]").click()
         pb.locator(".banner", has_text="ada shut the session down").wait_for()
