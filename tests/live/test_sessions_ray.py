@@ -43,13 +43,19 @@ model.fit(x, y, epochs=100000, batch_size=16)
 """
 
 
-def test_burst_from_two_ray_actors_is_complete_and_in_order(ray_server: Server, ray_viewer: Any) -> None:
-    nb = ray_server.notebook(BURST_CELL, kind="python")
-    v = ray_viewer()
+def run_done(server: Server, viewer: Any, cell: str) -> tuple[Any, str]:
+    """A viewer of a new notebook of one Python cell, and the id of the cell's run, which ended done."""
+    nb = server.notebook(cell, kind="python")
+    v = viewer()
     join(v, nb)
     run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
     status = v.wait_status(run_id, "done", "error", "interrupted", timeout=300)
     assert status["status"] == "done", [e for e in v.events if e["type"] == "error"]
+    return v, run_id
+
+
+def test_burst_from_two_ray_actors_is_complete_and_in_order(ray_server: Server, ray_viewer: Any) -> None:
+    v, run_id = run_done(ray_server, ray_viewer, BURST_CELL)
     chunks = v.outputs(run_id)
     assert [c["seq"] for c in chunks] == list(range(1, len(chunks) + 1))
     by_name: dict[str, list[str]] = {}
@@ -91,12 +97,7 @@ print(ray.get(Printer.remote().cut.remote()))
 
 
 def test_an_actor_line_read_while_it_was_written_is_shown_whole(ray_server: Server, ray_viewer: Any) -> None:
-    nb = ray_server.notebook(PIECES_CELL, kind="python")
-    v = ray_viewer()
-    join(v, nb)
-    run_id = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
-    status = v.wait_status(run_id, "done", "error", "interrupted", timeout=300)
-    assert status["status"] == "done", [e for e in v.events if e["type"] == "error"]
+    v, run_id = run_done(ray_server, ray_viewer, PIECES_CELL)
     lines = [(c["source"], line) for c in v.outputs(run_id) for line in c["text"].splitlines()]
     actor = [line for source, line in lines if "Printer" in source]
     assert actor == ["B line 3161", "B line 3162", "plain from C", "B line 3163"], lines
