@@ -48,6 +48,11 @@ RAY_ENV: dict[str, str] = {
     "RAY_COLOR_PREFIX": "0",
     "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
     "RAY_AUTH_MODE": "disabled",  # a node we start for tests or an external cluster; the embedded head: token
+    # Each Ray process writes logs/events/event_<KIND>_<pid>.log, named by pid only: a cell worker
+    # under one session's uid aborted (SIGABRT, "Permission denied") where another uid's process had
+    # had the same pid on that node (pids wrap at 32,768 and differ per PID namespace). Only Ray's
+    # dashboard reads these files, and our heads run none.
+    "RAY_event_log_reporter_enabled": "0",
     "TF_CPP_MIN_LOG_LEVEL": "2",
     "TF_ENABLE_ONEDNN_OPTS": "0",
 }
