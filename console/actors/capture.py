@@ -117,10 +117,10 @@ class ActorStream(io.TextIOBase):
         elif chunk.startswith("\r"):
             line = REDRAW_END + chunk[1:-1]
         elif chunk.startswith(RAY_MARKERS):
-            line = ""
+            line = ""  # Ray's own marker line: written as Ray wrote it
         else:
-            line = chunk[:-1]
-        # One write: one piece, or pieces in order. Ray's own marker lines stay as Ray wrote them.
+            line = chunk[:-1]  # "" for an empty line, which one byte cannot be cut: written as it is
+        # One write: one piece, or pieces in order.
         self.raw.write(LINE_START + line + LINE_END + "\n" if line else chunk)
         self.raw.flush()
 
