@@ -137,7 +137,10 @@ def test_cells_added_moved_and_retyped_reach_the_other_page(team: Server, people
     ada.keyboard.press("Shift+ArrowUp")  # moved to the top
     bob.wait_for_function("() => document.querySelectorAll('section.cell').length === 3")
     bob.wait_for_function("() => document.querySelector('section.cell').dataset.kind === 'markdown'")
-    assert bob.locator("section.cell").first.locator("[data-role=markdown]").inner_text().strip() == "notes"
+    # What Bob sees: a moved cell's contents are laid out at the browser's next frame (cells are
+    # `content-visibility: auto`), and until then its innerText is empty though its HTML is there.
+    bob.wait_for_function(
+        "() => document.querySelector('section.cell [data-role=markdown]').innerText.trim() === 'notes'")
     ctx, _ = people["bob"]
     wait_until(lambda: stored(ctx, team, nb_id) == ["## notes", "first;", "second;"], what="structure stored")
     # Bob deletes the last cell; Ada's page follows.
