@@ -10,7 +10,9 @@ reports the cluster's CPUs only, and says so.
 UsageReporter samples every INTERVAL seconds (up to MOST when a sample is costly: SHARE) on a thread
 of its own while the cell's driver is connected, and once more when the cell ends (before its
 CellDone), over the worker's channel (console/wire/worker.py CellRayUsage). A sample that fails
-is skipped, never the cell's error.
+is skipped, never the cell's error. That last sample waits up to SETTLE seconds for the tasks the
+cell already has the results of to show as finished (each worker tells the GCS about its tasks
+about once a second).
 """
 from __future__ import annotations
 
@@ -34,6 +36,14 @@ SHARE = 20
 MOST = 6.0  # seconds: never longer between reports while the cell runs, whatever a sample cost
 TASK_LIMIT = 2000  # task events the GCS returns per sample; past it the counts say "at least"
 RPC_TIMEOUT = 2.0
+# The cell's last report is what its page keeps. A Ray worker sends its task events to the GCS
+# about once a second (task_events_report_interval_ms), so when `ray.get` returns the GCS may
+# still say "running" for the very tasks whose results the cell holds (a fresh-clone run: the last
+# report said 0 finished of 5). The last sample is read again every SETTLE_STEP while any task is
+# running or pending, for at most SETTLE s; a cell that leaves tasks running on purpose ends at
+# most that much later. stop()'s 3 s bound still caps the whole.
+SETTLE = 2.0
+SETTLE_STEP = 0.5
 _ACTOR_STATES = {"ALIVE": "alive", "DEPENDENCIES_UNREADY": "pending", "PENDING_CREATION": "pending",
                  "RESTARTING": "restarting", "DEAD": "dead"}
 _RUNNING = {"RUNNING", "RUNNING_IN_RAY_GET", "RUNNING_IN_RAY_WAIT", "SUBMITTED_TO_WORKER", "GETTING_AND_PINNING_ARGS"}
@@ -179,20 +189,26 @@ def _task_groups(tasks: list[tuple[str, str, str, float]]) -> list[RayTask]:
     return rows[:LISTED]
 
 
+def _unsettled(usage: RayUsage) -> bool:
+    return bool(usage.tasks_running or usage.tasks_pending)
+
+
 class UsageReporter:
     """Reports the cell's Ray usage over `send` every INTERVAL s, and once at stop(); one per cell."""
 
     def __init__(self, send: Any, job_id: str, interval: float = INTERVAL, *, read: Any = None,
-                 cpu_clock: Any = time.thread_time, stop: Any = None) -> None:
+                 cpu_clock: Any = time.thread_time, stop: Any = None, pause: Any = time.sleep) -> None:
         """`read` (the usage now; sample() of this driver's GCS by default), `cpu_clock` (this thread's
-        CPU seconds) and `stop` (an Event: its wait() is the time between samples) are for tests to
-        move time instead of waiting."""
+        CPU seconds), `stop` (an Event: its wait() is the time between samples) and `pause` (the
+        wait between the last report's reads, once stopped) are for tests to move time instead of
+        waiting."""
         self.send = send
         self.job_id = job_id
         self.interval = interval
         self._read = read or (lambda: sample(self._view()))
         self._cpu_clock = cpu_clock
         self._stop = stop or threading.Event()
+        self._pause = pause
         self._gcs: _Gcs | None = None
         self._gcs_job = ""
         self._thread = threading.Thread(target=self._loop, name="ray-usage", daemon=True)
@@ -204,15 +220,29 @@ class UsageReporter:
             began = self._cpu_clock()
             self.report()
             wait = min(MOST, max(self.interval, SHARE * (self._cpu_clock() - began)))
-        self.report()  # the cell's end: its actors are still up (the job ends after CellDone)
+        self.report_last()  # the cell's end: its actors are still up (the job ends after CellDone)
 
     def report(self) -> None:
-        try:
-            usage = self._read()
-        except Exception:  # a Ray that went away mid-sample: the next one may work
-            return
+        usage = self._sample()
         if usage is not None:
             self.send(CellRayUsage(job_id=self.job_id, usage=usage))
+
+    def report_last(self) -> None:
+        """The cell's end: read again while its tasks show as running or pending, for at most SETTLE s."""
+        usage = self._sample()
+        waited = 0.0
+        while usage is not None and _unsettled(usage) and waited < SETTLE:
+            self._pause(SETTLE_STEP)
+            waited += SETTLE_STEP
+            usage = self._sample() or usage
+        if usage is not None:
+            self.send(CellRayUsage(job_id=self.job_id, usage=usage))
+
+    def _sample(self) -> RayUsage | None:
+        try:
+            return cast("RayUsage | None", self._read())
+        except Exception:  # a Ray that went away mid-sample: the next one may work
+            return None
 
     def _view(self) -> _Gcs | None:
         ray = _connected_driver()

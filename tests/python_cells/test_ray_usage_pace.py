@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from console.worker.ray_usage import INTERVAL, MOST, UsageReporter
+from console.worker.ray_usage import INTERVAL, MOST, SETTLE, SETTLE_STEP, UsageReporter
 from console.wire.worker import CellRayUsage, RayUsage
 
 
@@ -61,3 +61,53 @@ def test_a_costly_sample_stretches_the_pace_but_never_past_most() -> None:
     assert asked == pytest.approx([INTERVAL, 4.0, 4.0, 4.0]), asked
     asked, _ = _run(read_cost_cpu=5.0, answer_wall=0.0)  # 100 s by the share alone
     assert asked == [INTERVAL, MOST, MOST, MOST], asked
+
+
+def _last(reads: list[RayUsage | Exception]) -> tuple[list[float], list[CellRayUsage]]:
+    """The report sent when the cell ends (the reporter stopped before its first round), each read
+    answering the next of `reads` (the last one again once they run out)."""
+    pauses: list[float] = []
+    sent: list[CellRayUsage] = []
+    left = list(reads)
+
+    def read() -> RayUsage:
+        answer = left.pop(0) if len(left) > 1 else left[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    reporter = UsageReporter(sent.append, "01000000", read=read, stop=Waits(0), pause=pauses.append)
+    reporter._thread.join(30)
+    assert not reporter._thread.is_alive()
+    return pauses, sent
+
+
+def test_the_last_report_waits_for_the_tasks_the_cell_has_finished_to_show_so() -> None:
+    # The GCS learns of finished tasks from each worker about once a second: the first read at the
+    # cell's end may still count them as running (a fresh-clone run's last report: 0 finished).
+    running = RayUsage(tasks_running=5, tasks_finished=0)
+    half = RayUsage(tasks_running=2, tasks_pending=1, tasks_finished=2)
+    done = RayUsage(tasks_running=0, tasks_pending=0, tasks_finished=5)
+    pauses, sent = _last([running, half, done])
+    assert pauses == [SETTLE_STEP, SETTLE_STEP], pauses
+    assert [s.usage for s in sent] == [done], sent  # one report: the settled one
+
+
+def test_the_last_report_of_a_cell_whose_tasks_are_settled_or_unread_goes_at_once() -> None:
+    assert _last([RayUsage(tasks_running=0, tasks_finished=3)]) == ([], [CellRayUsage("01000000", RayUsage(
+        tasks_running=0, tasks_finished=3))])
+    assert _last([RayUsage(actors_alive=2)]) == ([], [CellRayUsage("01000000", RayUsage(actors_alive=2))])
+
+
+def test_tasks_left_running_on_purpose_hold_the_cell_end_at_most_settle() -> None:
+    still = RayUsage(tasks_running=1, tasks_finished=4)
+    pauses, sent = _last([still])
+    assert sum(pauses) == pytest.approx(SETTLE) and all(p == SETTLE_STEP for p in pauses), pauses
+    assert [s.usage for s in sent] == [still], sent
+
+
+def test_a_read_that_fails_while_settling_keeps_the_last_good_one() -> None:
+    running = RayUsage(tasks_running=1)
+    pauses, sent = _last([running, RuntimeError("the GCS went away"), RayUsage(tasks_finished=1)])
+    assert pauses == [SETTLE_STEP, SETTLE_STEP], pauses
+    assert [s.usage for s in sent] == [RayUsage(tasks_finished=1)], sent
