@@ -4,6 +4,7 @@
 scripted engine (tests/support/scripted_engine.py); `Server` is its handle.
 `start_login_server` is one in login mode with accounts made through the CLI; `logged_in` and
 `open_as` are a browser context signed in as one of them and a notebook page opened in it.
+`shown_text` reads an element's text as the page shows it.
 """
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from typing import Any
 
 from tests.support.live_server import REPO, ServerProcess as Server, start_server, stop_server
 
-__all__ = ["PASSWORD", "REPO", "Server", "logged_in", "open_as", "reveal", "start_login_server", "start_server",
-           "stop_server"]
+__all__ = ["PASSWORD", "REPO", "Server", "logged_in", "open_as", "reveal", "shown_text", "start_login_server",
+           "start_server", "stop_server"]
 
 PASSWORD = "correct horse"
 
@@ -57,3 +58,12 @@ def reveal(page: Any, selector: str) -> Any:
     if menu.count() and menu.first.get_attribute("open") is None:
         menu.first.locator("summary").click()
     return target
+
+
+def shown_text(locator: Any) -> str:
+    """The element's innerText once the browser has laid it out. Cells are `content-visibility:
+    auto` (frontend/src/style.css): a cell just added or moved is skipped until the browser's next
+    rendering step, and until then its innerText is empty though its HTML is there (a CI failure)."""
+    handle = locator.element_handle()
+    locator.page.wait_for_function("(e) => e.checkVisibility({contentVisibilityAuto: true})", arg=handle)
+    return str(locator.inner_text())

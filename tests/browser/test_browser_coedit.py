@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from browser_support import Server, logged_in, open_as, start_login_server, stop_server
+from browser_support import Server, logged_in, open_as, shown_text, start_login_server, stop_server
 
 SOURCE = "select 1 as a;"
 
@@ -137,10 +137,7 @@ def test_cells_added_moved_and_retyped_reach_the_other_page(team: Server, people
     ada.keyboard.press("Shift+ArrowUp")  # moved to the top
     bob.wait_for_function("() => document.querySelectorAll('section.cell').length === 3")
     bob.wait_for_function("() => document.querySelector('section.cell').dataset.kind === 'markdown'")
-    # What Bob sees: a moved cell's contents are laid out at the browser's next frame (cells are
-    # `content-visibility: auto`), and until then its innerText is empty though its HTML is there.
-    bob.wait_for_function(
-        "() => document.querySelector('section.cell [data-role=markdown]').innerText.trim() === 'notes'")
+    assert shown_text(bob.locator("section.cell").first.locator("[data-role=markdown]")).strip() == "notes"
     ctx, _ = people["bob"]
     wait_until(lambda: stored(ctx, team, nb_id) == ["## notes", "first;", "second;"], what="structure stored")
     # Bob deletes the last cell; Ada's page follows.

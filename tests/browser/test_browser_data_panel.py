@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from browser_support import Server
+from browser_support import Server, shown_text
 
 
 def cell(page: Any, n: int = 0) -> Any:
@@ -44,7 +44,7 @@ def test_upload_a_csv_insert_its_load_run_and_chart_it(page: Any, server: Server
     panel.locator("[data-role=upload-insert]").wait_for()
     panel.locator("[data-role=upload-insert]").click()
     page.wait_for_function("() => document.querySelectorAll('section.cell').length === 2")
-    assert "load csv.`uploads/fruit.csv`" in cell(page, 1).inner_text()
+    assert "load csv.`uploads/fruit.csv`" in shown_text(cell(page, 1))
     cell(page, 1).locator(".cell-head [data-action=run]").click()
     wait_done(page, 1)
     result = cell(page, 1).locator("[data-role=result]")
@@ -71,7 +71,7 @@ def test_a_delta_table_written_by_a_cell_shows_its_history_and_travels_in_time(
     cell(page, 1).click(position={"x": 300, "y": 10})
     row.locator("[data-role=load-version][data-version='0']").click()
     page.wait_for_function("() => document.querySelectorAll('section.cell').length === 3")
-    assert 'versionAsOf="0"' in cell(page, 2).inner_text()
+    assert 'versionAsOf="0"' in shown_text(cell(page, 2))
     cell(page, 2).locator(".cell-head [data-action=run]").click()
     wait_done(page, 2)
     assert cell(page, 2).locator("[data-role=result] tbody tr").count() == 1  # version 0 had one row
@@ -82,7 +82,7 @@ def test_a_delta_table_written_by_a_cell_shows_its_history_and_travels_in_time(
     assert "1 rows" in mine.inner_text()
     mine.locator("[data-role=preview]").click()
     page.wait_for_function("() => document.querySelectorAll('section.cell').length === 4")
-    assert "select * from t2 limit 20 as t2_preview;" in cell(page, 3).inner_text()
+    assert "select * from t2 limit 20 as t2_preview;" in shown_text(cell(page, 3))
     wait_done(page, 3)
     assert cell(page, 3).locator("[data-role=result]").get_attribute("data-table") == "t2_preview"
     assert not page.js_errors

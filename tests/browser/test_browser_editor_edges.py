@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser_support import Server, reveal
+from browser_support import Server, reveal, shown_text
 
 SCRIPT = "--script\n"
 
@@ -60,7 +60,7 @@ def test_escape_closes_only_the_completion_list_and_z_undoes_a_delete(page: Any,
     page.keyboard.press("z")
     page.wait_for_function("() => document.querySelectorAll('section.cell').length === 2")
     assert cell_ids(page) == ids
-    assert "select 1 as a as first;" in cell(page, 0).inner_text()
+    assert "select 1 as a as first;" in shown_text(cell(page, 0))
     assert cell(page, 0).locator("[data-role=result]").count() == 1  # with its output
     # The banner's button does the same, and the store has the cell back under its own id.
     cell(page, 1).click(position={"x": 300, "y": 10})
