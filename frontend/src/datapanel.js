@@ -3,7 +3,7 @@
 // click, the other folders and files, the roots paths resolve in; and an upload drop zone. What
 // it inserts is an ordinary MLSQL cell (`load …`), through insertCell(source) given by the page.
 
-import { h } from "./dom.js";
+import { h, keepDrawn } from "./dom.js";
 import { madeOf } from "./rundetails.js";
 
 const LOAD_FORMAT = { csv: "csv", tsv: "csv", json: "json", jsonl: "json", parquet: "parquet", xlsx: "excel", txt: "text" };
@@ -167,12 +167,14 @@ export class DataPanel {
     }
     this.limit = lake.upload;
     this.refreshSession();
-    this.tables.replaceChildren(...(lake.tables.length ? lake.tables.map((t) => this.tableRow(t))
-      : [h("li.empty", { text: "No delta tables yet: save … as delta.`db.table` writes one." })]));
-    this.entries.replaceChildren(...(lake.entries.length ? lake.entries.map((e) => this.entryRow(e))
-      : [h("li.empty", { text: "Nothing else in the lake." })]));
-    this.roots.replaceChildren(...lake.roots.map((r) => h("li", {}, h("code", { text: r.path }), ` ${r.note}`)),
-      h("li", { text: "/tmp is private to each session: cells do not see a file in the machine's /tmp. Upload it here instead." }));
+    // Rows that did not change are kept (keepDrawn), opened and filled as the user left them.
+    keepDrawn(this.tables, lake.tables.length ? lake.tables.map((t) => this.tableRow(t))
+      : [h("li.empty", { text: "No delta tables yet: save … as delta.`db.table` writes one." })]);
+    keepDrawn(this.entries, lake.entries.length ? lake.entries.map((e) => this.entryRow(e))
+      : [h("li.empty", { text: "Nothing else in the lake." })]);
+    keepDrawn(this.roots, [...lake.roots.map((r) => h("li", {}, h("code", { text: r.path }), ` ${r.note}`)),
+      h("li", { text: "/tmp is private to each session: cells do not see a file in the machine's /tmp. Upload it here instead." })]);
+    this.el.dataset.refreshes = String(Number(this.el.dataset.refreshes || 0) + 1); // for tests: one more is done
   }
 
   // After each run ends (notebook-live.js): what the run made shows without a click.
@@ -188,13 +190,13 @@ export class DataPanel {
       // a viewer has no session of its own: the section says so below
     }
     this.showVariables(answer);
-    this.session.replaceChildren(...(answer.tables.length ? answer.tables.map((t) => {
+    keepDrawn(this.session, answer.tables.length ? answer.tables.map((t) => {
       const preview = h("button", { type: "button", text: "Preview", title: "Insert and run a cell showing its first 20 rows", dataset: { role: "preview" } });
       preview.addEventListener("click", () => this.insertCell(previewStatement("", t.name), true));
       const columns = t.columns.map((c) => `${c.name} ${c.type}`).join(", ");
       return h("li", { dataset: { sessionTable: t.name }, title: columns }, h("span.data-name", { text: t.name }),
         h("span.data-facts", { text: `${t.rows.toLocaleString("en-US")} rows · ${t.columns.length} columns` }), preview);
-    }) : [h("li.empty", { text: answer.kernel ? "No tables yet." : "No session yet: run a cell to start one." })]));
+    }) : [h("li.empty", { text: answer.kernel ? "No tables yet." : "No session yet: run a cell to start one." })]);
   }
 
   showVariables(answer) {
@@ -211,10 +213,13 @@ export class DataPanel {
       this.variables.replaceChildren(h("p.empty", { text: "No variables yet." }));
       return;
     }
-    const head = h("tr", {}, ...["name", "type", "size", "value"].map((t) => h("th", { text: t })));
-    const rows = items.map((v) => h("tr", { dataset: { variable: v.name } }, h("td.data-name", { text: v.name }),
-      h("td", { text: v.type }), h("td", { text: v.size }), h("td.data-value", { text: v.value, title: v.value })));
-    this.variables.replaceChildren(h("table.data-vars", {}, h("thead", {}, head), h("tbody", {}, ...rows)));
+    if (!this.varRows || !this.variables.contains(this.varRows)) {
+      const head = h("tr", {}, ...["name", "type", "size", "value"].map((t) => h("th", { text: t })));
+      this.varRows = h("tbody");
+      this.variables.replaceChildren(h("table.data-vars", {}, h("thead", {}, head), this.varRows));
+    }
+    keepDrawn(this.varRows, items.map((v) => h("tr", { dataset: { variable: v.name } }, h("td.data-name", { text: v.name }),
+      h("td", { text: v.type }), h("td", { text: v.size }), h("td.data-value", { text: v.value, title: v.value }))));
   }
 
   tableRow(t) {

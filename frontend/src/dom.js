@@ -42,3 +42,30 @@ export function debounce(fn, ms) {
   wrapped.pending = () => timer !== null;
   return wrapped;
 }
+
+// The HTML each element had when it was drawn, for keepDrawn.
+const drawnAs = new WeakMap();
+
+// Note what `el` is drawn as now (keepDrawn does for what it puts in place); returns it.
+export function markDrawn(el) {
+  drawnAs.set(el, el.outerHTML);
+  return el;
+}
+
+// Make `parent`'s children the `fresh` elements, keeping in their place the children already
+// there that were drawn the same. A refresh that rebuilt a list took an opened <details>, a
+// hover, a selection or a button half-pressed away from under the user (the Running page, the
+// data panel). Compared with the HTML drawn, not the live element, which the user's own handling
+// may have changed (a row opened, its body filled).
+export function keepDrawn(parent, fresh) {
+  const old = new Map();
+  for (const el of parent.children) {
+    const html = drawnAs.get(el);
+    if (html === undefined) continue;
+    if (!old.has(html)) old.set(html, []);
+    old.get(html).push(el);
+  }
+  const next = fresh.map((el) => old.get(el.outerHTML)?.shift() || markDrawn(el));
+  const same = next.length === parent.children.length && next.every((el, i) => parent.children[i] === el);
+  if (!same) parent.replaceChildren(...next);
+}

@@ -4,7 +4,7 @@
 // state and age, and "Shut down" where the user owns the notebook (POST .../stop). A notebook's
 // session is shared by its runners, so stopping it stops it for everyone on its page.
 
-import { h } from "./dom.js";
+import { h, keepDrawn, markDrawn } from "./dom.js";
 import { confirmDialog } from "./dialog.js";
 
 const enc = encodeURIComponent;
@@ -99,24 +99,20 @@ export class SessionsPage {
     }
     // Rows and cells are kept and only a cell whose drawing changed is replaced (the idle time,
     // every refresh): rebuilding the table every 5 s took a hover, a text selection or a press on
-    // "Shut down" away from under the user. Compared with what was drawn, not with the live
-    // element, which the page's own handling may have touched.
+    // "Shut down" away from under the user (keepDrawn).
     const rows = sessions.map((s) => {
       const fresh = this.row(s);
-      const html = [...fresh.children].map((cell) => cell.outerHTML);
       const old = this.rows.get(s.notebook_id);
-      if (old && old.html.length === html.length) {
-        html.forEach((cell, i) => {
-          if (cell !== old.html[i]) old.el.replaceChild(fresh.children[0], old.el.children[i]);
-          else fresh.firstElementChild.remove();
-        });
-        return { el: old.el, html };
+      if (!old) {
+        [...fresh.children].forEach(markDrawn);
+        return fresh;
       }
-      return { el: fresh, html };
+      keepDrawn(old, [...fresh.children]);
+      return old;
     });
     this.rows = new Map(sessions.map((s, i) => [s.notebook_id, rows[i]]));
-    if (rows.some((row, i) => this.body.children[i] !== row.el) || this.body.children.length !== rows.length) {
-      this.body.replaceChildren(...rows.map((row) => row.el));
+    if (rows.some((row, i) => this.body.children[i] !== row) || this.body.children.length !== rows.length) {
+      this.body.replaceChildren(...rows);
     }
   }
 
