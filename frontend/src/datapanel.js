@@ -167,14 +167,15 @@ export class DataPanel {
     }
     this.limit = lake.upload;
     this.refreshSession();
-    // Rows that did not change are kept (keepDrawn), opened and filled as the user left them.
-    keepDrawn(this.tables, lake.tables.length ? lake.tables.map((t) => this.tableRow(t))
-      : [h("li.empty", { text: "No delta tables yet: save … as delta.`db.table` writes one." })]);
-    keepDrawn(this.entries, lake.entries.length ? lake.entries.map((e) => this.entryRow(e))
-      : [h("li.empty", { text: "Nothing else in the lake." })]);
-    keepDrawn(this.roots, [...lake.roots.map((r) => h("li", {}, h("code", { text: r.path }), ` ${r.note}`)),
-      h("li", { text: "/tmp is private to each session: cells do not see a file in the machine's /tmp. Upload it here instead." })]);
-    this.el.dataset.refreshes = String(Number(this.el.dataset.refreshes || 0) + 1); // for tests: one more is done
+    // Drawn again, closed: the lake lists refresh only when asked (opening the panel, the button),
+    // and an opened row's schema or note may be what changed (a Parquet file's columns once the
+    // session has run).
+    this.tables.replaceChildren(...(lake.tables.length ? lake.tables.map((t) => this.tableRow(t))
+      : [h("li.empty", { text: "No delta tables yet: save … as delta.`db.table` writes one." })]));
+    this.entries.replaceChildren(...(lake.entries.length ? lake.entries.map((e) => this.entryRow(e))
+      : [h("li.empty", { text: "Nothing else in the lake." })]));
+    this.roots.replaceChildren(...lake.roots.map((r) => h("li", {}, h("code", { text: r.path }), ` ${r.note}`)),
+      h("li", { text: "/tmp is private to each session: cells do not see a file in the machine's /tmp. Upload it here instead." }));
   }
 
   // After each run ends (notebook-live.js): what the run made shows without a click.
@@ -182,6 +183,8 @@ export class DataPanel {
     if (!this.el.hidden) this.refreshSession();
   }
 
+  // After every run: the rows that did not change are kept (keepDrawn), so a run ending under the
+  // user's pointer does not take a Preview button or a selected value away.
   async refreshSession() {
     let answer = { tables: [], python: null, kernel: false };
     try {
