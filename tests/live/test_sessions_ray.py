@@ -112,7 +112,8 @@ def test_interrupt_during_model_fit(ray_server: Server, ray_viewer: Any) -> None
         e["type"] == "metrics" or (e["type"] == "output" and "Epoch" in e["text"])), timeout=180)
     assert v.command("interrupt", notebook_id=nb.id)["interrupted"] == run_id
     ended = v.wait_status(run_id, "interrupted", "error", "done", timeout=60)
-    assert ended["status"] == "interrupted", [e for e in v.events if e["type"] in ("error", "output")][-5:]
+    assert ended["status"] == "interrupted", "\n".join(
+        repr(e) for e in [e for e in v.events if e["type"] in ("error", "output")][-5:])
     # The kernel and its session live on.
     after = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[1].id)["run_ids"][0]
     assert v.wait_status(after, "done", "error", timeout=60)["status"] == "done"

@@ -183,7 +183,10 @@ def test_seed_notebook_from_sandboxed_kernels_over_a_gcs_address(external: Exter
         ids = viewer.command("run_all", notebook_id=nb.id)["run_ids"]
         for run_id in ids:
             status = viewer.wait_status(run_id, "done", "error", "interrupted", "cancelled", timeout=600)
-            assert status["status"] == "done", [e for e in viewer.events if e["type"] in ("error", "output")][-8:]
+            # A string, shown whole: pytest cuts the repr of a list to ~240 characters (a fresh-clone
+            # run's failure lost the start of the error that way).
+            assert status["status"] == "done", "\n".join(
+                repr(e) for e in [e for e in viewer.events if e["type"] in ("error", "output")][-8:])
         train = ids[2]
         assert "total workers 2" in "".join(c["text"] for c in viewer.outputs(train) if c["source"] == "driver")
         assert len({c["source"] for c in viewer.outputs(train) if c["source"].startswith("Network")}) == 2
