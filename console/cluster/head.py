@@ -187,7 +187,11 @@ def start_head(
                 ready = (port_open("127.0.0.1", gcs_port) and _said_started(log_path, said_from)
                          and (not client_port or port_open("127.0.0.1", client_port)))
             else:
-                ready = _node_registered(temp_dir, started)
+                # A joining node too: `ray start` says so after the node registered with the GCS,
+                # which it waits for 30 s at most, and then exits with its raylet. The raylet's
+                # socket alone came first: a walled session on a loaded machine was told its node
+                # was up, and its cell's driver then found no raylet for 95 s (a fresh-clone run).
+                ready = _node_registered(temp_dir, started) and _said_started(log_path, said_from)
             if ready:
                 break
             time.sleep(0.2)
@@ -199,6 +203,9 @@ def start_head(
             # The ports were free when chosen, and taken before Ray bound them (another node's
             # component, a client's own port): the same start with other free ports.
             log.warning("a Ray node's port was taken before it started; starting it on other ports")
+            continue
+        if attempt < PORT_TRIES and _registration_timed_out(tail):
+            log.warning("a Ray node did not register with the GCS within Ray's 30 s; starting it again")
             continue
         raise RuntimeError(f"Ray node did not start (exit {proc.poll()}):\n{tail}")
     assert gcs_address is not None  # the loop ends only on a start that answered
@@ -238,6 +245,11 @@ def _tail(path: Path, offset: int = 0, n: int = 4000) -> str:
             return fh.read()[-n:].decode("utf-8", "replace")
     except OSError:
         return ""
+
+
+def _registration_timed_out(said: str) -> bool:
+    # ray/_private/node.py: a busy GCS answered the node's own lookup too late.
+    return "The current node timed out during startup" in said
 
 
 def _port_taken(said: str) -> bool:

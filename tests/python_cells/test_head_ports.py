@@ -41,3 +41,13 @@ def test_a_head_whose_gcs_port_was_taken_starts_on_other_ports(tmp_path: Path,
         squatter.close()
         if info is not None and info.pid:
             stop_process_group(info.pid, grace=3.0)
+
+
+def test_a_node_that_ray_gave_up_registering_is_started_again() -> None:
+    # ray/_private/node.py's words when the GCS did not see the node register within 30 s; the
+    # node's `ray start` then exits with its raylet (a fresh-clone run, a loaded machine).
+    said = ("INFO node.py:438 -- Failed to get node info b'RPC error: Deadline Exceeded'\n"
+            "Exception: The current node timed out during startup. This could happen because some of the "
+            "raylet failed to startup or the GCS has become overloaded.\n")
+    assert head._registration_timed_out(said)
+    assert not head._registration_timed_out("Exception: Failed to start the grpc server")
