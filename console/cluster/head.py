@@ -39,7 +39,7 @@ from console.config import PRIVATE_DIR_NAME
 from console.wire.head import ClusterInfo
 
 log = logging.getLogger(__name__)
-PORT_TRIES = 3  # starts of one node whose chosen ports were taken before Ray bound them
+PORT_TRIES = 3  # starts of one node: its chosen ports were taken before Ray bound them, or Ray gave up registering it
 
 # Set on the head and inherited by everything it spawns (docs/architecture.md and docs/python-runtime.md explain them).
 RAY_ENV: dict[str, str] = {
