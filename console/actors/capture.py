@@ -30,6 +30,15 @@ METRICS = "\ue001"
 # One byte each (ASCII control characters), so a page boundary can never cut a mark in two.
 LINE_START = "\x02"
 LINE_END = "\x03"
+# A character of more than one byte that a page boundary cut came out of Ray as two replacement
+# characters (the log monitor decodes each piece on its own). So no character may straddle a
+# page of the file: FILLER bytes go before one that would, and the driver drops them. The line's
+# own FILLER and ESCAPE characters go as ESCAPE + the character, so nothing the actor printed is
+# lost. All three are one-byte ASCII control characters, which no boundary can cut.
+FILLER = "\x01"
+ESCAPE = "\x04"
+PAGE = 4096  # the page cache's unit on Linux: what a reader can see of a write in progress
+_UNFRAME = re.compile("\x04(.)|\x01", re.S)
 # Lines Ray's worker prints for its log monitor (which reads them and forwards nothing): written
 # without the marks, or the monitor no longer knows the actor's name or job.
 RAY_MARKERS = (":job_id:", ":actor_name:", ":task_name:", ":task_attempt_start:", ":task_attempt_end:")
@@ -120,9 +129,22 @@ class ActorStream(io.TextIOBase):
             line = ""  # Ray's own marker line: written as Ray wrote it
         else:
             line = chunk[:-1]  # "" for an empty line, which one byte cannot be cut: written as it is
+        if not line:
+            self.raw.write(chunk)
+        else:
+            self.raw.flush()  # what was written before is in the file, so its size is our offset
+            self.raw.write(page_safe(line, self._offset()))
         # One write: one piece, or pieces in order.
-        self.raw.write(LINE_START + line + LINE_END + "\n" if line else chunk)
         self.raw.flush()
+
+    def _offset(self) -> int | None:
+        """Where the next write lands in the file; None when the stream is no UTF-8 file."""
+        if str(getattr(self.raw, "encoding", "")).lower().replace("-", "").replace("_", "") != "utf8":
+            return None
+        try:
+            return os.fstat(self.raw.fileno()).st_size
+        except (OSError, ValueError, io.UnsupportedOperation):
+            return None
 
     def write(self, text: str) -> int:
         with self.lock:
@@ -142,6 +164,41 @@ class ActorStream(io.TextIOBase):
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.raw, "encoding", "utf-8")
+
+
+def page_safe(line: str, offset: int | None, page: int = PAGE) -> str:
+    """LINE_START + line + LINE_END + "\\n", with FILLER before each character of more than one
+    byte that would straddle a page boundary when written at byte `offset` of the file (None: the
+    offset is not known, so nothing is moved)."""
+    if FILLER in line or ESCAPE in line:
+        line = line.replace(ESCAPE, ESCAPE + ESCAPE).replace(FILLER, ESCAPE + FILLER)
+    framed = LINE_START + line + LINE_END + "\n"
+    if offset is None or framed.isascii():
+        return framed
+    data = framed.encode("utf-8", "surrogatepass")
+    pos = page - offset % page  # the index in `data` that the next boundary falls on
+    if pos >= len(data):
+        return framed  # the common case: no boundary inside
+    parts: list[bytes] = []
+    start = 0
+    while pos < len(data):
+        lead = pos
+        while lead > start and 0x80 <= data[lead] < 0xC0:  # a continuation byte: back to its lead
+            lead -= 1
+        if lead == pos:
+            pos += page
+            continue
+        parts += [data[start:lead], FILLER.encode() * (pos - lead)]  # the character starts on the boundary
+        start, pos = lead, lead + page
+    parts.append(data[start:])
+    return b"".join(parts).decode("utf-8", "surrogatepass")
+
+
+def unframe(text: str) -> str:
+    """The line page_safe framed, without its FILLER bytes and escapes (LINE_START/END already off)."""
+    if FILLER not in text and ESCAPE not in text:
+        return text
+    return _UNFRAME.sub(lambda m: m.group(1) or "", text)
 
 
 def actor_setup_hook() -> None:
@@ -231,11 +288,11 @@ class ForwardedPieces:
         if not text.endswith(LINE_END):
             self.held[source] = text
             return None
-        return text[len(LINE_START):-len(LINE_END)]
+        return unframe(text[len(LINE_START):-len(LINE_END)])
 
     def drain(self) -> list[tuple[str, str]]:
         """(source, text) of each piece still held (the cell ends: shown as it came, not lost)."""
-        held = [(source, text[len(LINE_START):]) for source, text in self.held.items()]
+        held = [(source, unframe(text[len(LINE_START):])) for source, text in self.held.items()]
         self.held.clear()
         return held
 

@@ -103,6 +103,51 @@ def test_an_actor_line_read_while_it_was_written_is_shown_whole(ray_server: Serv
     assert actor == ["B line 3161", "B line 3162", "plain from C", "B line 3163"], lines
 
 
+WIDE_CELL = """--%python
+import os, time, ray
+from pyjava.api.mlsql import RayContext
+from console.actors.capture import PAGE, page_safe
+ray_context = RayContext.connect(globals(), "127.0.0.1:10001")
+
+def two_bytes_before_a_page():
+    # a plain line that leaves the file two bytes before a page boundary: the next line's mark
+    # fills one, and its first character would straddle the boundary
+    pad = (PAGE - 3 - os.fstat(1).st_size) % PAGE
+    os.write(1, b"y" * (pad + PAGE) + b"\\n")
+
+@ray.remote
+class Printer:
+    def wide(self):
+        two_bytes_before_a_page()
+        print("\u6570\u636e " * 3000, flush=True)  # as any actor prints
+        data = open("/proc/self/fd/1", "rb").read()
+        straddling = [i for i in range(0, len(data), PAGE) if 0x80 <= data[i] < 0xC0]
+        time.sleep(1.0)  # Ray's log monitor has read the file up to here
+        two_bytes_before_a_page()
+        # The page cache shows a write in progress a page at a time: here the log monitor reads
+        # the line's first bytes, up to the boundary, a second before the rest.
+        framed = page_safe("\u5bbd " * 2000, os.fstat(1).st_size).encode()
+        cut = PAGE - os.fstat(1).st_size % PAGE
+        os.write(1, framed[:cut])
+        time.sleep(1.0)
+        os.write(1, framed[cut:])
+        return straddling
+
+print("straddling:", ray.get(Printer.remote().wide.remote()))
+"""
+
+
+def test_an_actor_line_of_wide_characters_cut_at_a_page_boundary_arrives_whole(
+        ray_server: Server, ray_viewer: Any) -> None:
+    """Chinese printed by an actor reached the cell with replacement characters where a page ended."""
+    v, run_id = run_done(ray_server, ray_viewer, WIDE_CELL)
+    chunks = v.outputs(run_id)
+    assert "straddling: []\n" in [c["text"] for c in chunks if c["source"] == "driver"]
+    actor = "".join(c["text"] for c in chunks if "Printer" in c["source"])  # a long line comes in chunks
+    wide = [line for line in actor.splitlines() if not line.startswith("y")]
+    assert wide == ["\u6570\u636e " * 3000, "\u5bbd " * 2000], [line[:40] for line in wide]
+
+
 def test_interrupt_during_model_fit(ray_server: Server, ray_viewer: Any) -> None:
     nb = ray_server.notebook(("python", FIT_CELL), ("mlsql", "select 1 as still_here as t;"))
     v = ray_viewer()

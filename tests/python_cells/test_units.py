@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -123,6 +124,35 @@ def test_a_forwarded_line_cut_in_pieces_is_joined_again() -> None:
     assert pieces.feed("Printer pid=8", capture.LINE_START + "half") is None
     assert pieces.feed("Printer pid=7", "other source") == "other source"
     assert pieces.drain() == [("Printer pid=8", "half")] and pieces.drain() == []
+
+
+def test_no_character_an_actor_writes_straddles_a_page_of_its_file(tmp_path: Path) -> None:
+    """A wide character cut by a page boundary reached the cell as two replacement characters."""
+    path = tmp_path / "worker.out"
+    with open(path, "w", encoding="utf-8") as raw:
+        raw.write("x" * 4094)  # the next write starts two bytes before the first boundary
+        raw.flush()
+        out = capture.ActorStream(raw)
+        lines = ["\u6570\u636e " * 3000, "plain", "\U0001f600 \x01 \x04\x04 \u6570" * 700]
+        for line in lines:
+            print(line, file=out)
+    data = path.read_bytes()
+    assert not [i for i in range(0, len(data), capture.PAGE) if 0x80 <= data[i] < 0xC0]
+    # What the log monitor sees when it reads at each boundary: the driver gets every line back.
+    cuts = list(range(0, len(data), capture.PAGE)) + [len(data)]
+    text = "".join(data[a:b].decode("utf-8") + "\n" for a, b in zip(cuts, cuts[1:], strict=False))  # each decodes alone
+    pieces = capture.ForwardedPieces()
+    got = [pieces.feed("W pid=1", piece) for piece in text[4094:].splitlines() if piece]
+    assert [g for g in got if g is not None] == lines
+
+
+def test_framing_escapes_the_filler_and_moves_only_a_character_that_would_straddle() -> None:
+    assert capture.page_safe("ab", 0) == capture.LINE_START + "ab" + capture.LINE_END + "\n"
+    assert capture.page_safe("\u6570", 4094) == capture.LINE_START + capture.FILLER + "\u6570" + capture.LINE_END + "\n"
+    assert capture.page_safe("\u6570", None) == capture.LINE_START + "\u6570" + capture.LINE_END + "\n"
+    framed = capture.page_safe("a\x01b\x04c", 0)
+    assert framed == capture.LINE_START + "a\x04\x01b\x04\x04c" + capture.LINE_END + "\n"
+    assert capture.unframe(framed[1:-2]) == "a\x01b\x04c"
 
 
 def test_partitions_rows_and_numpy() -> None:
