@@ -254,7 +254,7 @@ class WorkerHost:
             init_ray(info.address, runtime_env=runtime_env, log_to_driver=True, logging_level=logging.WARNING,
                      **kwargs)
         except ConnectionError as exc:
-            if info.embedded or info.auth_token:
+            if info.embedded or info.auth_token or not unanswered(exc):
                 raise
             # An existing cluster refuses a driver without its token by not answering: say what to check.
             raise ConnectionError(f"{exc} (the cluster at {info.address}: if it runs Ray's token "
@@ -272,6 +272,17 @@ class WorkerHost:
 
             return max(1, int(ray.cluster_resources().get("CPU", 1)))
         return self.job.default_partitions or os.cpu_count() or 1
+
+
+# What Ray says when a cluster never answers the driver (`ray.init`): over the Ray client, and
+# over the GCS address. A cluster that runs token authentication refuses a driver without its
+# token so. Other failures (no local raylet, a node that died) get no token hint: it misled.
+_UNANSWERED = ("ray client connection timeout", "Failed to connect to Ray cluster")
+
+
+def unanswered(exc: BaseException) -> bool:
+    """True when `ray.init` failed because the cluster never answered."""
+    return any(words in str(exc) for words in _UNANSWERED)
 
 
 def _loopback(url: str) -> bool:

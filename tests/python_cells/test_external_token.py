@@ -82,6 +82,16 @@ def test_without_the_token_the_cluster_refuses_the_cell(guarded: tuple[ClusterIn
     assert "CONSOLE_RAY_AUTH_TOKEN_FILE" in str(failed.value), str(failed.value)[-2000:]
 
 
+def test_the_token_hint_comes_only_when_the_cluster_never_answered() -> None:
+    """Ray's words (2.60) for a cluster that never answers the driver, over each address form, and
+    a failure of this machine's own node (the z1 run), which the hint sent looking at the token."""
+    from console.worker.cell import unanswered
+
+    assert unanswered(ConnectionError("ray client connection timeout"))
+    assert unanswered(ConnectionError("Failed to connect to Ray cluster at 127.0.0.1:48171"))
+    assert not unanswered(ConnectionError("No node info found matching attributes: ''"))
+
+
 def test_the_kernel_gets_the_token_not_the_file(guarded: tuple[ClusterInfo, Path], tmp_path: Path) -> None:
     from console.server.sessions.kernel_process import kernel_config
 
