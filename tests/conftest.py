@@ -98,6 +98,30 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 @pytest.fixture(autouse=True)
+def _one_ray_client_test_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests marked `ray_client` take turns, across pytest's workers (and runs) on this machine.
+
+    Each Ray head's Ray Client server gives every client a server process of its own on a port
+    from the same fixed range (23000-23999), after checking that the port is free, and the
+    process binds it a second or more later. Two heads that did so at once on one machine gave
+    the same port, and one head's client was served by the other cluster (run a1: alice's cell,
+    mapped to team A, ran on another test's cluster, which had no team). The race is Ray's
+    (docs/architecture.md, "Ray Client"); the product's own drivers use the GCS address.
+    """
+    if request.node.get_closest_marker("ray_client") is None:
+        yield
+        return
+    import fcntl
+
+    with open(Path(tempfile.gettempdir()) / "mlsql-console-tests-ray-client.lock", "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
 def _kernels_end_with_their_test() -> Iterator[None]:
     """The kernels a test's notebooks started stop when it ends, in servers that outlive it
     (tests/support/live_server.py end_kernels_since says why)."""

@@ -117,3 +117,17 @@ def test_units_are_the_files_or_the_groups() -> None:
     assert lanes.unit_of("tests/kernel/test_sql.py::t") == "tests/kernel/test_sql.py"
     assert lanes.memory_of("heavy") >= 5000  # the measured table: full-size trainings need gigabytes
     assert lanes.memory_of("tests/never/measured.py") == lanes.DEFAULT_MB
+
+
+def test_every_test_file_that_connects_a_ray_client_marks_it() -> None:
+    """A ray:// driver in a test not marked `ray_client` could take another cluster's Ray Client
+    port at the same moment (tests/conftest.py, _one_ray_client_test_at_a_time)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent
+    # Files that only name a ray:// address (a parser's, a compose file's) and connect nothing.
+    names_only = {"test_docker.py", "test_lanes.py"}
+    unmarked = [str(path.relative_to(root)) for path in sorted(root.rglob("test_*.py"))
+                if "ray://" in path.read_text(encoding="utf-8") and str(path.relative_to(root)) not in names_only
+                and "pytest.mark.ray_client" not in path.read_text(encoding="utf-8")]
+    assert not unmarked, unmarked

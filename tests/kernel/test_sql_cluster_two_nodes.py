@@ -74,6 +74,7 @@ ray_context.build_result(pa.table({"rows": [sum(d[0] for d in done)], "n": [sum(
 """
 
 
+@pytest.mark.ray_client
 def test_big_group_by_and_join_run_on_both_nodes(tmp_path: Path) -> None:
     multi = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1"}  # Ray's multi-node addressing (eth0, not loopback)
     client_port = free_port()

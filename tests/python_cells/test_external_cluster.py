@@ -127,7 +127,7 @@ def client_address(external: External) -> str:
     return "ray://" + external.head.client_address
 
 
-@pytest.mark.parametrize("form", ["ray_client", "gcs"])
+@pytest.mark.parametrize("form", [pytest.param("ray_client", marks=pytest.mark.ray_client), "gcs"])
 def test_modules_are_shipped_to_both_nodes(external: External, runtime_on: Any, form: str) -> None:
     address = client_address(external) if form == "ray_client" else external.head.address
     runtime, _ = runtime_on(address)
@@ -140,7 +140,7 @@ def test_modules_are_shipped_to_both_nodes(external: External, runtime_on: Any, 
         assert row["stdout"] == "ActorStream", row  # the setup hook ran (Ray Client ignores the runtime_env key)
 
 
-@pytest.mark.parametrize("form", ["ray_client", "gcs"])
+@pytest.mark.parametrize("form", [pytest.param("ray_client", marks=pytest.mark.ray_client), "gcs"])
 def test_seed_cell_unchanged_on_an_external_cluster(external: External, runtime_on: Any, mnist_dir: Path,
                                                     form: str) -> None:
     address = client_address(external) if form == "ray_client" else external.head.address

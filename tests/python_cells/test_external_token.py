@@ -66,7 +66,7 @@ def run_cell(tmp_path: Path, address: str, token_file: Path | None) -> tuple[Any
         runtime.shutdown()
 
 
-@pytest.mark.parametrize("form", ["ray_client", "gcs"])
+@pytest.mark.parametrize("form", [pytest.param("ray_client", marks=pytest.mark.ray_client), "gcs"])
 def test_a_cell_reaches_a_token_cluster_with_the_token_file(guarded: tuple[ClusterInfo, Path], tmp_path: Path,
                                                             form: str) -> None:
     head, token_file = guarded
@@ -75,6 +75,7 @@ def test_a_cell_reaches_a_token_cluster_with_the_token_file(guarded: tuple[Clust
     assert sorted(out.column("v").to_pylist()) == [0, 1, 4, 9]
 
 
+@pytest.mark.ray_client
 def test_without_the_token_the_cluster_refuses_the_cell(guarded: tuple[ClusterInfo, Path], tmp_path: Path) -> None:
     head, _ = guarded
     with pytest.raises(Exception) as failed:

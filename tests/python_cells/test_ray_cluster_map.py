@@ -91,6 +91,7 @@ def _run(live: Any, owner: str, probe: str, keep: str = "") -> str:
     return text
 
 
+@pytest.mark.ray_client
 def test_each_owner_runs_on_the_cluster_mapped_to_them(teams: Teams, tmp_path: Path) -> None:
     from tests.support.live_server import REAL_KERNEL, LiveServer
 

@@ -286,7 +286,7 @@ def _driver(address: str, token: str | None) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("how", ["gcs", "client"])
+@pytest.mark.parametrize("how", ["gcs", pytest.param("client", marks=pytest.mark.ray_client)])
 def test_a_ray_driver_without_the_token_is_refused(walled: Walled, how: str) -> None:
     mallory = walled.member()
     nb = mallory.notebook(("python", "--%python\nimport ray\nfrom pyjava.api.mlsql import RayContext\n"
