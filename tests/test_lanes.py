@@ -127,7 +127,7 @@ def test_every_test_file_that_connects_a_ray_client_marks_it() -> None:
     root = Path(__file__).resolve().parent
     # Files that only name a ray:// address (a parser's, a compose file's) and connect nothing.
     names_only = {"test_docker.py", "test_lanes.py"}
-    unmarked = [str(path.relative_to(root)) for path in sorted(root.rglob("test_*.py"))
-                if "ray://" in path.read_text(encoding="utf-8") and str(path.relative_to(root)) not in names_only
-                and "pytest.mark.ray_client" not in path.read_text(encoding="utf-8")]
+    texts = {str(path.relative_to(root)): path.read_text(encoding="utf-8") for path in sorted(root.rglob("test_*.py"))}
+    unmarked = [name for name, text in texts.items()
+                if "ray://" in text and name not in names_only and "pytest.mark.ray_client" not in text]
     assert not unmarked, unmarked
