@@ -67,12 +67,14 @@ test-parallel: lint setup system-deps
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -m serial || [ $$? -eq 5 ]
 
 test: lint setup system-deps
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -m "not serial"
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -m serial || [ $$? -eq 5 ]
 
 # The quick lane leaves out the tests that need Chromium, a Ray head, the sandbox or full-size data
 # (markers set in tests/conftest.py); `make test` runs them all.
 test-quick: setup
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -m "not slow and not browser and not ray and not sandbox"
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -m "not slow and not browser and not ray and not sandbox and not serial"
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -m "serial and not slow and not browser and not ray and not sandbox" || [ $$? -eq 5 ]
 
 # Every script runs, even after one misses its target or fails (a missed figure must not hide
 # the others); the exit status says whether any did.
