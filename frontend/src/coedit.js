@@ -61,14 +61,16 @@ export function storedHolds(stored, update) {
 }
 
 // send(type, fields) -> Promise<ack>; user: {id, name, color, colorLight}.
-// onRebuild(): the document was replaced (the server's epoch changed): rebind every cell.
+// onAttach(): a document came to be (the first sync, or a rebuild when the server's epoch
+// changed): the page watches it and rebinds every cell. It runs before `ready` resolves, so an
+// action that awaited `ready` (a key pressed while the page was still syncing) finds its cells.
 // onSaved(revision): the server stored the document; onUnsaved(bool): whether this page's own
 // changes are all stored; onRefused(message): the server refused a change (the document's size cap).
 export class SharedDoc {
-  constructor({ send, user, onRebuild, onSaved, onUnsaved, onRefused }) {
+  constructor({ send, user, onAttach, onSaved, onUnsaved, onRefused }) {
     this.send = send;
     this.user = user;
-    this.onRebuild = onRebuild || (() => {});
+    this.onAttach = onAttach || (() => {});
     this.onSaved = onSaved || (() => {});
     this.onUnsaved = onUnsaved || (() => {});
     this.onRefused = onRefused || (() => {});
@@ -139,12 +141,13 @@ export class SharedDoc {
       this.epoch = "";
       Y.applyUpdate(this.doc, fromB64(ack.update), REMOTE);
       this.epoch = ack.epoch;
-      this.onRebuild();
+      this.onAttach();
     } else {
       Y.applyUpdate(this.doc, fromB64(ack.update), REMOTE);
       const first = !this.epoch;
       this.epoch = ack.epoch;
-      if (!first) {
+      if (first) this.onAttach();
+      else {
         const missing = Y.encodeStateAsUpdate(this.doc, fromB64(ack.state_vector));
         if (missing.length > 2) this.push(missing); // 2 bytes: an empty update
       }

@@ -90,7 +90,7 @@ export class NotebookPage {
     this.shared = new SharedDoc({
       send: (type, fields) => this.live.send(type, fields),
       user: { id: userId, name: (who && (who.display_name || who.username)) || "you", ...colourFor(userId) },
-      onRebuild: () => this.watchDoc(),
+      onAttach: () => this.watchDoc(),
       onSaved: (rev) => this.saver.advance({ revision: rev }),
       onUnsaved: () => this.showSaveState(this.saver.state || "saved"),
       onRefused: (message) => this.banners.show("coedit", `Not saved: ${message}`),
@@ -197,13 +197,12 @@ export class NotebookPage {
   // ------------------------------------------------------------------ the shared document
 
   async syncDoc() {
-    const first = !this.shared.epoch;
     if (!(await this.shared.sync())) return;
-    if (first) this.watchDoc();
     this.root.dataset.doc = "synced";
   }
 
-  // (Re)attach to the document (first sync, or rebuilt after the server's restarted).
+  // (Re)attach to the document (first sync, or rebuilt after the server's restarted): called by
+  // the shared document itself, before its `ready` lets a waiting action (insert, move…) go on.
   watchDoc() {
     this.shared.observe(() => this.applyDoc());
     this.presence.watch(this.shared.awareness);

@@ -121,3 +121,41 @@ test("a source's digest is FNV-1a of its UTF-8, as the server computes it", () =
   assert.equal(sourceDigest("select 1 as a;"), "aeab66ca");
   assert.equal(sourceDigest("héllo ✓"), "b4ab03a7");
 });
+
+// c2 (a fresh-clone run under load): "b" pressed while the page's first sync was in flight
+// inserted a cell the page did not draw yet ("insert-below failed: Cannot read properties of
+// undefined"): the action's wait on `ready` went on before the page watched the document.
+test("the page is attached to the document before an action waiting on ready goes on", async () => {
+  const server = new Y.Doc();
+  const cells = server.getArray("cells");
+  const first = new Y.Map();
+  first.set("id", "c1");
+  first.set("kind", "mlsql");
+  first.set("source", new Y.Text("select 1 as a;"));
+  cells.insert(0, [first]);
+  const send = (type) => Promise.resolve(type === "doc_sync"
+    ? { ok: true, epoch: "e1", update: toB64(Y.encodeStateAsUpdate(server)),
+      state_vector: toB64(Y.encodeStateVector(server)), awareness: [] }
+    : { ok: true });
+  const drawn = new Set();
+  const attached = [];
+  let page = null;
+  page = new SharedDoc({ send, user: { id: 1, name: "a" }, onAttach: () => {
+    attached.push(page.list().length);
+    page.observe(() => { for (const c of page.list()) drawn.add(c.id); });
+    for (const c of page.list()) drawn.add(c.id);
+  } });
+  const action = page.ready.then(() => {
+    const id = page.insertCell(1, "mlsql");
+    return drawn.has(id);
+  });
+  try {
+    await page.sync();
+    assert.equal(await action, true, "the inserted cell was drawn when the action looked for it");
+    assert.deepEqual(attached, [1], "attached once, to the synced document");
+    await page.sync(); // the socket joined again, same document: not attached twice
+    assert.deepEqual(attached, [1]);
+  } finally {
+    page.awareness.destroy(); // its timer would keep the test process alive
+  }
+});
