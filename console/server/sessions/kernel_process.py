@@ -330,7 +330,15 @@ class KernelProcess:
             text = decoder.decode(chunk)
             if stream == "stderr":
                 self._stderr_tail.extend(line for line in text.splitlines() if line.strip())
-            if text:
+            if not text:
+                continue
+            if self._stopping:
+                # Asked to stop, the kernel says goodbye ("the server closed its command pipe"): that
+                # is for the server's log. Given to on_system, it went into the stored output of the
+                # session's last run, already ended (a job's run changed after it was done).
+                log.info("kernel %s (session %s) while stopping, on %s: %s", self.pid, self.session_id,
+                         stream, text.rstrip()[-2000:])
+            else:
                 self.on_system(stream, text)
         fh.close()
 
