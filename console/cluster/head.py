@@ -53,6 +53,12 @@ RAY_ENV: dict[str, str] = {
     # had the same pid on that node (pids wrap at 32,768 and differ per PID namespace). Only Ray's
     # dashboard reads these files, and our heads run none.
     "RAY_event_log_reporter_enabled": "0",
+    # When a head's first driver connects, its raylet starts one Python worker per CPU for jobs
+    # without a runtime env, and holds the driver's ray.init until they are up. Every driver of
+    # ours has one (the actors' setup hook, env vars), so no actor or task of ours could use them:
+    # they sat idle (82 of 240 worker processes in one suite run's kept heads), each ~2 CPU-s and
+    # ~70 MB, and delayed each session's first cell. Workers still start on demand.
+    "RAY_prestart_worker_first_driver": "0",
     "TF_CPP_MIN_LOG_LEVEL": "2",
     "TF_ENABLE_ONEDNN_OPTS": "0",
 }

@@ -1,0 +1,55 @@
+"""A head starts Ray worker processes for our drivers' work only, none to sit idle.
+
+Ray's raylet starts one worker per CPU when a head's first driver connects, for jobs without a
+runtime env; every driver of ours has one, so those workers never ran anything (a third of the
+worker processes of a suite run). RAY_ENV turns that off (console/cluster/head.py). A worker's
+log file is named after the job it was started for (`worker-<id>-<job>-<pid>.out`), the nil job
+`ffffffff` for one started before any job asked.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from console.cluster import head
+from console.cluster.procs import free_ports, stop_process_group
+
+DRIVER = """
+import os, sys, ray
+ray.init(address=sys.argv[1], runtime_env={"env_vars": {"CONSOLE_PROBE": "1"}}, logging_level="WARNING")
+
+@ray.remote
+class Probe:
+    def pid(self):
+        return os.getpid()
+
+print(ray.get(Probe.remote().pid.remote()))
+"""
+
+
+def _worker_logs(temp_dir: Path) -> list[Path]:
+    return sorted(p for p in Path(temp_dir).glob("session_2*/logs/worker-*.out"))
+
+
+def test_a_heads_first_driver_gets_no_idle_workers_and_its_actor_its_own(tmp_path: Path) -> None:
+    temp_dir = head.short_temp_dir(tmp_path)  # in /tmp: the test's own path is too long for Ray's sockets
+    info = head.start_head(temp_dir, num_cpus=2, client_port=free_ports(1)[0],
+                           autoscaler=False)
+    try:
+        env = {**os.environ, **head.RAY_ENV}
+        env.pop("RAY_ADDRESS", None)
+        done = subprocess.run([sys.executable, "-c", DRIVER, info.address], env=env, capture_output=True,
+                              text=True, timeout=240)
+        assert done.returncode == 0, done.stderr[-3000:]
+        actor_pid = int(done.stdout.split()[-1])
+        logs = _worker_logs(temp_dir)
+        idle = [p.name for p in logs if "-ffffffff-" in p.name]
+        assert not idle, f"workers started for no job: {idle}"
+        assert any(p.name.endswith(f"-{actor_pid}.out") for p in logs), [p.name for p in logs]
+    finally:
+        if info.pid:
+            stop_process_group(info.pid, grace=3.0)
+        shutil.rmtree(temp_dir, ignore_errors=True)
