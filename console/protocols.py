@@ -61,6 +61,12 @@ class Engine(Protocol):
 
     def interrupt(self) -> None: ...
 
+    def prepare_cell(self) -> None:
+        """Forget an interrupt meant for an earlier cell. The kernel calls it before it says the next
+        cell runs, so an interrupt sent once the cell shows running is kept for that cell; run_cell
+        calls it itself when nobody did."""
+        ...
+
     def shutdown(self) -> None: ...
 
     def query(self, what: str, args: Mapping[str, Any]) -> dict[str, Any]:

@@ -129,6 +129,7 @@ class Kernel:
         self.out = ServerLink(channel)
         self.notebook_id = notebook_id
         self.current: ExecuteCommand | None = None
+        self.starting = threading.Lock()  # a cell becoming current, against an interrupt
         self.last: ExecuteCommand | None = None
         self.commands: queue.Queue[ExecuteCommand | None] = queue.Queue()
         self.notebooks = PipeNotebookLoader(channel)
@@ -182,9 +183,10 @@ class Kernel:
 
     def interrupt(self) -> None:
         """Stop the running cell, or the one sent but not yet started."""
-        if self.current is not None:
-            self.engine.interrupt()
-            return
+        with self.starting:
+            if self.current is not None:
+                self.engine.interrupt()
+                return
         while True:
             try:
                 cmd = self.commands.get_nowait()
@@ -203,7 +205,12 @@ class Kernel:
         self.shutdown()
 
     def execute(self, cmd: ExecuteCommand) -> None:
-        self.current = cmd
+        # The engine forgets an earlier cell's interrupt before this cell is current, never after:
+        # an interrupt sent once the server showed the cell running was lost when run_cell reset
+        # it (a fresh-clone run: a 60 s sleep ran to its end). One lock with interrupt().
+        with self.starting:
+            self.engine.prepare_cell()
+            self.current = cmd
         self.out.send(RunStarted(cmd.run_id))
         started = time.monotonic()
         status: RunEnd = "done"

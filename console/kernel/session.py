@@ -81,6 +81,7 @@ class Session(SessionEnvironment):
         self._env = None                         # the notebook's packages (session_env.py), read at first need
         self._env_applied = False
         self._interrupted = False
+        self._prepared = False  # prepare_cell ran for the next cell (the kernel calls it before announcing it)
         self.replay: ReplayInputs | None = None  # set by the kernel for a replayed run (kernel/replay.py)
         self._including: list[str] = []
         self._builtins: dict[str, str] | None = None
@@ -144,10 +145,9 @@ class Session(SessionEnvironment):
         A fault of ours (a bug, a library's unexpected error) keeps the session: it is logged with
         an id, and the outcome's error names only that id.
         """
-        self._interrupted = False
-        for engine in (self._sql, self._cluster_sql):  # an interrupt of an earlier cell is spent
-            if engine is not None:
-                engine.begin()
+        if not self._prepared:  # run directly, not by a kernel that prepared it before announcing it
+            self.prepare_cell()
+        self._prepared = False
         self._builtins = None
         self.flow = commands.Flow()  # an !if left open by an earlier cell does not reach this one
         run = CellRun(run_id=run_id)
@@ -182,6 +182,14 @@ class Session(SessionEnvironment):
         Raises LookupError or ValueError with a message the asker may see.
         """
         return queries.answer(self, what, args)
+
+    def prepare_cell(self) -> None:
+        """An interrupt of an earlier cell is spent (console.protocols.Engine.prepare_cell)."""
+        self._interrupted = False
+        for engine in (self._sql, self._cluster_sql):
+            if engine is not None:
+                engine.begin()
+        self._prepared = True
 
     def interrupt(self) -> None:
         """Stop the running statement (a DuckDB query or a Python job) and the ones after it."""

@@ -103,6 +103,21 @@ def test_interrupt_stops_the_cell_and_cancels_the_queue(server: Server, viewer: 
     assert v.wait_status(ids[1], "cancelled")  # (a sleep that ran out would have ended "done")
 
 
+def test_an_interrupt_sent_just_as_the_cell_was_announced_running_stops_it(server: Server, viewer: Any) -> None:
+    """The kernel announced the cell, then its engine forgot 'an earlier cell's interrupt' when the
+    cell started: an interrupt that came in between was lost and a 60 s sleep ran to its end (d1,
+    a fresh-clone run under load). The scripted kernel holds the cell there until the interrupt."""
+    nb = server.notebook("--script\nhold_next_start\n", "--script\nsleep 60\n")
+    v = viewer()
+    join(v, nb)
+    first = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[0].id)["run_ids"][0]
+    v.wait_status(first, "done")
+    held = v.command("run_cell", notebook_id=nb.id, cell_id=nb.cells[1].id)["run_ids"][0]
+    v.wait_status(held, "running")
+    assert v.command("interrupt", notebook_id=nb.id)["interrupted"] == held
+    assert v.wait_status(held, "interrupted", "error", "done", timeout=30)["status"] == "interrupted"
+
+
 def test_kill_9_of_the_kernel_is_explained_and_restart_works(server: Server, viewer: Any) -> None:
     nb = server.notebook("select 2 as two as t;", "--script\nprint 5\nsleep 60\n", "select 3 as three as u;")
     other = server.notebook("select 7 as seven as s;")

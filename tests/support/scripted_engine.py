@@ -13,6 +13,8 @@ thing; `every S` waits S seconds after each line (interruptibly), `from` names t
     metrics 5 every 0.05 from w0, w1     # loss/accuracy per source per epoch (loss 1/epoch on the first)
     big 5000000                          # that many bytes of 100-byte lines, as fast as possible
     sleep 30                             # until interrupted
+    hold_next_start                      # the next cell, once announced running, waits for an interrupt
+                                         # before it starts (the kernel's window between the two)
     crash                                # SIGKILL the kernel
     fail boom                            # raise RuntimeError("boom"): a fault of ours, not the user's
 """
@@ -49,11 +51,27 @@ class ScriptedEngine(Session):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._stop = threading.Event()
+        self._hold_next = False
+
+    # The kernel sets `replay` after it announced a cell running and before run_cell: a held start
+    # waits there, for the interrupt, as a loaded machine's kernel thread might have.
+    @property  # type: ignore[override]
+    def replay(self) -> Any:
+        return self.__dict__.get("_replay")
+
+    @replay.setter
+    def replay(self, value: Any) -> None:
+        self.__dict__["_replay"] = value
+        if self.__dict__.get("_hold_next"):
+            self._hold_next = False
+            self._stop.wait(60)
 
     def run_cell(self, source: str, kind: str = "mlsql", cell: Any = None, run_id: str = "") -> CellOutcome:
         if not source.startswith(SCRIPT):
             return super().run_cell(source, kind, cell, run_id)
-        self._stop.clear()
+        if not self._prepared:  # as Session.run_cell: an interrupt sent once the cell ran is kept
+            self.prepare_cell()
+        self._prepared = False
         for line in source.splitlines()[1:]:
             words = line.replace(",", " ").split()
             if words and not self._stop.is_set():
@@ -61,6 +79,10 @@ class ScriptedEngine(Session):
             if self._stop.is_set():
                 return CellOutcome(ok=False, error=Failure(kind="interrupted", message="the cell was interrupted"))
         return CellOutcome(ok=True)
+
+    def prepare_cell(self) -> None:
+        self._stop.clear()
+        super().prepare_cell()
 
     def interrupt(self) -> None:
         self._stop.set()
@@ -126,6 +148,9 @@ class ScriptedEngine(Session):
 
     def _sleep(self, args: list[str]) -> None:
         self._stop.wait(float(args[0]))
+
+    def _hold_next_start(self, args: list[str]) -> None:
+        self._hold_next = True
 
     def _crash(self, args: list[str]) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
