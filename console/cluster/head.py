@@ -56,8 +56,8 @@ RAY_ENV: dict[str, str] = {
     # When a head's first driver connects, its raylet starts one Python worker per CPU for jobs
     # without a runtime env, and holds the driver's ray.init until they are up. Every driver of
     # ours has one (the actors' setup hook, env vars), so no actor or task of ours could use them:
-    # they sat idle (82 of 240 worker processes in one suite run's kept heads), each ~2 CPU-s and
-    # ~70 MB, and delayed each session's first cell. Workers still start on demand.
+    # they sat idle (82 of 240 worker processes in one suite run's kept heads) and delayed each
+    # session's first cell (bench/ray_first_driver.py). Workers still start on demand.
     "RAY_prestart_worker_first_driver": "0",
     "TF_CPP_MIN_LOG_LEVEL": "2",
     "TF_ENABLE_ONEDNN_OPTS": "0",

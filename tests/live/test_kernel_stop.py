@@ -47,3 +47,33 @@ def test_a_kernel_stopped_by_the_server_says_goodbye_to_the_log_not_to_a_run(
     assert exits[0][1] is True, exits
     assert system == before, f"lines given to the last run after the stop: {system[len(before):]}"
     assert "closed its command pipe" in caplog.text  # the server's log has the farewell
+
+
+def test_what_a_stopping_kernel_floods_its_stderr_with_is_cut_for_the_log(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A kernel runs anyone's code: asked to stop, it may write megabytes before the SIGKILL comes.
+    The server's log keeps the first STOPPING_SAID characters of it, and no run gets any."""
+    import os
+
+    from console.server.sessions import kernel_process
+
+    cfg = load_config({"DATA_DIR": str(tmp_path / "data"), "SANDBOX": "off"}, environ={})
+    system: list[str] = []
+    kp = KernelProcess(cfg, "nb", "nb", on_event=lambda m: None, on_system=lambda s, t: system.append(t),
+                       on_exit=lambda reason, expected: None)
+    kp._stopping = True  # as stop() sets it before closing the command pipe
+    read_fd, write_fd = os.pipe()
+
+    def flood() -> None:
+        with os.fdopen(write_fd, "wb") as out:
+            for _ in range(64):
+                out.write(b"y" * 65535 + b"\n")
+
+    writer = threading.Thread(target=flood)
+    writer.start()
+    caplog.set_level(logging.INFO, logger="console.server.sessions.kernel_process")
+    kp._read_text(os.fdopen(read_fd, "rb"), "stderr")
+    writer.join()
+    logged = sum(len(r.getMessage()) for r in caplog.records)
+    assert system == []
+    assert 0 < logged <= min(kernel_process.STOPPING_SAID + 200, 16_384), logged  # 4 MB written

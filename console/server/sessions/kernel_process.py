@@ -127,6 +127,9 @@ def kernel_env(cfg: Config, extra: dict[str, str], sandboxed: bool) -> dict[str,
     return env
 
 
+STOPPING_SAID = 4096  # what the server's log keeps of a stopping kernel's words
+
+
 class KernelProcess:
     def __init__(self, cfg: Config, notebook_id: NotebookId, session_id: SessionId, on_event: OnEvent,
                  on_system: OnSystem, on_exit: OnExit, extra_env: dict[str, str] | None = None,
@@ -145,6 +148,7 @@ class KernelProcess:
         self.violation = ""  # how the kernel broke the protocol, when it did: why it was stopped
         self._send_lock = threading.Lock()
         self._stopping = False
+        self._said_stopping = 0  # characters the kernel wrote once asked to stop (the log keeps the first)
         self._stderr_tail: deque[str] = deque(maxlen=5)
         self._readers: list[threading.Thread] = []
         self.mark = uuid.uuid4().hex
@@ -335,9 +339,12 @@ class KernelProcess:
             if self._stopping:
                 # Asked to stop, the kernel says goodbye ("the server closed its command pipe"): that
                 # is for the server's log. Given to on_system, it went into the stored output of the
-                # session's last run, already ended (a job's run changed after it was done).
-                log.info("kernel %s (session %s) while stopping, on %s: %s", self.pid, self.session_id,
-                         stream, text.rstrip()[-2000:])
+                # session's last run, already ended (a job's run changed after it was done). The log
+                # gets the first STOPPING_SAID bytes: a kernel is anyone's code, and may flood.
+                if self._said_stopping < STOPPING_SAID:
+                    log.info("kernel %s (session %s) while stopping, on %s: %s", self.pid, self.session_id,
+                             stream, text[:STOPPING_SAID - self._said_stopping].rstrip())
+                self._said_stopping += len(text)
             else:
                 self.on_system(stream, text)
         fh.close()
