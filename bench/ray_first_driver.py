@@ -4,8 +4,8 @@ Starts a head as the product does (console/cluster/head.py start_head, 2 CPUs), 
 as ours are (a runtime env of its own) that starts one actor and calls it, and reports, heads
 with and without `RAY_prestart_worker_first_driver` alternated `--repeats` times:
 - the driver's seconds from its start to the actor's answer;
-- the CPU seconds of the head's processes (every process of its session, the workers included,
-  read from /proc just before the head stops) plus the driver's own;
+- the CPU seconds of the head's processes (its process tree, the workers included, read from
+  /proc just before the head stops) plus the driver's own;
 - the worker processes started for no job (the prestarted ones: idle for ever, since our actors
   ask for a runtime env they were not started with).
 CPU seconds stay comparable on a busy machine; the seconds to the answer do not.
@@ -29,37 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from console.cluster import head  # noqa: E402
 from console.cluster.procs import free_ports, stop_process_group  # noqa: E402
+from sockets_load import cpu_seconds  # noqa: E402  (bench/: the head's process tree, from /proc)
+from tests.support.ray_probe import DRIVER, worker_logs  # noqa: E402
 
 TARGET_CPU = 1.0  # without prestart against with: must not cost more
-DRIVER = """
-import os, sys, ray
-ray.init(address=sys.argv[1], runtime_env={"env_vars": {"CONSOLE_PROBE": "1"}}, logging_level="WARNING")
-
-@ray.remote
-class Probe:
-    def pid(self):
-        return os.getpid()
-
-print(ray.get(Probe.remote().pid.remote()))
-"""
-_HZ = os.sysconf("SC_CLK_TCK")
-
-
-def _session_cpu(sid: int) -> float:
-    """CPU seconds of the live processes of session `sid` (the head's, each Ray process in it)."""
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == sid:  # after the comm: state ppid pgrp session ...; utime, stime at 11, 12
-            total += (int(fields[11]) + int(fields[12])) / _HZ
-    return total
-
-
 def _one(prestart: bool) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory(prefix="bench-first-driver-") as tmp:
         temp_dir = head.short_temp_dir(Path(tmp))
@@ -77,8 +50,8 @@ def _one(prestart: bool) -> tuple[float, float, int]:
             driver_cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
             time.sleep(2.0)  # the head settles (an actor's worker exits with its driver's job)
             assert info.pid
-            cpu = _session_cpu(info.pid) + driver_cpu
-            idle = len(list(temp_dir.glob("session_2*/logs/worker-*-ffffffff-*.out")))
+            cpu = cpu_seconds(info.pid) + driver_cpu
+            idle = sum("-ffffffff-" in p.name for p in worker_logs(temp_dir))
         finally:
             if info.pid:
                 stop_process_group(info.pid, grace=3.0)

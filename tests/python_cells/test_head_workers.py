@@ -16,22 +16,7 @@ from pathlib import Path
 
 from console.cluster import head
 from console.cluster.procs import free_ports, stop_process_group
-
-DRIVER = """
-import os, sys, ray
-ray.init(address=sys.argv[1], runtime_env={"env_vars": {"CONSOLE_PROBE": "1"}}, logging_level="WARNING")
-
-@ray.remote
-class Probe:
-    def pid(self):
-        return os.getpid()
-
-print(ray.get(Probe.remote().pid.remote()))
-"""
-
-
-def _worker_logs(temp_dir: Path) -> list[Path]:
-    return sorted(p for p in Path(temp_dir).glob("session_2*/logs/worker-*.out"))
+from tests.support.ray_probe import DRIVER, worker_logs
 
 
 def test_a_heads_first_driver_gets_no_idle_workers_and_its_actor_its_own(tmp_path: Path) -> None:
@@ -45,7 +30,7 @@ def test_a_heads_first_driver_gets_no_idle_workers_and_its_actor_its_own(tmp_pat
                               text=True, timeout=240)
         assert done.returncode == 0, done.stderr[-3000:]
         actor_pid = int(done.stdout.split()[-1])
-        logs = _worker_logs(temp_dir)
+        logs = worker_logs(temp_dir)
         idle = [p.name for p in logs if "-ffffffff-" in p.name]
         assert not idle, f"workers started for no job: {idle}"
         assert any(p.name.endswith(f"-{actor_pid}.out") for p in logs), [p.name for p in logs]
